@@ -1,0 +1,193 @@
+// A RESP3 connection to one Redis server, written only against the seam (seam.hpp), so it runs
+// unchanged on libuv and in the simulator.
+//
+// - Automatic pipelining: requests submitted while others are in flight go out together in the
+//   next write; replies are matched in submission order.
+// - Pushes (frames starting '>': pub/sub messages and acks, tracking invalidations) go to the push
+//   handlers, never to a request.
+// - Transaction lane: Redis keeps WATCH state per connection and EXEC/UNWATCH clear *all* of it, so
+//   while one caller holds a watch transaction (WATCH sent, EXEC/UNWATCH not yet sent) no other
+//   request that touches transaction state (MULTI/EXEC/WATCH/UNWATCH/DISCARD/RESET) is written;
+//   such requests wait in order. Plain commands keep flowing. A self-contained MULTI..EXEC block is
+//   always written contiguously, so nothing else is ever queued inside it.
+// - Honest deadlines: a request whose deadline passes before it was written is removed and fails
+//   with Errc::not_sent; one already written fails with Errc::outcome_unknown and its eventual
+//   reply is still read (keeping the stream in sync) and handed to RequestOptions::on_late_reply.
+//
+// Status: contract for the lock layer; owned by loop/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "lockwire/loop/seam.hpp"
+#include "lockwire/resp/node.hpp"
+#include "lockwire/resp/parser.hpp"
+
+namespace lockwire::loop {
+
+enum class Errc {
+  ok = 0,
+  not_sent,           // never written: deadline passed in the queue, or connection down
+  outcome_unknown,    // written, but no reply (deadline passed or connection lost)
+  connection_lost,    // the connection dropped (state changes / reconnect hooks)
+  connect_failed,     // could not connect / handshake failed
+  resp3_refused,      // HELLO 3 refused: lockwire needs RESP3 pushes
+  auth_failed,        // AUTH / HELLO AUTH rejected
+  protocol_error,     // malformed RESP or a reply nobody was waiting for
+  input_limit,        // max buffered input exceeded
+  output_limit,       // max buffered output exceeded
+  server_error,       // a reply was an error frame (the frame is still given to the handler)
+  closed,             // the connection was closed by its owner
+  bad_url,            // malformed redis:// rediss:// unix:// URL
+};
+
+[[nodiscard]] const std::error_category& connection_category() noexcept;
+[[nodiscard]] std::error_code make_error_code(Errc e) noexcept;
+
+struct Backoff {
+  Nanos initial{std::chrono::milliseconds(10)};
+  Nanos max{std::chrono::seconds(2)};
+  double multiplier = 2.0;  // jitter: uniform in [delay/2, delay], drawn from Loop::random()
+};
+
+struct ConnectionOptions {
+  Endpoint endpoint;
+  std::string username;     // empty: "default" when password is set
+  std::string password;
+  int db = 0;
+  std::string client_name;
+  Nanos connect_timeout{std::chrono::seconds(5)};
+  bool auto_reconnect = true;
+  Backoff reconnect;
+  Nanos health_check_interval{0};  // 0 = off; a PING only when the connection is idle
+  std::size_t max_input_bytes = 1024ull * 1024 * 1024;
+  std::size_t max_output_bytes = 256ull * 1024 * 1024;
+  resp::Limits limits;
+};
+
+// Parses "redis://[user:pass@]host[:port][/db]", "rediss://…", "unix:///path[?db=N]" (with
+// optional user/password query parameters as in redis-specifications uri/*.txt).
+[[nodiscard]] std::error_code parse_url(std::string_view url, ConnectionOptions& out,
+                                        std::string* why = nullptr);
+
+// The replies to one request (one frame per command in it), valid only during the handler call.
+class Replies {
+ public:
+  Replies() = default;
+  Replies(std::span<const resp::Node> nodes, std::span<const std::uint32_t> starts) noexcept
+      : nodes_(nodes), starts_(starts) {}
+  [[nodiscard]] std::size_t size() const noexcept { return starts_.size(); }
+  [[nodiscard]] resp::Frame operator[](std::size_t i) const noexcept {
+    const std::size_t b = starts_[i];
+    const std::size_t e = i + 1 < starts_.size() ? starts_[i + 1] : nodes_.size();
+    return nodes_.subspan(b, e - b);
+  }
+  [[nodiscard]] resp::Frame back() const noexcept { return (*this)[size() - 1]; }
+
+ private:
+  std::span<const resp::Node> nodes_;
+  std::span<const std::uint32_t> starts_;
+};
+
+// ec is empty on success. Errc::server_error when any reply is an error frame (replies still
+// given). On not_sent / outcome_unknown / closed, `replies` is empty.
+using ReplyHandler = std::function<void(std::error_code ec, const Replies& replies)>;
+using PushHandler = std::function<void(resp::Frame push)>;
+
+enum class RequestKind : std::uint8_t {
+  plain,   // no transaction-state commands
+  atomic,  // a self-contained MULTI ... EXEC (or DISCARD) block, no WATCH
+};
+
+struct RequestOptions {
+  Nanos timeout{0};             // 0 = none; counted from submission
+  ReplyHandler on_late_reply;   // reply of a request that already failed with outcome_unknown
+};
+
+// A request: one or more encoded commands (resp::append_command) sent back to back.
+struct Request {
+  std::string bytes;
+  std::uint32_t commands = 1;
+  RequestKind kind = RequestKind::plain;
+};
+
+class Connection;
+
+// Holds the connection's transaction lane (see top). Obtained from Connection::watch(). Exactly
+// one of exec()/unwatch() ends it; destroying it unended sends UNWATCH.
+class WatchTxn {
+ public:
+  WatchTxn() = default;
+  WatchTxn(WatchTxn&&) noexcept;
+  WatchTxn& operator=(WatchTxn&&) noexcept;
+  ~WatchTxn();
+  [[nodiscard]] bool valid() const noexcept { return conn_ != nullptr; }
+  // `block` must be MULTI ... EXEC; it is written contiguously, then the lane is released.
+  void exec(Request block, ReplyHandler handler, RequestOptions options = {});
+  void unwatch() noexcept;
+
+ private:
+  friend class Connection;
+  explicit WatchTxn(Connection* c, std::uint64_t id) noexcept : conn_(c), id_(id) {}
+  Connection* conn_ = nullptr;
+  std::uint64_t id_ = 0;
+};
+
+using WatchHandler = std::function<void(std::error_code ec, const Replies& replies, WatchTxn txn)>;
+
+enum class ConnectionState : std::uint8_t { connecting, ready, disconnected, closed };
+
+class Connection {
+ public:
+  Connection(Loop& loop, ConnectionOptions options);
+  ~Connection();  // closes; pending handlers get Errc::closed
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Connects (and reconnects per options). Requests submitted before ready wait in the queue.
+  void start();
+  void close() noexcept;
+  [[nodiscard]] ConnectionState state() const noexcept;
+
+  // Sends a request; `handler` is called exactly once.
+  void send(Request request, ReplyHandler handler, RequestOptions options = {});
+
+  // Convenience: one command from its arguments (transaction-state commands are classified
+  // automatically). Example: conn.command({"SET", key, value, "PX", "3000"}, handler).
+  void command(std::initializer_list<std::string_view> args, ReplyHandler handler,
+               RequestOptions options = {});
+
+  // Acquires the transaction lane (waiting for it if held), then writes `watch_and_reads` — it
+  // must start with WATCH and may continue with reads — and hands the replies and the lane to
+  // `handler`. On error the lane is not held (txn invalid).
+  void watch(Request watch_and_reads, WatchHandler handler, RequestOptions options = {});
+
+  // Pushes: every registered handler sees every push frame. Returns an id for remove.
+  std::uint64_t add_push_handler(PushHandler handler);
+  void remove_push_handler(std::uint64_t id) noexcept;
+
+  // State changes: after each (re)connect+handshake the handler sees `ready` — the hook for upper
+  // layers to re-establish subscriptions and tracking.
+  std::uint64_t add_state_handler(std::function<void(ConnectionState, std::error_code)> handler);
+  void remove_state_handler(std::uint64_t id) noexcept;
+
+  [[nodiscard]] Loop& loop() noexcept;
+  [[nodiscard]] std::int64_t client_id() const noexcept;  // CLIENT ID from HELLO; -1 before
+
+ private:
+  friend class WatchTxn;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockwire::loop
+
+template <>
+struct std::is_error_code_enum<lockwire::loop::Errc> : std::true_type {};

@@ -1,0 +1,76 @@
+// Incremental, resumable, zero-copy RESP2/RESP3 parser (sans-I/O: it only ever sees bytes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "lockwire/resp/node.hpp"
+
+namespace lockwire::resp {
+
+struct Limits {
+  std::uint32_t max_depth = 64;                  // nesting of aggregates (attributes count)
+  std::uint64_t max_blob = 512ull * 1024 * 1024; // as Redis' proto-max-bulk-len
+  std::uint64_t max_aggregate = 1ull << 32;      // elements (pairs for maps) in one aggregate
+};
+
+enum class ParseError {
+  ok = 0,
+  bad_type,            // unknown type byte
+  bad_length,          // malformed or negative length / count
+  bad_number,          // malformed integer
+  bad_double,          // malformed double
+  bad_boolean,         // not #t / #f
+  bad_big_number,      // not [+-]digits
+  bad_verbatim,        // verbatim shorter than "xxx:" or missing ':'
+  bad_terminator,      // missing CRLF where required
+  bad_stream,          // malformed streamed string chunk or stray '.'
+  depth_exceeded,      // nesting deeper than Limits::max_depth
+  blob_too_long,       // length above Limits::max_blob
+  aggregate_too_long,  // count above Limits::max_aggregate
+};
+
+[[nodiscard]] const std::error_category& parse_category() noexcept;
+[[nodiscard]] std::error_code make_error_code(ParseError e) noexcept;
+
+struct ParseResult {
+  enum class Status : std::uint8_t { complete, incomplete, error };
+  Status status = Status::incomplete;
+  std::size_t consumed = 0;     // complete: bytes of `input` that the frame occupied
+  std::size_t error_at = 0;     // error: offset within `input` of the offending byte
+  ParseError error = ParseError::ok;
+  [[nodiscard]] bool ok() const noexcept { return status == Status::complete; }
+};
+
+class Parser {
+ public:
+  explicit Parser(Limits limits = {}) noexcept;
+
+  // `input` holds every byte received and not yet consumed by an earlier complete frame, starting
+  // at the first byte of the next frame (callers append what arrives and drop what was consumed).
+  // An incomplete call remembers how far it got; the next call resumes there, so a large frame
+  // arriving in small pieces costs O(total bytes), never a rescan. After an error the parser must
+  // be reset() before further use.
+  [[nodiscard]] ParseResult parse(std::string_view input);
+
+  // The last complete frame. Valid until the next parse()/reset() and while the input bytes live.
+  [[nodiscard]] Frame frame() const noexcept;
+
+  // Forget any partial frame (for example after a reconnect).
+  void reset() noexcept;
+
+  [[nodiscard]] const Limits& limits() const noexcept { return limits_; }
+
+ private:
+  Limits limits_;
+  // Resume position, aggregate stack, node vector, streamed-string scratch: see parser.cpp.
+};
+
+}  // namespace lockwire::resp
+
+template <>
+struct std::is_error_code_enum<lockwire::resp::ParseError> : std::true_type {};

@@ -1,0 +1,159 @@
+#include "redis_server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace lockwire::test {
+namespace {
+
+std::uint16_t pick_free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot pick a free port");
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool answers_ping(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  bool ok = false;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    timeval tv{0, 200000};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    const char ping[] = "PING\r\n";
+    if (::write(fd, ping, sizeof ping - 1) == static_cast<ssize_t>(sizeof ping - 1)) {
+      char buf[64];
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      // Any reply counts (+PONG, or -NOAUTH when a password is required).
+      ok = n > 0;
+    }
+  }
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+RedisServer::RedisServer(std::vector<std::string> extra_args, bool unix_socket)
+    : extra_(std::move(extra_args)), unix_(unix_socket) {
+  char tmpl[] = "/tmp/lockwire-redis-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = tmpl;
+  if (unix_) unix_path_ = dir_ + "/redis.sock";
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    port_ = pick_free_port();
+    if (launch()) return;
+  }
+  throw std::runtime_error("redis-server did not start (is it installed? scripts/deps.sh)");
+}
+
+RedisServer::~RedisServer() {
+  stop();
+  std::string cmd = "rm -rf '" + dir_ + "'";
+  [[maybe_unused]] int rc = std::system(cmd.c_str());
+}
+
+std::string RedisServer::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+bool RedisServer::launch() {
+  std::vector<std::string> args = {"redis-server", "--port", std::to_string(port_),
+                                   "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                   "--dir", dir_, "--logfile", dir_ + "/redis.log",
+                                   "--daemonize", "no", "--protected-mode", "no"};
+  if (unix_) {
+    args.insert(args.end(), {"--unixsocket", unix_path_, "--unixsocketperm", "700"});
+  }
+  args.insert(args.end(), extra_.begin(), extra_.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  if (::posix_spawnp(&pid, "redis-server", nullptr, nullptr, argv.data(), environ) != 0) {
+    throw std::runtime_error("cannot spawn redis-server");
+  }
+  pid_ = pid;
+  for (int i = 0; i < 500; ++i) {  // up to ~5 s
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {  // exited: port taken or bad option
+      pid_ = -1;
+      return false;
+    }
+    if (answers_ping(port_)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stop();
+  return false;
+}
+
+void RedisServer::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGCONT);
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+void RedisServer::restart() {
+  stop();
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (launch()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw std::runtime_error("redis-server did not restart on its port");
+}
+
+void RedisServer::pause() {
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+void RedisServer::resume() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
+}
+
+std::string RedisServer::cli(const std::vector<std::string>& args) const {
+  std::string cmd = "redis-cli -p " + std::to_string(port_);
+  for (const auto& a : args) {
+    std::string q = "'";
+    for (char c : a) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+    cmd += " " + q + "'";
+  }
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  ::pclose(p);
+  return out;
+}
+
+}  // namespace lockwire::test

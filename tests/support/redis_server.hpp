@@ -1,0 +1,44 @@
+// Starts a private redis-server for integration tests: a free loopback port, no persistence, its
+// own temporary directory, killed when the object dies. Tests never share a server.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lockwire::test {
+
+class RedisServer {
+ public:
+  // Extra arguments are redis-server command-line options, e.g. {"--requirepass", "secret"}.
+  explicit RedisServer(std::vector<std::string> extra_args = {}, bool unix_socket = false);
+  ~RedisServer();
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+  [[nodiscard]] const std::string& unix_path() const noexcept { return unix_path_; }
+  [[nodiscard]] const std::string& dir() const noexcept { return dir_; }
+  [[nodiscard]] std::string url() const;  // redis://127.0.0.1:PORT
+
+  void stop();     // SIGKILL and wait
+  void restart();  // same port, same options, empty data
+  void pause();    // SIGSTOP: the process keeps its sockets but answers nothing
+  void resume();   // SIGCONT
+
+  // Runs redis-cli against this server and returns its stdout (for test setup/inspection).
+  std::string cli(const std::vector<std::string>& args) const;
+
+ private:
+  bool launch();
+  std::vector<std::string> extra_;
+  bool unix_ = false;
+  std::uint16_t port_ = 0;
+  std::string dir_;
+  std::string unix_path_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace lockwire::test
