@@ -66,8 +66,39 @@ class Parser {
   [[nodiscard]] const Limits& limits() const noexcept { return limits_; }
 
  private:
+  struct Open {                 // an aggregate still receiving children
+    std::uint64_t remaining = 0; // counted: direct children still expected
+    std::uint64_t seen = 0;      // streamed: direct children received so far
+    std::uint32_t node = 0;      // its index in nodes_
+    bool streamed = false;
+    bool attribute = false;
+    bool after_attr = false;     // last child was an attribute still awaiting its value
+  };
+  // Where a scalar's bytes are while the frame is incomplete: the caller may move its buffer
+  // between calls, so views are only materialised once the frame is complete.
+  struct Ref {
+    std::size_t off = 0;  // kScratchBit set: offset into scratch_ (streamed strings)
+    std::size_t len = 0;
+  };
+  enum class Step : std::uint8_t { more, done };
+
+  void start_frame() noexcept;
+  Step value_done() noexcept;
+  Step aggregate_done(bool attribute) noexcept;
+  ParseResult fail(ParseError e, std::size_t at) noexcept;
+
   Limits limits_;
-  // Resume position, aggregate stack, node vector, streamed-string scratch: see parser.cpp.
+  std::vector<Node> nodes_;
+  std::vector<Ref> refs_;    // parallel to nodes_
+  std::vector<Open> stack_;  // bounded by limits_.max_depth
+  std::string scratch_;      // concatenated chunks of streamed strings
+  std::size_t pos_ = 0;      // start of the next unparsed element of the current frame
+  std::size_t need_ = 0;     // no progress is possible while input.size() < need_
+  std::size_t scan_ = 0;     // the CRLF search for the line at pos_ already covered [.., scan_)
+  std::size_t stream_start_ = 0;  // scratch_ offset of the open streamed string
+  bool in_stream_ = false;   // inside a $? string: only ';' chunks may follow
+  bool done_ = true;         // the last call completed a frame: the next call starts afresh
+  ParseResult failed_{};     // sticky error until reset()
 };
 
 }  // namespace lockwire::resp
