@@ -34,9 +34,15 @@ void append_command(std::string& out, std::span<const std::string_view> args) {
   for (std::string_view a : args) detail::append_bulk(out, a);
 }
 
-void append_simple(std::string& out, std::string_view s) { append_line(out, '+', s); }
-void append_error(std::string& out, std::string_view s) { append_line(out, '-', s); }
-void append_blob(std::string& out, std::string_view s) { detail::append_bulk(out, s); }
+void append_simple(std::string& out, std::string_view s) {
+  append_line(out, '+', s);
+}
+void append_error(std::string& out, std::string_view s) {
+  append_line(out, '-', s);
+}
+void append_blob(std::string& out, std::string_view s) {
+  detail::append_bulk(out, s);
+}
 
 void append_blob_error(std::string& out, std::string_view s, Proto proto) {
   if (proto == Proto::resp2) return append_line(out, '-', s);
@@ -56,7 +62,9 @@ void append_verbatim(std::string& out, std::string_view format, std::string_view
   out.append("\r\n", 2);
 }
 
-void append_number(std::string& out, std::int64_t v) { detail::append_prefixed_int(out, ':', v); }
+void append_number(std::string& out, std::int64_t v) {
+  detail::append_prefixed_int(out, ':', v);
+}
 
 std::size_t format_double(char* buf, double d) noexcept {
   // Redis 7.0 spells infinities itself (libc spellings differ) and uses %.17g for the rest,
@@ -109,7 +117,9 @@ void append_null_array(std::string& out, Proto proto) {
   }
 }
 
-void append_array_header(std::string& out, std::uint64_t n) { append_header(out, '*', n); }
+void append_array_header(std::string& out, std::uint64_t n) {
+  append_header(out, '*', n);
+}
 
 void append_map_header(std::string& out, std::uint64_t n, Proto proto) {
   if (proto == Proto::resp2) return append_header(out, '*', n * 2);
@@ -124,9 +134,13 @@ void append_push_header(std::string& out, std::uint64_t n, Proto proto) {
   append_header(out, proto == Proto::resp2 ? '*' : '>', n);
 }
 
-void append_attribute_header(std::string& out, std::uint64_t n) { append_header(out, '|', n); }
+void append_attribute_header(std::string& out, std::uint64_t n) {
+  append_header(out, '|', n);
+}
 
-void append_stream_string_begin(std::string& out) { out.append("$?\r\n", 4); }
+void append_stream_string_begin(std::string& out) {
+  out.append("$?\r\n", 4);
+}
 
 void append_stream_chunk(std::string& out, std::string_view s) {
   if (s.empty()) return;  // ";0" would end the string
@@ -135,13 +149,19 @@ void append_stream_chunk(std::string& out, std::string_view s) {
   out.append("\r\n", 2);
 }
 
-void append_stream_string_end(std::string& out) { out.append(";0\r\n", 4); }
+void append_stream_string_end(std::string& out) {
+  out.append(";0\r\n", 4);
+}
 
 void append_stream_aggregate_begin(std::string& out, StreamKind kind) {
-  out.append(kind == StreamKind::array ? "*?\r\n" : kind == StreamKind::set ? "~?\r\n" : "%?\r\n",
+  out.append(kind == StreamKind::array ? "*?\r\n"
+             : kind == StreamKind::set ? "~?\r\n"
+                                       : "%?\r\n",
              4);
 }
 
-void append_stream_aggregate_end(std::string& out) { out.append(".\r\n", 3); }
+void append_stream_aggregate_end(std::string& out) {
+  out.append(".\r\n", 3);
+}
 
 }  // namespace lockwire::resp

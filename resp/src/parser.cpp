@@ -13,19 +13,32 @@ class ParseCategory final : public std::error_category {
   [[nodiscard]] const char* name() const noexcept override { return "lockwire.resp"; }
   [[nodiscard]] std::string message(int ev) const override {
     switch (static_cast<ParseError>(ev)) {
-      case ParseError::ok: return "ok";
-      case ParseError::bad_type: return "unknown type byte";
-      case ParseError::bad_length: return "malformed length";
-      case ParseError::bad_number: return "malformed integer";
-      case ParseError::bad_double: return "malformed double";
-      case ParseError::bad_boolean: return "malformed boolean";
-      case ParseError::bad_big_number: return "malformed big number";
-      case ParseError::bad_verbatim: return "malformed verbatim string";
-      case ParseError::bad_terminator: return "missing CRLF";
-      case ParseError::bad_stream: return "malformed streamed value";
-      case ParseError::depth_exceeded: return "nesting too deep";
-      case ParseError::blob_too_long: return "blob too long";
-      case ParseError::aggregate_too_long: return "aggregate too long";
+      case ParseError::ok:
+        return "ok";
+      case ParseError::bad_type:
+        return "unknown type byte";
+      case ParseError::bad_length:
+        return "malformed length";
+      case ParseError::bad_number:
+        return "malformed integer";
+      case ParseError::bad_double:
+        return "malformed double";
+      case ParseError::bad_boolean:
+        return "malformed boolean";
+      case ParseError::bad_big_number:
+        return "malformed big number";
+      case ParseError::bad_verbatim:
+        return "malformed verbatim string";
+      case ParseError::bad_terminator:
+        return "missing CRLF";
+      case ParseError::bad_stream:
+        return "malformed streamed value";
+      case ParseError::depth_exceeded:
+        return "nesting too deep";
+      case ParseError::blob_too_long:
+        return "blob too long";
+      case ParseError::aggregate_too_long:
+        return "aggregate too long";
     }
     return "unknown resp parse error";
   }
@@ -124,11 +137,16 @@ constexpr TypeTable kTypes;
 
 [[nodiscard]] constexpr Type agg_type(char c) noexcept {
   switch (c) {
-    case '%': return Type::map;
-    case '~': return Type::set;
-    case '>': return Type::push;
-    case '|': return Type::attribute;
-    default: return Type::array;
+    case '%':
+      return Type::map;
+    case '~':
+      return Type::set;
+    case '>':
+      return Type::push;
+    case '|':
+      return Type::attribute;
+    default:
+      return Type::array;
   }
 }
 
@@ -251,8 +269,11 @@ ParseResult Parser::parse(std::string_view input) {
       case kLine: {
         Type type = Type::simple_string;
         switch (t) {
-          case '+': break;
-          case '-': type = Type::simple_error; break;
+          case '+':
+            break;
+          case '-':
+            type = Type::simple_error;
+            break;
           case ':': {
             type = Type::number;
             const char* bad = check_int64(lb, le);
@@ -330,8 +351,7 @@ ParseResult Parser::parse(std::string_view input) {
           nodes_.push_back(Node{Type::verbatim, depth, 0, {}, {}});
           refs_.push_back(Ref{next + 4, len - 4});
         } else {
-          nodes_.push_back(
-              Node{t == '$' ? Type::blob_string : Type::blob_error, depth, 0, {}, {}});
+          nodes_.push_back(Node{t == '$' ? Type::blob_string : Type::blob_error, depth, 0, {}, {}});
           refs_.push_back(Ref{next, len});
         }
         p = end + 2;

@@ -99,8 +99,12 @@ std::string_view error_code(const Node& n) noexcept {
   return n.value.substr(0, sp);
 }
 
-OwnedFrame::OwnedFrame(Frame frame) { assign(frame); }
-OwnedFrame::OwnedFrame(const OwnedFrame& other) { assign(other.frame()); }
+OwnedFrame::OwnedFrame(Frame frame) {
+  assign(frame);
+}
+OwnedFrame::OwnedFrame(const OwnedFrame& other) {
+  assign(other.frame());
+}
 OwnedFrame& OwnedFrame::operator=(const OwnedFrame& other) {
   if (this != &other) assign(other.frame());
   return *this;

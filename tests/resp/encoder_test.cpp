@@ -21,9 +21,10 @@ TEST(Encoder, Commands) {
   out.clear();
   std::string key = "lock:{a}";
   append_command(out, "SET", key, std::string_view("x"), "PX", 3000, -7LL, 0u);
-  EXPECT_EQ(out,
-            "*7\r\n$3\r\nSET\r\n$8\r\nlock:{a}\r\n$1\r\nx\r\n$2\r\nPX\r\n$4\r\n3000\r\n$2\r\n-7\r\n$"
-            "1\r\n0\r\n");
+  EXPECT_EQ(
+      out,
+      "*7\r\n$3\r\nSET\r\n$8\r\nlock:{a}\r\n$1\r\nx\r\n$2\r\nPX\r\n$4\r\n3000\r\n$2\r\n-7\r\n$"
+      "1\r\n0\r\n");
   out.clear();
   append_command(out, {"PING"});
   EXPECT_EQ(out, "*1\r\n$4\r\nPING\r\n");
@@ -50,7 +51,8 @@ TEST(Encoder, Resp3Replies) {
   append_null(o);
   append_null_array(o);
   EXPECT_EQ(o,
-            "+OK\r\n-ERR bad  thing\r\n$3\r\nbar\r\n!8\r\nSYNTAX x\r\n=6\r\ntxt:hi\r\n:-12\r\n,1.5\r\n#t\r\n#"
+            "+OK\r\n-ERR bad  thing\r\n$3\r\nbar\r\n!8\r\nSYNTAX "
+            "x\r\n=6\r\ntxt:hi\r\n:-12\r\n,1.5\r\n#t\r\n#"
             "f\r\n(-123456789012345678901234567890\r\n_\r\n_\r\n");
   o.clear();
   append_array_header(o, 2);
@@ -83,8 +85,10 @@ TEST(Encoder, Resp2Fallbacks) {
   append_map_header(o, 3, p2);
   append_set_header(o, 4, p2);
   append_push_header(o, 5, p2);
-  EXPECT_EQ(o,
-            "-SYNTAX x\r\n$2\r\nhi\r\n$3\r\n1.5\r\n:1\r\n:0\r\n$3\r\n123\r\n$-1\r\n*-1\r\n*6\r\n*4\r\n*5\r\n");
+  EXPECT_EQ(
+      o,
+      "-SYNTAX "
+      "x\r\n$2\r\nhi\r\n$3\r\n1.5\r\n:1\r\n:0\r\n$3\r\n123\r\n$-1\r\n*-1\r\n*6\r\n*4\r\n*5\r\n");
 }
 
 TEST(Encoder, DoublesAsRedis70) {
@@ -149,8 +153,8 @@ TEST(Encoder, RoundTrip) {
 }
 
 TEST(Encoder, DoubleRoundTripIsExact) {
-  for (double d : {0.1, 1.0 / 3, 123456789.123456789, 1e-300, 5e-324, 1.7976931348623157e308,
-                   -2.5, 0.0}) {
+  for (double d :
+       {0.1, 1.0 / 3, 123456789.123456789, 1e-300, 5e-324, 1.7976931348623157e308, -2.5, 0.0}) {
     std::string o;
     append_double(o, d);
     Parser p;

@@ -42,11 +42,11 @@ Err err(std::string_view in, Limits limits = {}) {
   EXPECT_EQ(b.error_at, r.error_at);
   return {r.error, r.error_at};
 }
-#define EXPECT_ERR(input, code, offset)        \
-  do {                                         \
-    Err e_ = err(input);                       \
+#define EXPECT_ERR(input, code, offset)         \
+  do {                                          \
+    Err e_ = err(input);                        \
     EXPECT_EQ(e_.e, ParseError::code) << input; \
-    EXPECT_EQ(e_.at, offset) << input;         \
+    EXPECT_EQ(e_.at, offset) << input;          \
   } while (0)
 
 TEST(Parser, SimpleTypes) {
@@ -76,7 +76,8 @@ TEST(Parser, SimpleTypes) {
 TEST(Parser, BlobTypes) {
   EXPECT_EQ(one("$3\r\nbar\r\n"), "blob 'bar'\n");
   EXPECT_EQ(one("$0\r\n\r\n"), "blob ''\n");
-  EXPECT_EQ(one(std::string("$4\r\na\r\n\0\r\n", 10)), "blob '" + std::string("a\r\n\0", 4) + "'\n");
+  EXPECT_EQ(one(std::string("$4\r\na\r\n\0\r\n", 10)),
+            "blob '" + std::string("a\r\n\0", 4) + "'\n");
   EXPECT_EQ(one("!21\r\nSYNTAX invalid syntax\r\n"), "blob_error 'SYNTAX invalid syntax'\n");
   EXPECT_EQ(one("=15\r\ntxt:Some string\r\n"), "verbatim 'Some string' (txt)\n");
   EXPECT_EQ(one("=4\r\nmkd:\r\n"), "verbatim (mkd)\n");
@@ -96,7 +97,8 @@ TEST(Parser, Aggregates) {
 
 TEST(Parser, Attributes) {
   // Top level: the attribute precedes the value at the same depth.
-  EXPECT_EQ(one("|1\r\n+ttl\r\n:3\r\n:42\r\n"), "attribute[1]\n  simple 'ttl'\n  number '3'\nnumber '42'\n");
+  EXPECT_EQ(one("|1\r\n+ttl\r\n:3\r\n:42\r\n"),
+            "attribute[1]\n  simple 'ttl'\n  number '3'\nnumber '42'\n");
   // Nested, and the annotated value is itself an aggregate.
   EXPECT_EQ(one("*2\r\n|1\r\n+a\r\n+b\r\n*1\r\n:1\r\n:2\r\n"),
             "array[2]\n  attribute[1]\n    simple 'a'\n    simple 'b'\n  array[1]\n    number "
@@ -142,9 +144,9 @@ TEST(Parser, Pipeline) {
 }
 
 TEST(Parser, Incomplete) {
-  for (std::string_view s : {"", "+", "+OK", "+OK\r", "$3\r\nba", "$3\r\nbar\r", "*2\r\n:1\r\n",
-                             "|1\r\n+a\r\n+b\r\n", "$?\r\n;1\r\na\r\n", "*?\r\n:1\r\n", "$",
-                             "$1", "$1\r"}) {
+  for (std::string_view s :
+       {"", "+", "+OK", "+OK\r", "$3\r\nba", "$3\r\nbar\r", "*2\r\n:1\r\n", "|1\r\n+a\r\n+b\r\n",
+        "$?\r\n;1\r\na\r\n", "*?\r\n:1\r\n", "$", "$1", "$1\r"}) {
     Parser p;
     auto r = p.parse(s);
     EXPECT_EQ(r.status, ParseResult::Status::incomplete) << s;

@@ -12,21 +12,36 @@ namespace lockwire::resp::test {
 
 inline const char* type_name(Type t) {
   switch (t) {
-    case Type::simple_string: return "simple";
-    case Type::simple_error: return "error";
-    case Type::number: return "number";
-    case Type::blob_string: return "blob";
-    case Type::blob_error: return "blob_error";
-    case Type::verbatim: return "verbatim";
-    case Type::double_: return "double";
-    case Type::boolean: return "bool";
-    case Type::big_number: return "big";
-    case Type::null: return "null";
-    case Type::array: return "array";
-    case Type::map: return "map";
-    case Type::set: return "set";
-    case Type::push: return "push";
-    case Type::attribute: return "attribute";
+    case Type::simple_string:
+      return "simple";
+    case Type::simple_error:
+      return "error";
+    case Type::number:
+      return "number";
+    case Type::blob_string:
+      return "blob";
+    case Type::blob_error:
+      return "blob_error";
+    case Type::verbatim:
+      return "verbatim";
+    case Type::double_:
+      return "double";
+    case Type::boolean:
+      return "bool";
+    case Type::big_number:
+      return "big";
+    case Type::null:
+      return "null";
+    case Type::array:
+      return "array";
+    case Type::map:
+      return "map";
+    case Type::set:
+      return "set";
+    case Type::push:
+      return "push";
+    case Type::attribute:
+      return "attribute";
   }
   return "?";
 }
@@ -49,7 +64,7 @@ inline std::string dump(Frame f) {
 }
 
 struct Outcome {
-  std::vector<std::string> frames;  // dumps of complete frames
+  std::vector<std::string> frames;                          // dumps of complete frames
   ParseResult::Status end = ParseResult::Status::complete;  // complete: input ended cleanly
   ParseError error = ParseError::ok;
   std::size_t error_at = 0;  // absolute offset in the whole stream
@@ -95,10 +110,12 @@ Outcome feed(std::string_view stream, NextPiece next_piece, Limits limits = {}) 
 }
 
 inline Outcome feed_all(std::string_view stream, Limits limits = {}) {
-  return feed(stream, [](std::size_t rest) { return rest; }, limits);
+  return feed(
+      stream, [](std::size_t rest) { return rest; }, limits);
 }
 inline Outcome feed_bytes(std::string_view stream, Limits limits = {}) {
-  return feed(stream, [](std::size_t) { return std::size_t{1}; }, limits);
+  return feed(
+      stream, [](std::size_t) { return std::size_t{1}; }, limits);
 }
 
 }  // namespace lockwire::resp::test

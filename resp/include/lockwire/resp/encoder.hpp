@@ -62,9 +62,10 @@ inline void append_command(std::string& out, std::initializer_list<std::string_v
 
 // append_command(out, "SET", key, value, "PX", 3000): strings and integers (decimal).
 template <class... Args>
-  requires(sizeof...(Args) > 0 &&
-           ((detail::StringLike<Args> || detail::Integer<Args>) && ...))
-void append_command(std::string& out, const Args&... args) {
+requires(sizeof...(Args) > 0 &&
+         ((detail::StringLike<Args> ||
+           detail::Integer<Args>)&&...)) void append_command(std::string& out,
+                                                             const Args&... args) {
   detail::append_prefixed_int(out, '*', static_cast<std::int64_t>(sizeof...(Args)));
   (detail::append_arg(out, args), ...);
 }

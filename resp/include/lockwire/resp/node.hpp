@@ -41,11 +41,11 @@ enum class Type : std::uint8_t {
 
 struct Node {
   Type type{};
-  std::uint32_t depth = 0;   // 0 for the frame's top-level value
-  std::uint64_t size = 0;    // aggregates: element count (pairs for map/attribute); scalars: 0
-  std::string_view value;    // scalars: payload bytes as sent (number/double/big: their text;
-                             // boolean: "t"/"f"); aggregates and null: empty
-  std::string_view format;   // verbatim only: the 3-byte format
+  std::uint32_t depth = 0;  // 0 for the frame's top-level value
+  std::uint64_t size = 0;   // aggregates: element count (pairs for map/attribute); scalars: 0
+  std::string_view value;   // scalars: payload bytes as sent (number/double/big: their text;
+                            // boolean: "t"/"f"); aggregates and null: empty
+  std::string_view format;  // verbatim only: the 3-byte format
 };
 
 // A complete frame: nodes[0] is the top-level value (or an attribute annotating it).

@@ -13,9 +13,9 @@
 namespace lockwire::resp {
 
 struct Limits {
-  std::uint32_t max_depth = 64;                  // nesting of aggregates (attributes count)
-  std::uint64_t max_blob = 512ull * 1024 * 1024; // as Redis' proto-max-bulk-len
-  std::uint64_t max_aggregate = 1ull << 32;      // elements (pairs for maps) in one aggregate
+  std::uint32_t max_depth = 64;                   // nesting of aggregates (attributes count)
+  std::uint64_t max_blob = 512ull * 1024 * 1024;  // as Redis' proto-max-bulk-len
+  std::uint64_t max_aggregate = 1ull << 32;       // elements (pairs for maps) in one aggregate
 };
 
 enum class ParseError {
@@ -40,8 +40,8 @@ enum class ParseError {
 struct ParseResult {
   enum class Status : std::uint8_t { complete, incomplete, error };
   Status status = Status::incomplete;
-  std::size_t consumed = 0;     // complete: bytes of `input` that the frame occupied
-  std::size_t error_at = 0;     // error: offset within `input` of the offending byte
+  std::size_t consumed = 0;  // complete: bytes of `input` that the frame occupied
+  std::size_t error_at = 0;  // error: offset within `input` of the offending byte
   ParseError error = ParseError::ok;
   [[nodiscard]] bool ok() const noexcept { return status == Status::complete; }
 };
@@ -66,13 +66,13 @@ class Parser {
   [[nodiscard]] const Limits& limits() const noexcept { return limits_; }
 
  private:
-  struct Open {                 // an aggregate still receiving children
-    std::uint64_t remaining = 0; // counted: direct children still expected
-    std::uint64_t seen = 0;      // streamed: direct children received so far
-    std::uint32_t node = 0;      // its index in nodes_
+  struct Open {                   // an aggregate still receiving children
+    std::uint64_t remaining = 0;  // counted: direct children still expected
+    std::uint64_t seen = 0;       // streamed: direct children received so far
+    std::uint32_t node = 0;       // its index in nodes_
     bool streamed = false;
     bool attribute = false;
-    bool after_attr = false;     // last child was an attribute still awaiting its value
+    bool after_attr = false;  // last child was an attribute still awaiting its value
   };
   // Where a scalar's bytes are while the frame is incomplete: the caller may move its buffer
   // between calls, so views are only materialised once the frame is complete.
@@ -96,9 +96,9 @@ class Parser {
   std::size_t need_ = 0;     // no progress is possible while input.size() < need_
   std::size_t scan_ = 0;     // the CRLF search for the line at pos_ already covered [.., scan_)
   std::size_t stream_start_ = 0;  // scratch_ offset of the open streamed string
-  bool in_stream_ = false;   // inside a $? string: only ';' chunks may follow
-  bool done_ = true;         // the last call completed a frame: the next call starts afresh
-  ParseResult failed_{};     // sticky error until reset()
+  bool in_stream_ = false;        // inside a $? string: only ';' chunks may follow
+  bool done_ = true;              // the last call completed a frame: the next call starts afresh
+  ParseResult failed_{};          // sticky error until reset()
 };
 
 }  // namespace lockwire::resp

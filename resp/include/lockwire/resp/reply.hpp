@@ -57,7 +57,9 @@ void elements(Frame frame, std::size_t i, std::vector<std::size_t>& out);
 }
 // The frame's value (after attributes) is an error.
 [[nodiscard]] bool is_error(Frame frame) noexcept;
-[[nodiscard]] constexpr bool is_null(const Node& n) noexcept { return n.type == Type::null; }
+[[nodiscard]] constexpr bool is_null(const Node& n) noexcept {
+  return n.type == Type::null;
+}
 
 // First word of an error ("WRONGTYPE", "NOSCRIPT", "ERR"); empty for non-errors.
 [[nodiscard]] std::string_view error_code(const Node& n) noexcept;
