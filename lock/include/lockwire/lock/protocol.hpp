@@ -1,0 +1,150 @@
+// The Lua-free lock protocol as pure functions: request builders and reply interpreters over
+// parsed RESP frames. No I/O, no clock — unit-testable without a server. docs/protocol.md explains
+// every block and why it is safe; keep the two in step.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "lockwire/loop/connection.hpp"
+#include "lockwire/resp/node.hpp"
+
+namespace lockwire::lock {
+
+enum class Kind : std::uint8_t { exclusive, shared };
+
+// Input limits, checked before anything is sent.
+struct Limits {
+  std::size_t max_prefix_bytes = 256;
+  std::size_t max_resource_bytes = 512;
+  std::size_t max_owner_bytes = 256;
+  // Redis accepts PX up to ~2^63 ms minus now; we cap far below so that deadlines on the
+  // monotonic clock (int64 ns) can never overflow.
+  std::chrono::nanoseconds max_ttl = std::chrono::hours(24 * 365);
+  std::chrono::nanoseconds max_wait = std::chrono::hours(24 * 365);
+};
+
+// Returns Errc::invalid_argument (with the reason in *why) or an empty code.
+[[nodiscard]] std::error_code validate_prefix(std::string_view prefix, const Limits& limits,
+                                              std::string* why = nullptr);
+[[nodiscard]] std::error_code validate_name(std::string_view what, std::string_view name,
+                                            std::size_t max_bytes, std::string* why = nullptr);
+// TTL must be >= 1 ms and <= limits.max_ttl. Sub-millisecond parts round up.
+[[nodiscard]] std::error_code validate_ttl(std::chrono::nanoseconds ttl, const Limits& limits,
+                                           std::string* why = nullptr);
+[[nodiscard]] std::error_code validate_wait(std::chrono::nanoseconds wait, const Limits& limits,
+                                            std::string* why = nullptr);
+[[nodiscard]] std::int64_t ttl_millis(std::chrono::nanoseconds ttl) noexcept;  // rounds up
+
+namespace protocol {
+
+// Keys of one resource; all share the hash tag {resource}.
+struct Keys {
+  std::string holders;  // P{R}      hash: x:<owner> / s:<owner>
+  std::string token;    // P{R}:tok  fencing counter
+  [[nodiscard]] std::string companion(std::string_view owner) const;  // P{R}:s:<owner>
+};
+[[nodiscard]] Keys make_keys(std::string_view prefix, std::string_view resource);
+[[nodiscard]] std::string field(Kind kind, std::string_view owner);
+
+// --- exclusive acquire: MULTI HSETNX HLEN PEXPIRE-NX INCR EXEC -------------------------------
+[[nodiscard]] loop::Request exclusive_acquire(const Keys& k, std::string_view field,
+                                             std::int64_t ttl_ms);
+enum class Outcome : std::uint8_t { granted, contended, already_held, aborted, bad_reply };
+struct AcquireReply {
+  Outcome outcome = Outcome::bad_reply;
+  std::uint64_t token = 0;
+};
+// `exec` is the EXEC reply frame (Replies::back()).
+[[nodiscard]] AcquireReply parse_exclusive_acquire(resp::Frame exec);
+
+// --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HKEYS EXEC ----------------------------
+// Removes our losing claim (if `own_field` is not empty) and registers tracking interest in the
+// holder set with the read that decides whether to wait.
+[[nodiscard]] loop::Request wait_read(const Keys& k, std::string_view own_field);
+struct WaitRead {
+  bool ok = false;       // false: malformed reply
+  bool tracked = false;  // CLIENT CACHING accepted (tracking is on)
+  std::int64_t pttl = -2;
+  std::vector<std::string> fields;
+};
+[[nodiscard]] WaitRead parse_wait_read(resp::Frame exec, bool with_hdel);
+
+// What the holder set means for a claimant that wants `kind` as `owner`.
+enum class Decision : std::uint8_t { free, blocked, already_held, blocked_by_shared_only };
+[[nodiscard]] Decision decide(Kind kind, std::string_view owner,
+                              const std::vector<std::string>& fields);
+
+// --- shared acquire: WATCH holders companion; HKEYS; EXISTS  then  MULTI ... EXEC ---------------
+[[nodiscard]] loop::Request shared_watch(const Keys& k, std::string_view owner);
+struct SharedRead {
+  bool ok = false;
+  bool companion_exists = false;
+  std::vector<std::string> fields;
+};
+[[nodiscard]] SharedRead parse_shared_watch(const loop::Replies& r);
+// Decision for the shared claimant from the watched read (already_held if s:owner is live).
+[[nodiscard]] Decision decide_shared(std::string_view owner, const SharedRead& read);
+[[nodiscard]] loop::Request shared_grant(const Keys& k, std::string_view owner,
+                                        std::int64_t ttl_ms);
+// granted (token) / aborted (EXEC nil) / bad_reply.
+[[nodiscard]] AcquireReply parse_shared_grant(resp::Frame exec);
+
+// --- release ------------------------------------------------------------------------------------
+[[nodiscard]] loop::Request exclusive_release(const Keys& k, std::string_view owner);
+[[nodiscard]] loop::Request shared_release(const Keys& k, std::string_view owner);
+enum class ReleaseResult : std::uint8_t { released, not_held, bad_reply };
+[[nodiscard]] ReleaseResult parse_release(Kind kind, const loop::Replies& r);
+
+// --- renew: WATCH ..; HEXISTS [EXISTS]  then  MULTI PEXPIRE [PEXPIRE GT] EXEC --------------------
+[[nodiscard]] loop::Request renew_watch(Kind kind, const Keys& k, std::string_view owner);
+enum class RenewCheck : std::uint8_t { held, not_held, bad_reply };
+[[nodiscard]] RenewCheck parse_renew_watch(Kind kind, const loop::Replies& r);
+[[nodiscard]] loop::Request renew_exec(Kind kind, const Keys& k, std::string_view owner,
+                                       std::int64_t ttl_ms);
+enum class RenewResult : std::uint8_t { renewed, aborted, not_held, bad_reply };
+[[nodiscard]] RenewResult parse_renew_exec(Kind kind, resp::Frame exec);
+
+// --- stale shared fields (companion expired): WATCH holders + companions; PTTL each ------------
+[[nodiscard]] loop::Request stale_watch(const Keys& k, const std::vector<std::string>& owners);
+// PTTL per owner (-2 = companion gone), in `owners` order; empty on a malformed reply.
+[[nodiscard]] std::vector<std::int64_t> parse_stale_watch(const loop::Replies& r,
+                                                         std::size_t owners);
+[[nodiscard]] loop::Request stale_cleanup(const Keys& k, const std::vector<std::string>& fields);
+
+// --- force_release: MULTI HKEYS DEL EXEC, then DEL companions ----------------------------------
+[[nodiscard]] loop::Request force_release(const Keys& k);
+// Fields that were present (empty when none); false on a malformed reply.
+[[nodiscard]] bool parse_force_release(resp::Frame exec, std::vector<std::string>& fields);
+[[nodiscard]] loop::Request delete_companions(const Keys& k,
+                                             const std::vector<std::string>& owners);
+
+// --- inspect: MULTI HGETALL PTTL GET EXEC, then PTTL of each shared companion ----------------
+[[nodiscard]] loop::Request inspect(const Keys& k);
+struct Holder {
+  Kind kind = Kind::exclusive;
+  std::string owner;
+  std::int64_t ttl_ms = -2;  // remaining TTL on the server; -2 = companion gone (stale)
+};
+struct InspectReply {
+  bool ok = false;
+  std::int64_t pttl = -2;        // of the holder set
+  std::uint64_t last_token = 0;  // 0 = never granted
+  std::vector<Holder> holders;
+};
+[[nodiscard]] InspectReply parse_inspect(resp::Frame exec);
+[[nodiscard]] loop::Request companion_ttls(const Keys& k, const std::vector<std::string>& owners);
+
+// Split "x:owner"/"s:owner"; false for anything else.
+[[nodiscard]] bool split_field(std::string_view f, Kind& kind, std::string_view& owner) noexcept;
+
+// An "invalidate" push: appends the keys to `keys`; sets `all` for a flush (null key list).
+// Returns false if the push is not an invalidation.
+[[nodiscard]] bool parse_invalidate(resp::Frame push, std::vector<std::string>& keys, bool& all);
+
+}  // namespace protocol
+}  // namespace lockwire::lock

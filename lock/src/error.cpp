@@ -1,0 +1,47 @@
+#include "lockwire/lock/error.hpp"
+
+#include <string>
+
+namespace lockwire::lock {
+namespace {
+
+class Category final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "lockwire.lock"; }
+  std::string message(int v) const override {
+    switch (static_cast<Errc>(v)) {
+      case Errc::ok:
+        return "success";
+      case Errc::timed_out:
+        return "timed out waiting for the lock";
+      case Errc::not_held:
+        return "lease not held (expired, force-released or not ours)";
+      case Errc::lost:
+        return "lease lost";
+      case Errc::outcome_unknown:
+        return "outcome unknown: connection lost after the command was sent";
+      case Errc::connection:
+        return "connection to the server failed";
+      case Errc::protocol:
+        return "unexpected reply from the server";
+      case Errc::invalid_argument:
+        return "invalid argument";
+      case Errc::already_held:
+        return "this owner already holds a lease on the resource";
+      case Errc::closed:
+        return "lock client closed";
+    }
+    return "unknown lock error";
+  }
+};
+
+}  // namespace
+
+const std::error_category& lock_category() noexcept {
+  static const Category c;
+  return c;
+}
+
+std::error_code make_error_code(Errc e) noexcept { return {static_cast<int>(e), lock_category()}; }
+
+}  // namespace lockwire::lock

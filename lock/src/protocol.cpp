@@ -1,0 +1,515 @@
+#include "lockwire/lock/protocol.hpp"
+
+#include <limits>
+#include <optional>
+#include <span>
+
+#include "lockwire/lock/error.hpp"
+#include "lockwire/resp/encoder.hpp"
+#include "lockwire/resp/reply.hpp"
+
+namespace lockwire::lock {
+
+namespace {
+std::error_code invalid(std::string* why, std::string msg) {
+  if (why != nullptr) *why = std::move(msg);
+  return make_error_code(Errc::invalid_argument);
+}
+}  // namespace
+
+std::error_code validate_prefix(std::string_view prefix, const Limits& limits, std::string* why) {
+  if (prefix.size() > limits.max_prefix_bytes) return invalid(why, "key prefix too long");
+  // A brace in the prefix would move the hash tag away from {resource}.
+  if (prefix.find_first_of("{}") != std::string_view::npos) {
+    return invalid(why, "key prefix must not contain '{' or '}'");
+  }
+  return {};
+}
+
+std::error_code validate_name(std::string_view what, std::string_view name, std::size_t max_bytes,
+                              std::string* why) {
+  if (name.empty()) return invalid(why, std::string(what) + " is empty");
+  if (name.size() > max_bytes) {
+    return invalid(why, std::string(what) + " longer than " + std::to_string(max_bytes) + " bytes");
+  }
+  // Braces would change the hash tag and let two resources' keys collide.
+  if (name.find_first_of("{}") != std::string_view::npos) {
+    return invalid(why, std::string(what) + " must not contain '{' or '}'");
+  }
+  return {};
+}
+
+std::error_code validate_ttl(std::chrono::nanoseconds ttl, const Limits& limits, std::string* why) {
+  if (ttl < std::chrono::milliseconds(1)) return invalid(why, "ttl must be at least 1 ms");
+  if (ttl > limits.max_ttl) return invalid(why, "ttl above the maximum");
+  return {};
+}
+
+std::error_code validate_wait(std::chrono::nanoseconds wait, const Limits& limits,
+                              std::string* why) {
+  if (wait.count() < 0) return invalid(why, "wait must not be negative");
+  if (wait > limits.max_wait) return invalid(why, "wait above the maximum");
+  return {};
+}
+
+std::int64_t ttl_millis(std::chrono::nanoseconds ttl) noexcept {
+  const std::int64_t ns = ttl.count();
+  return ns / 1'000'000 + (ns % 1'000'000 > 0 ? 1 : 0);
+}
+
+namespace protocol {
+namespace {
+
+class Builder {
+ public:
+  explicit Builder(loop::RequestKind kind = loop::RequestKind::plain) {
+    r_.kind = kind;
+    r_.commands = 0;
+  }
+  template <class... A>
+  Builder& add(const A&... args) {
+    resp::append_command(r_.bytes, args...);
+    ++r_.commands;
+    return *this;
+  }
+  loop::Request done() { return std::move(r_); }
+
+ private:
+  loop::Request r_;
+};
+
+// Element indices of the EXEC reply; `aborted` for a nil EXEC; false for anything else.
+bool exec_elements(resp::Frame exec, std::vector<std::size_t>& out, bool& aborted) {
+  aborted = false;
+  out.clear();
+  if (exec.empty()) return false;
+  const std::size_t v = resp::value_index(exec);
+  if (v >= exec.size()) return false;
+  if (resp::is_null(exec[v])) {
+    aborted = true;
+    return true;
+  }
+  if (exec[v].type != resp::Type::array) return false;
+  resp::elements(exec, v, out);
+  return true;
+}
+
+std::optional<std::int64_t> int_at(resp::Frame f, std::size_t i) {
+  if (i >= f.size() || f[i].type != resp::Type::number) return std::nullopt;
+  return resp::to_int64(f[i]);
+}
+
+// Strings of an array/set node at i (HKEYS): appended to out.
+bool strings_at(resp::Frame f, std::size_t i, std::vector<std::string>& out) {
+  if (i >= f.size()) return false;
+  if (f[i].type != resp::Type::array && f[i].type != resp::Type::set) return false;
+  std::vector<std::size_t> el;
+  resp::elements(f, i, el);
+  for (std::size_t e : el) {
+    if (f[e].type != resp::Type::blob_string && f[e].type != resp::Type::simple_string) {
+      return false;
+    }
+    out.emplace_back(f[e].value);
+  }
+  return true;
+}
+
+std::optional<std::int64_t> single_int(resp::Frame f) {
+  if (f.empty()) return std::nullopt;
+  return int_at(f, resp::value_index(f));
+}
+
+}  // namespace
+
+std::string Keys::companion(std::string_view owner) const {
+  std::string s;
+  s.reserve(holders.size() + 3 + owner.size());
+  s.append(holders).append(":s:").append(owner);
+  return s;
+}
+
+Keys make_keys(std::string_view prefix, std::string_view resource) {
+  Keys k;
+  k.holders.reserve(prefix.size() + resource.size() + 2);
+  k.holders.append(prefix).append("{").append(resource).append("}");
+  k.token = k.holders + ":tok";
+  return k;
+}
+
+std::string field(Kind kind, std::string_view owner) {
+  std::string f(kind == Kind::exclusive ? "x:" : "s:");
+  f.append(owner);
+  return f;
+}
+
+bool split_field(std::string_view f, Kind& kind, std::string_view& owner) noexcept {
+  if (f.size() < 3 || f[1] != ':') return false;
+  if (f[0] == 'x') {
+    kind = Kind::exclusive;
+  } else if (f[0] == 's') {
+    kind = Kind::shared;
+  } else {
+    return false;
+  }
+  owner = f.substr(2);
+  return true;
+}
+
+loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_t ttl_ms) {
+  return Builder(loop::RequestKind::atomic)
+      .add("MULTI")
+      .add("HSETNX", k.holders, fld, ttl_ms)
+      .add("HLEN", k.holders)
+      .add("PEXPIRE", k.holders, ttl_ms, "NX")
+      .add("INCR", k.token)
+      .add("EXEC")
+      .done();
+}
+
+AcquireReply parse_exclusive_acquire(resp::Frame exec) {
+  AcquireReply out;
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted)) return out;
+  if (aborted) {
+    out.outcome = Outcome::aborted;
+    return out;
+  }
+  if (el.size() != 4) return out;
+  const auto setnx = int_at(exec, el[0]);
+  const auto len = int_at(exec, el[1]);
+  const auto tok = int_at(exec, el[3]);
+  if (!setnx || !len || !tok || *tok <= 0) return out;
+  if (*setnx == 0) {
+    out.outcome = Outcome::already_held;
+  } else if (*setnx == 1 && *len == 1) {
+    out.outcome = Outcome::granted;
+    out.token = static_cast<std::uint64_t>(*tok);
+  } else if (*setnx == 1 && *len > 1) {
+    out.outcome = Outcome::contended;
+  }
+  return out;
+}
+
+loop::Request wait_read(const Keys& k, std::string_view own_field) {
+  Builder b(loop::RequestKind::atomic);
+  b.add("MULTI");
+  if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
+  return b.add("CLIENT", "CACHING", "YES")
+      .add("PTTL", k.holders)
+      .add("HKEYS", k.holders)
+      .add("EXEC")
+      .done();
+}
+
+WaitRead parse_wait_read(resp::Frame exec, bool with_hdel) {
+  WaitRead out;
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted) || aborted) return out;
+  const std::size_t base = with_hdel ? 1 : 0;
+  if (el.size() != base + 3) return out;
+  if (with_hdel && !int_at(exec, el[0])) return out;
+  out.tracked = !resp::is_error(exec[el[base]]);
+  const auto pttl = int_at(exec, el[base + 1]);
+  if (!pttl) return out;
+  out.pttl = *pttl;
+  if (!strings_at(exec, el[base + 2], out.fields)) return out;
+  out.ok = true;
+  return out;
+}
+
+Decision decide(Kind kind, std::string_view owner, const std::vector<std::string>& fields) {
+  bool any_exclusive = false;
+  bool any_other = false;
+  for (const std::string& f : fields) {
+    Kind fk{};
+    std::string_view fo;
+    if (!split_field(f, fk, fo)) {
+      any_other = true;  // unknown field: never treat the set as free
+      any_exclusive = true;
+      continue;
+    }
+    if (fo == owner) {
+      // Our own live claim of either kind: exclusive would wait for itself (no upgrade);
+      // shared-over-own-shared is the WATCH path's call.
+      if (kind == Kind::exclusive || fk == Kind::exclusive) return Decision::already_held;
+      continue;
+    }
+    any_other = true;
+    if (fk == Kind::exclusive) any_exclusive = true;
+  }
+  if (kind == Kind::shared) return any_exclusive ? Decision::blocked : Decision::free;
+  if (!any_other) return Decision::free;
+  return any_exclusive ? Decision::blocked : Decision::blocked_by_shared_only;
+}
+
+loop::Request shared_watch(const Keys& k, std::string_view owner) {
+  return Builder()
+      .add("WATCH", k.holders, k.companion(owner))
+      .add("HKEYS", k.holders)
+      .add("EXISTS", k.companion(owner))
+      .done();
+}
+
+SharedRead parse_shared_watch(const loop::Replies& r) {
+  SharedRead out;
+  if (r.size() != 3) return out;
+  const resp::Frame keys = r[1];
+  if (keys.empty() || !strings_at(keys, resp::value_index(keys), out.fields)) return out;
+  const auto ex = single_int(r[2]);
+  if (!ex) return out;
+  out.companion_exists = *ex == 1;
+  out.ok = true;
+  return out;
+}
+
+Decision decide_shared(std::string_view owner, const SharedRead& read) {
+  const Decision d = decide(Kind::shared, owner, read.fields);
+  if (d != Decision::free) return d;
+  if (read.companion_exists) {
+    for (const std::string& f : read.fields) {
+      Kind fk{};
+      std::string_view fo;
+      if (split_field(f, fk, fo) && fk == Kind::shared && fo == owner) {
+        return Decision::already_held;
+      }
+    }
+  }
+  return Decision::free;
+}
+
+loop::Request shared_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms) {
+  return Builder(loop::RequestKind::atomic)
+      .add("MULTI")
+      .add("HSET", k.holders, field(Kind::shared, owner), ttl_ms)
+      .add("SET", k.companion(owner), "1", "PX", ttl_ms)
+      .add("PEXPIRE", k.holders, ttl_ms, "NX")
+      .add("PEXPIRE", k.holders, ttl_ms, "GT")
+      .add("INCR", k.token)
+      .add("EXEC")
+      .done();
+}
+
+AcquireReply parse_shared_grant(resp::Frame exec) {
+  AcquireReply out;
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted)) return out;
+  if (aborted) {
+    out.outcome = Outcome::aborted;
+    return out;
+  }
+  if (el.size() != 5) return out;
+  const auto tok = int_at(exec, el[4]);
+  if (!tok || *tok <= 0 || resp::is_error(exec[el[1]])) return out;
+  out.outcome = Outcome::granted;
+  out.token = static_cast<std::uint64_t>(*tok);
+  return out;
+}
+
+loop::Request exclusive_release(const Keys& k, std::string_view owner) {
+  return Builder().add("HDEL", k.holders, field(Kind::exclusive, owner)).done();
+}
+
+loop::Request shared_release(const Keys& k, std::string_view owner) {
+  return Builder(loop::RequestKind::atomic)
+      .add("MULTI")
+      .add("HDEL", k.holders, field(Kind::shared, owner))
+      .add("DEL", k.companion(owner))
+      .add("EXEC")
+      .done();
+}
+
+ReleaseResult parse_release(Kind kind, const loop::Replies& r) {
+  if (r.size() == 0) return ReleaseResult::bad_reply;
+  if (kind == Kind::exclusive) {
+    const auto n = single_int(r.back());
+    if (!n) return ReleaseResult::bad_reply;
+    return *n == 1 ? ReleaseResult::released : ReleaseResult::not_held;
+  }
+  const resp::Frame exec = r.back();
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted) || aborted || el.size() != 2) {
+    return ReleaseResult::bad_reply;
+  }
+  const auto a = int_at(exec, el[0]);
+  const auto b = int_at(exec, el[1]);
+  if (!a || !b) return ReleaseResult::bad_reply;
+  return (*a == 1 && *b == 1) ? ReleaseResult::released : ReleaseResult::not_held;
+}
+
+loop::Request renew_watch(Kind kind, const Keys& k, std::string_view owner) {
+  Builder b;
+  if (kind == Kind::exclusive) {
+    b.add("WATCH", k.holders).add("HEXISTS", k.holders, field(kind, owner));
+  } else {
+    const std::string c = k.companion(owner);
+    b.add("WATCH", k.holders, c).add("HEXISTS", k.holders, field(kind, owner)).add("EXISTS", c);
+  }
+  return b.done();
+}
+
+RenewCheck parse_renew_watch(Kind kind, const loop::Replies& r) {
+  const std::size_t want = kind == Kind::exclusive ? 2 : 3;
+  if (r.size() != want) return RenewCheck::bad_reply;
+  for (std::size_t i = 1; i < want; ++i) {
+    const auto n = single_int(r[i]);
+    if (!n) return RenewCheck::bad_reply;
+    if (*n != 1) return RenewCheck::not_held;
+  }
+  return RenewCheck::held;
+}
+
+loop::Request renew_exec(Kind kind, const Keys& k, std::string_view owner, std::int64_t ttl_ms) {
+  Builder b(loop::RequestKind::atomic);
+  b.add("MULTI");
+  if (kind == Kind::exclusive) {
+    b.add("PEXPIRE", k.holders, ttl_ms);
+  } else {
+    b.add("PEXPIRE", k.companion(owner), ttl_ms).add("PEXPIRE", k.holders, ttl_ms, "GT");
+  }
+  return b.add("EXEC").done();
+}
+
+RenewResult parse_renew_exec(Kind kind, resp::Frame exec) {
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted)) return RenewResult::bad_reply;
+  if (aborted) return RenewResult::aborted;
+  if (el.size() != (kind == Kind::exclusive ? 1u : 2u)) return RenewResult::bad_reply;
+  const auto n = int_at(exec, el[0]);
+  if (!n) return RenewResult::bad_reply;
+  return *n == 1 ? RenewResult::renewed : RenewResult::not_held;
+}
+
+loop::Request stale_watch(const Keys& k, const std::vector<std::string>& owners) {
+  loop::Request r;
+  r.commands = 0;
+  std::vector<std::string> companions;
+  companions.reserve(owners.size());
+  for (const auto& o : owners) companions.push_back(k.companion(o));
+  std::vector<std::string_view> args{"WATCH", k.holders};
+  for (const auto& c : companions) args.push_back(c);
+  resp::append_command(r.bytes, std::span<const std::string_view>(args));
+  ++r.commands;
+  for (const auto& c : companions) {
+    resp::append_command(r.bytes, "PTTL", c);
+    ++r.commands;
+  }
+  return r;
+}
+
+std::vector<std::int64_t> parse_stale_watch(const loop::Replies& r, std::size_t owners) {
+  std::vector<std::int64_t> out;
+  if (r.size() != owners + 1) return out;
+  for (std::size_t i = 0; i < owners; ++i) {
+    const auto n = single_int(r[i + 1]);
+    if (!n) return {};
+    out.push_back(*n);
+  }
+  return out;
+}
+
+loop::Request stale_cleanup(const Keys& k, const std::vector<std::string>& fields) {
+  loop::Request r;
+  r.kind = loop::RequestKind::atomic;
+  r.commands = 3;
+  resp::append_command(r.bytes, "MULTI");
+  std::vector<std::string_view> args{"HDEL", k.holders};
+  for (const auto& f : fields) args.push_back(f);
+  resp::append_command(r.bytes, std::span<const std::string_view>(args));
+  resp::append_command(r.bytes, "EXEC");
+  return r;
+}
+
+loop::Request force_release(const Keys& k) {
+  return Builder(loop::RequestKind::atomic)
+      .add("MULTI")
+      .add("HKEYS", k.holders)
+      .add("DEL", k.holders)
+      .add("EXEC")
+      .done();
+}
+
+bool parse_force_release(resp::Frame exec, std::vector<std::string>& fields) {
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted) || aborted || el.size() != 2) return false;
+  return strings_at(exec, el[0], fields) && int_at(exec, el[1]).has_value();
+}
+
+loop::Request delete_companions(const Keys& k, const std::vector<std::string>& owners) {
+  loop::Request r;
+  std::vector<std::string> companions;
+  for (const auto& o : owners) companions.push_back(k.companion(o));
+  std::vector<std::string_view> args{"DEL"};
+  for (const auto& c : companions) args.push_back(c);
+  resp::append_command(r.bytes, std::span<const std::string_view>(args));
+  r.commands = 1;
+  return r;
+}
+
+loop::Request inspect(const Keys& k) {
+  return Builder(loop::RequestKind::atomic)
+      .add("MULTI")
+      .add("HGETALL", k.holders)
+      .add("PTTL", k.holders)
+      .add("GET", k.token)
+      .add("EXEC")
+      .done();
+}
+
+InspectReply parse_inspect(resp::Frame exec) {
+  InspectReply out;
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted) || aborted || el.size() != 3) return out;
+  const resp::Node& m = exec[el[0]];
+  if (m.type != resp::Type::map && m.type != resp::Type::array) return out;
+  std::vector<std::size_t> kv;
+  resp::elements(exec, el[0], kv);
+  if (kv.size() % 2 != 0) return out;
+  const auto pttl = int_at(exec, el[1]);
+  if (!pttl) return out;
+  out.pttl = *pttl;
+  for (std::size_t i = 0; i < kv.size(); i += 2) {
+    Kind kind{};
+    std::string_view owner;
+    if (!split_field(exec[kv[i]].value, kind, owner)) continue;
+    out.holders.push_back(Holder{kind, std::string(owner), kind == Kind::exclusive ? *pttl : -2});
+  }
+  const resp::Node& t = exec[el[2]];
+  if (!resp::is_null(t)) {
+    const auto tok = resp::to_int64(t);
+    if (!tok || *tok < 0) return out;
+    out.last_token = static_cast<std::uint64_t>(*tok);
+  }
+  out.ok = true;
+  return out;
+}
+
+loop::Request companion_ttls(const Keys& k, const std::vector<std::string>& owners) {
+  Builder b;
+  for (const auto& o : owners) b.add("PTTL", k.companion(o));
+  return b.done();
+}
+
+bool parse_invalidate(resp::Frame push, std::vector<std::string>& keys, bool& all) {
+  all = false;
+  if (push.empty()) return false;
+  const std::size_t v = resp::value_index(push);
+  if (v >= push.size() || push[v].type != resp::Type::push) return false;
+  std::vector<std::size_t> el;
+  resp::elements(push, v, el);
+  if (el.size() != 2 || !resp::equals(push[el[0]], "invalidate")) return false;
+  if (resp::is_null(push[el[1]])) {
+    all = true;
+    return true;
+  }
+  return strings_at(push, el[1], keys);
+}
+
+}  // namespace protocol
+}  // namespace lockwire::lock

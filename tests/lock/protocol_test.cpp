@@ -1,0 +1,204 @@
+// Pure protocol units: request bytes and reply interpretation over RESP frames captured from
+// redis-server 7.0.15. No server needed.
+#include "lockwire/lock/protocol.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "lockwire/lock/error.hpp"
+#include "lockwire/resp/parser.hpp"
+
+namespace lockwire::lock {
+namespace {
+
+using namespace std::chrono_literals;
+namespace p = protocol;
+
+// Parses one complete frame; the parser and bytes must outlive the returned span.
+struct Parsed {
+  explicit Parsed(std::string b) : bytes(std::move(b)) {
+    const auto r = parser.parse(bytes);
+    EXPECT_TRUE(r.ok()) << bytes;
+  }
+  resp::Frame frame() const { return parser.frame(); }
+  std::string bytes;
+  resp::Parser parser;
+};
+
+TEST(Validation, RejectsBadInput) {
+  const Limits lim;
+  std::string why;
+  EXPECT_EQ(validate_name("resource", "", 10, &why), Errc::invalid_argument);
+  EXPECT_EQ(why, "resource is empty");
+  EXPECT_EQ(validate_name("resource", std::string(11, 'a'), 10), Errc::invalid_argument);
+  EXPECT_EQ(validate_name("resource", "a{b", 10), Errc::invalid_argument);
+  EXPECT_EQ(validate_name("owner", "a}b", 10), Errc::invalid_argument);
+  EXPECT_FALSE(validate_name("resource", std::string(10, 'a'), 10));
+  EXPECT_FALSE(validate_name("resource", std::string("a\0b", 3), 10));
+  EXPECT_EQ(validate_prefix("p{", lim), Errc::invalid_argument);
+  EXPECT_FALSE(validate_prefix("lockwire:", lim));
+  EXPECT_EQ(validate_ttl(0ns, lim), Errc::invalid_argument);
+  EXPECT_EQ(validate_ttl(-5s, lim), Errc::invalid_argument);
+  EXPECT_EQ(validate_ttl(999us, lim), Errc::invalid_argument);
+  EXPECT_EQ(validate_ttl(lim.max_ttl + 1ns, lim), Errc::invalid_argument);
+  EXPECT_EQ(validate_ttl(std::chrono::nanoseconds::max(), lim), Errc::invalid_argument);
+  EXPECT_FALSE(validate_ttl(1ms, lim));
+  EXPECT_EQ(validate_wait(-1ns, lim), Errc::invalid_argument);
+  EXPECT_EQ(validate_wait(std::chrono::nanoseconds::max(), lim), Errc::invalid_argument);
+  EXPECT_FALSE(validate_wait(0ns, lim));
+  EXPECT_EQ(ttl_millis(1ms), 1);
+  EXPECT_EQ(ttl_millis(1ms + 1ns), 2);
+}
+
+TEST(ErrorCategory, NamesEveryCode) {
+  EXPECT_STREQ(lock_category().name(), "lockwire.lock");
+  for (int i = 0; i <= static_cast<int>(Errc::closed); ++i) {
+    EXPECT_NE(lock_category().message(i), "unknown lock error") << i;
+  }
+  const std::error_code ec = Errc::not_held;
+  EXPECT_EQ(ec.category(), lock_category());
+}
+
+TEST(Keys, ShareOneHashTag) {
+  const auto k = p::make_keys("lw:", "res");
+  EXPECT_EQ(k.holders, "lw:{res}");
+  EXPECT_EQ(k.token, "lw:{res}:tok");
+  EXPECT_EQ(k.companion("o1"), "lw:{res}:s:o1");
+  EXPECT_EQ(p::field(Kind::exclusive, "o"), "x:o");
+  EXPECT_EQ(p::field(Kind::shared, "o"), "s:o");
+}
+
+TEST(ExclusiveAcquire, RequestIsOneAtomicBlock) {
+  const auto r = p::exclusive_acquire(p::make_keys("P", "R"), "x:o", 500);
+  EXPECT_EQ(r.kind, loop::RequestKind::atomic);
+  EXPECT_EQ(r.commands, 6u);
+  EXPECT_EQ(r.bytes,
+            "*1\r\n$5\r\nMULTI\r\n"
+            "*4\r\n$6\r\nHSETNX\r\n$4\r\nP{R}\r\n$3\r\nx:o\r\n$3\r\n500\r\n"
+            "*2\r\n$4\r\nHLEN\r\n$4\r\nP{R}\r\n"
+            "*4\r\n$7\r\nPEXPIRE\r\n$4\r\nP{R}\r\n$3\r\n500\r\n$2\r\nNX\r\n"
+            "*2\r\n$4\r\nINCR\r\n$8\r\nP{R}:tok\r\n"
+            "*1\r\n$4\r\nEXEC\r\n");
+  EXPECT_EQ(r.bytes.find("EVAL"), std::string::npos);
+}
+
+TEST(ExclusiveAcquire, InterpretsReplies) {
+  {
+    Parsed f("*4\r\n:1\r\n:1\r\n:1\r\n:3\r\n");
+    const auto a = p::parse_exclusive_acquire(f.frame());
+    EXPECT_EQ(a.outcome, p::Outcome::granted);
+    EXPECT_EQ(a.token, 3u);
+  }
+  {
+    Parsed f("*4\r\n:1\r\n:2\r\n:0\r\n:4\r\n");
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::contended);
+  }
+  {
+    Parsed f("*4\r\n:0\r\n:1\r\n:0\r\n:5\r\n");
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::already_held);
+  }
+  {
+    Parsed f("_\r\n");
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::aborted);
+  }
+  for (const char* bad : {"*3\r\n:1\r\n:1\r\n:1\r\n", "-WRONGTYPE x\r\n",
+                          "*4\r\n:1\r\n:1\r\n:1\r\n-ERR not an integer\r\n",
+                          "*4\r\n:1\r\n:1\r\n:1\r\n:0\r\n", "+OK\r\n"}) {
+    Parsed f(bad);
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::bad_reply) << bad;
+  }
+}
+
+TEST(WaitRead, ParsesTrackedRead) {
+  Parsed f("*4\r\n:1\r\n+OK\r\n:8947\r\n*1\r\n$3\r\nx:b\r\n");
+  const auto w = p::parse_wait_read(f.frame(), true);
+  ASSERT_TRUE(w.ok);
+  EXPECT_TRUE(w.tracked);
+  EXPECT_EQ(w.pttl, 8947);
+  ASSERT_EQ(w.fields.size(), 1u);
+  EXPECT_EQ(w.fields[0], "x:b");
+  Parsed g(
+      "*3\r\n-ERR CLIENT CACHING can be called only when the client is in tracking mode\r\n"
+      ":-2\r\n*0\r\n");
+  const auto w2 = p::parse_wait_read(g.frame(), false);
+  ASSERT_TRUE(w2.ok);
+  EXPECT_FALSE(w2.tracked);
+  EXPECT_EQ(w2.pttl, -2);
+  EXPECT_TRUE(w2.fields.empty());
+  EXPECT_FALSE(p::parse_wait_read(g.frame(), true).ok);
+}
+
+TEST(Decide, Rules) {
+  using D = p::Decision;
+  EXPECT_EQ(p::decide(Kind::exclusive, "a", {}), D::free);
+  EXPECT_EQ(p::decide(Kind::exclusive, "a", {"x:b"}), D::blocked);
+  EXPECT_EQ(p::decide(Kind::exclusive, "a", {"s:b", "s:c"}), D::blocked_by_shared_only);
+  EXPECT_EQ(p::decide(Kind::exclusive, "a", {"s:b", "x:c"}), D::blocked);
+  EXPECT_EQ(p::decide(Kind::exclusive, "a", {"s:a"}), D::already_held);  // no upgrade
+  EXPECT_EQ(p::decide(Kind::exclusive, "a", {"x:a"}), D::already_held);
+  EXPECT_EQ(p::decide(Kind::shared, "a", {"s:b"}), D::free);
+  EXPECT_EQ(p::decide(Kind::shared, "a", {"x:b"}), D::blocked);
+  EXPECT_EQ(p::decide(Kind::shared, "a", {"x:a"}), D::already_held);
+  EXPECT_EQ(p::decide(Kind::shared, "a", {"junk"}), D::blocked);
+  p::SharedRead r{true, true, {"s:a"}};
+  EXPECT_EQ(p::decide_shared("a", r), D::already_held);
+  r.companion_exists = false;  // stale own field: re-armed by the grant
+  EXPECT_EQ(p::decide_shared("a", r), D::free);
+}
+
+TEST(SharedGrant, InterpretsExec) {
+  Parsed ok("*5\r\n:1\r\n+OK\r\n:1\r\n:0\r\n:7\r\n");
+  const auto a = p::parse_shared_grant(ok.frame());
+  EXPECT_EQ(a.outcome, p::Outcome::granted);
+  EXPECT_EQ(a.token, 7u);
+  Parsed nil("_\r\n");
+  EXPECT_EQ(p::parse_shared_grant(nil.frame()).outcome, p::Outcome::aborted);
+  const auto r = p::shared_grant(p::make_keys("P", "R"), "o", 100);
+  EXPECT_EQ(r.commands, 7u);
+  EXPECT_NE(r.bytes.find("GT"), std::string::npos);
+}
+
+TEST(RenewExec, InterpretsExec) {
+  Parsed ok("*1\r\n:1\r\n");
+  EXPECT_EQ(p::parse_renew_exec(Kind::exclusive, ok.frame()), p::RenewResult::renewed);
+  Parsed nil("*-1\r\n");
+  EXPECT_EQ(p::parse_renew_exec(Kind::exclusive, nil.frame()), p::RenewResult::aborted);
+  Parsed gone("*2\r\n:0\r\n:0\r\n");
+  EXPECT_EQ(p::parse_renew_exec(Kind::shared, gone.frame()), p::RenewResult::not_held);
+  EXPECT_EQ(p::parse_renew_exec(Kind::exclusive, gone.frame()), p::RenewResult::bad_reply);
+}
+
+TEST(Inspect, ParsesHolders) {
+  Parsed f("*3\r\n%2\r\n$3\r\ns:a\r\n$2\r\n10\r\n$3\r\ns:b\r\n$2\r\n10\r\n:900\r\n$2\r\n42\r\n");
+  const auto i = p::parse_inspect(f.frame());
+  ASSERT_TRUE(i.ok);
+  EXPECT_EQ(i.pttl, 900);
+  EXPECT_EQ(i.last_token, 42u);
+  ASSERT_EQ(i.holders.size(), 2u);
+  EXPECT_EQ(i.holders[1].owner, "b");
+  EXPECT_EQ(i.holders[1].kind, Kind::shared);
+  Parsed e("*3\r\n%0\r\n:-2\r\n_\r\n");
+  const auto j = p::parse_inspect(e.frame());
+  ASSERT_TRUE(j.ok);
+  EXPECT_EQ(j.last_token, 0u);
+  EXPECT_TRUE(j.holders.empty());
+}
+
+TEST(Invalidate, ParsesPush) {
+  std::vector<std::string> keys;
+  bool all = false;
+  Parsed f(">2\r\n$10\r\ninvalidate\r\n*1\r\n$4\r\nL{r}\r\n");
+  ASSERT_TRUE(p::parse_invalidate(f.frame(), keys, all));
+  EXPECT_FALSE(all);
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0], "L{r}");
+  Parsed flush(">2\r\n$10\r\ninvalidate\r\n_\r\n");
+  ASSERT_TRUE(p::parse_invalidate(flush.frame(), keys, all));
+  EXPECT_TRUE(all);
+  Parsed msg(">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nm\r\n");
+  EXPECT_FALSE(p::parse_invalidate(msg.frame(), keys, all));
+}
+
+}  // namespace
+}  // namespace lockwire::lock
