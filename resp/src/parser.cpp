@@ -78,26 +78,30 @@ class ParseCategory final : public std::error_category {
   return true;
 }
 
-// Returns the offending byte, or nullptr when [b, e) is a valid double: [+-]? (inf | nan |
-// digits [. digits] [e [+-] digits]) (also ".5" / "5."); inf/nan in any case, as older servers
-// printed NaN with %g ("nan", "-nan").
+// Returns the offending byte, or nullptr when [b, e) is a valid RESP3 double:
+//   [+-]? digits [. digits] [(e|E) [+-] digits]   (a leading or trailing '.' is invalid)
+//   [+-]? inf | infinity | nan | nan(chars)        (any case: before 7.2 Redis printed NaN with
+//                                                    libc %g, e.g. "-nan", "NAN", "nan(0x1)")
 [[nodiscard]] const char* check_double(const char* b, const char* e) noexcept {
   const char* p = b;
   if (p != e && (*p == '-' || *p == '+')) ++p;
   if (p == e) return p;
-  if (ieq(p, e, "inf") || ieq(p, e, "nan") || ieq(p, e, "infinity")) return nullptr;
-  bool digits = false;
-  while (p != e && is_digit(*p)) ++p, digits = true;
+  if (ieq(p, e, "inf") || ieq(p, e, "infinity") || ieq(p, e, "nan")) return nullptr;
+  if (e - p > 4 && ieq(p, p + 4, "nan(") && e[-1] == ')') return nullptr;
+  auto digits = [&]() {
+    const char* s = p;
+    while (p != e && is_digit(*p)) ++p;
+    return p != s;
+  };
+  if (!digits()) return p;
   if (p != e && *p == '.') {
     ++p;
-    while (p != e && is_digit(*p)) ++p, digits = true;
+    if (!digits()) return p;
   }
-  if (!digits) return p;
   if (p != e && (*p == 'e' || *p == 'E')) {
     ++p;
     if (p != e && (*p == '-' || *p == '+')) ++p;
-    if (p == e || !is_digit(*p)) return p;
-    while (p != e && is_digit(*p)) ++p;
+    if (!digits()) return p;
   }
   return p == e ? nullptr : p;
 }
@@ -270,10 +274,15 @@ ParseResult Parser::parse(std::string_view input) {
         Type type = Type::simple_string;
         switch (t) {
           case '+':
+          case '-': {
+            // Simple strings and errors cannot contain LF (CR already ends the line).
+            if (t == '-') type = Type::simple_error;
+            const void* lf = std::memchr(lb, '\n', static_cast<std::size_t>(le - lb));
+            if (lf != nullptr) {
+              return fail(ParseError::bad_terminator, static_cast<const char*>(lf) - b);
+            }
             break;
-          case '-':
-            type = Type::simple_error;
-            break;
+          }
           case ':': {
             type = Type::number;
             const char* bad = check_int64(lb, le);

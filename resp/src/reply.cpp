@@ -64,7 +64,10 @@ std::optional<double> to_double(const Node& n) noexcept {
   if (lower_is("inf") || lower_is("infinity")) {
     return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   }
-  if (lower_is("nan")) return std::numeric_limits<double>::quiet_NaN();
+  if (lower_is("nan") || (s.size() > 4 && (s[0] | 0x20) == 'n' && (s[1] | 0x20) == 'a' &&
+                          (s[2] | 0x20) == 'n' && s[3] == '(' && s.back() == ')')) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
   if (s.front() == '-' || s.front() == '+') return std::nullopt;
   double v = 0;
   const auto res = std::from_chars(s.data(), s.data() + s.size(), v);

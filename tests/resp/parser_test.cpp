@@ -65,6 +65,11 @@ TEST(Parser, SimpleTypes) {
   EXPECT_EQ(one(",-inf\r\n"), "double '-inf'\n");
   EXPECT_EQ(one(",nan\r\n"), "double 'nan'\n");
   EXPECT_EQ(one(",-nan\r\n"), "double '-nan'\n");
+  EXPECT_EQ(one(",NAN\r\n"), "double 'NAN'\n");
+  EXPECT_EQ(one(",nan(0x1)\r\n"), "double 'nan(0x1)'\n");
+  EXPECT_EQ(one(",-INF\r\n"), "double '-INF'\n");
+  EXPECT_EQ(one(",Infinity\r\n"), "double 'Infinity'\n");
+  EXPECT_EQ(one(",0.5E-3\r\n"), "double '0.5E-3'\n");
   EXPECT_EQ(one("#t\r\n"), "bool 't'\n");
   EXPECT_EQ(one("#f\r\n"), "bool 'f'\n");
   EXPECT_EQ(one("(3492890328409238509324850943850943825024385\r\n"),
@@ -178,7 +183,15 @@ TEST(Parser, Errors) {
   EXPECT_ERR(":-9223372036854775809\r\n", bad_number, 20u);
   EXPECT_ERR(",1.5x\r\n", bad_double, 4u);
   EXPECT_ERR(",\r\n", bad_double, 1u);
-  EXPECT_ERR(",.\r\n", bad_double, 2u);
+  EXPECT_ERR(",.\r\n", bad_double, 1u);
+  EXPECT_ERR(",.5\r\n", bad_double, 1u);
+  EXPECT_ERR(",5.\r\n", bad_double, 3u);
+  EXPECT_ERR(",5.e1\r\n", bad_double, 3u);
+  EXPECT_ERR(",1e+\r\n", bad_double, 4u);
+  EXPECT_ERR(",nan(\r\n", bad_double, 1u);
+  EXPECT_ERR(",1.5 \r\n", bad_double, 4u);
+  EXPECT_ERR("+a\nb\r\n", bad_terminator, 2u);
+  EXPECT_ERR("-a\n\r\n", bad_terminator, 2u);
   EXPECT_ERR(",1e\r\n", bad_double, 3u);
   EXPECT_ERR(",infx\r\n", bad_double, 1u);
   EXPECT_ERR("#x\r\n", bad_boolean, 1u);
