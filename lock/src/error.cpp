@@ -42,6 +42,8 @@ const std::error_category& lock_category() noexcept {
   return c;
 }
 
-std::error_code make_error_code(Errc e) noexcept { return {static_cast<int>(e), lock_category()}; }
+std::error_code make_error_code(Errc e) noexcept {
+  return {static_cast<int>(e), lock_category()};
+}
 
 }  // namespace lockwire::lock

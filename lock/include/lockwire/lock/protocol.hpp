@@ -53,7 +53,7 @@ struct Keys {
 
 // --- exclusive acquire: MULTI HSETNX HLEN PEXPIRE-NX INCR EXEC -------------------------------
 [[nodiscard]] loop::Request exclusive_acquire(const Keys& k, std::string_view field,
-                                             std::int64_t ttl_ms);
+                                              std::int64_t ttl_ms);
 enum class Outcome : std::uint8_t { granted, contended, already_held, aborted, bad_reply };
 struct AcquireReply {
   Outcome outcome = Outcome::bad_reply;
@@ -90,7 +90,7 @@ struct SharedRead {
 // Decision for the shared claimant from the watched read (already_held if s:owner is live).
 [[nodiscard]] Decision decide_shared(std::string_view owner, const SharedRead& read);
 [[nodiscard]] loop::Request shared_grant(const Keys& k, std::string_view owner,
-                                        std::int64_t ttl_ms);
+                                         std::int64_t ttl_ms);
 // granted (token) / aborted (EXEC nil) / bad_reply.
 [[nodiscard]] AcquireReply parse_shared_grant(resp::Frame exec);
 
@@ -113,7 +113,7 @@ enum class RenewResult : std::uint8_t { renewed, aborted, not_held, bad_reply };
 [[nodiscard]] loop::Request stale_watch(const Keys& k, const std::vector<std::string>& owners);
 // PTTL per owner (-2 = companion gone), in `owners` order; empty on a malformed reply.
 [[nodiscard]] std::vector<std::int64_t> parse_stale_watch(const loop::Replies& r,
-                                                         std::size_t owners);
+                                                          std::size_t owners);
 [[nodiscard]] loop::Request stale_cleanup(const Keys& k, const std::vector<std::string>& fields);
 
 // --- force_release: MULTI HKEYS DEL EXEC, then DEL companions ----------------------------------
@@ -121,7 +121,7 @@ enum class RenewResult : std::uint8_t { renewed, aborted, not_held, bad_reply };
 // Fields that were present (empty when none); false on a malformed reply.
 [[nodiscard]] bool parse_force_release(resp::Frame exec, std::vector<std::string>& fields);
 [[nodiscard]] loop::Request delete_companions(const Keys& k,
-                                             const std::vector<std::string>& owners);
+                                              const std::vector<std::string>& owners);
 
 // --- inspect: MULTI HGETALL PTTL GET EXEC, then PTTL of each shared companion ----------------
 [[nodiscard]] loop::Request inspect(const Keys& k);

@@ -1,0 +1,166 @@
+// The asynchronous lock client: exclusive and shared leases with fencing tokens, release, renew,
+// auto-renew with loss notification, force_release and inspect — Lua-free (docs/protocol.md).
+//
+// Runs on one loop (seam.hpp): every method must be called on the loop thread, and every callback
+// runs there, never re-entrantly from inside the call that started it. Written only against the
+// seam, so it runs unchanged on libuv (UvLoop) and in the simulator. For plain blocking code use
+// BlockingClient (blocking.hpp).
+//
+//   lock::Client locks(loop, conn_options);
+//   locks.start();
+//   locks.lock({.resource = "invoice:42", .owner = "worker-1", .ttl = 10s, .wait = 2s},
+//              [&](std::error_code ec, lock::Lease lease) {
+//                if (ec) return;                   // timed_out, invalid_argument, ...
+//                use(lease.token());               // fencing token for downstream writes
+//                locks.release(lease, [](std::error_code) {});
+//              });
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "lockwire/lock/error.hpp"
+#include "lockwire/lock/protocol.hpp"
+#include "lockwire/loop/connection.hpp"
+#include "lockwire/loop/seam.hpp"
+
+namespace lockwire::lock {
+
+using Nanos = std::chrono::nanoseconds;
+
+enum class Op : std::uint8_t { acquire, release, renew, force_release, inspect };
+
+// Metrics hooks; override what you need. Called on the loop thread; must not throw.
+class Metrics {
+ public:
+  virtual ~Metrics() = default;
+  // Every finished operation with its outcome and latency (acquire: including the wait).
+  virtual void on_op(Op /*op*/, Kind /*kind*/, std::error_code /*ec*/, Nanos /*latency*/) noexcept {
+  }
+  // An acquire attempt found the resource held by someone else.
+  virtual void on_contended(std::string_view /*resource*/) noexcept {}
+  // An acquire that had to wait finished (acquired or not) after `waited`.
+  virtual void on_wait(Nanos /*waited*/, bool /*acquired*/) noexcept {}
+  // A held lease was lost (expired, taken over, force-released, unconfirmed past its TTL).
+  virtual void on_lease_lost(std::string_view /*resource*/, std::error_code /*why*/) noexcept {}
+  // Requests written to the server by this client (for "no polling" checks and RTT accounting).
+  virtual void on_request(std::uint32_t /*commands*/) noexcept {}
+};
+
+// Thread-safe counters; an easy default implementation of the hooks.
+class CountingMetrics final : public Metrics {
+ public:
+  std::atomic<std::uint64_t> acquired{0}, acquire_failed{0}, released{0}, release_failed{0},
+      renewed{0}, renew_failed{0}, contended{0}, waits{0}, leases_lost{0}, requests{0}, commands{0};
+  void on_op(Op op, Kind kind, std::error_code ec, Nanos latency) noexcept override;
+  void on_contended(std::string_view resource) noexcept override;
+  void on_wait(Nanos waited, bool acquired) noexcept override;
+  void on_lease_lost(std::string_view resource, std::error_code why) noexcept override;
+  void on_request(std::uint32_t commands) noexcept override;
+};
+
+struct ClientOptions {
+  std::string prefix = "lockwire:";  // key prefix; no '{' or '}'
+  Limits limits;
+  // Auto-renew fires after this fraction of the TTL has passed since the last confirmation.
+  double renew_fraction = 1.0 / 3.0;
+  std::shared_ptr<Metrics> metrics;  // optional
+};
+
+enum class LeaseState : std::uint8_t {
+  held,      // granted and, as far as this client can tell, still valid
+  released,  // released by its holder
+  lost,      // expired / taken over / force-released / unconfirmed past its TTL
+};
+
+struct LockRequest {
+  std::string resource;
+  std::string owner;  // identifies the holder; not re-entrant (same owner twice: already_held)
+  Kind kind = Kind::exclusive;
+  Nanos ttl = std::chrono::seconds(30);  // lease length, enforced by Redis
+  Nanos wait = Nanos{0};                 // 0 = one attempt
+  bool auto_renew = false;               // keep the lease alive until released
+  // Called (on the loop thread) when the held lease is lost; the lease state is `lost` by then.
+  std::function<void(std::error_code why)> on_lost;
+};
+
+namespace detail {
+struct LeaseData;
+}
+
+// A handle to a granted lease. Cheap to copy; all copies see the same state. state() and the
+// immutable accessors may be read from any thread.
+class Lease {
+ public:
+  Lease() = default;
+  [[nodiscard]] bool valid() const noexcept { return d_ != nullptr; }
+  [[nodiscard]] const std::string& resource() const noexcept;
+  [[nodiscard]] const std::string& owner() const noexcept;
+  [[nodiscard]] Kind kind() const noexcept;
+  // Strictly increasing per resource across all grants; pass it to the guarded resource.
+  [[nodiscard]] std::uint64_t token() const noexcept;
+  [[nodiscard]] Nanos ttl() const noexcept;
+  [[nodiscard]] LeaseState state() const noexcept;
+  [[nodiscard]] bool held() const noexcept { return valid() && state() == LeaseState::held; }
+  // Monotonic instant (loop clock) until which the lease is certainly valid on the server.
+  // Loop thread only.
+  [[nodiscard]] loop::MonoTime valid_until() const noexcept;
+
+ private:
+  friend class Client;
+  explicit Lease(std::shared_ptr<detail::LeaseData> d) noexcept : d_(std::move(d)) {}
+  std::shared_ptr<detail::LeaseData> d_;
+};
+
+struct LockInfo {
+  std::vector<protocol::Holder> holders;  // ttl_ms = remaining server TTL of each holder
+  std::uint64_t last_token = 0;           // last fencing token handed out (0 = never)
+  std::int64_t pttl_ms = -2;              // of the holder set (-2: no holder set)
+};
+
+class Client {
+ public:
+  using AcquireHandler = std::function<void(std::error_code, Lease)>;
+  using DoneHandler = std::function<void(std::error_code)>;
+
+  // Owns its connection (the lock protocol puts it in OPTIN tracking mode).
+  Client(loop::Loop& loop, loop::ConnectionOptions connection, ClientOptions options = {});
+  // Leases still held are not released (their keys expire); pending callbacks get Errc::closed.
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  void start();  // connects (requests made before are queued)
+  void close() noexcept;
+
+  // Acquires `req.kind` on req.resource; waits up to req.wait. Errors: invalid_argument (nothing
+  // sent), already_held, timed_out, connection, protocol, closed.
+  void lock(LockRequest req, AcquireHandler handler);
+  // Removes only this lease. not_held when it had expired / was force-released.
+  void release(const Lease& lease, DoneHandler handler);
+  // Extends only this lease (by its TTL). not_held when it is gone (the lease turns `lost`).
+  void renew(const Lease& lease, DoneHandler handler);
+  // Removes every holder of the resource (administrative). `removed` = holders that were present.
+  void force_release(std::string resource, std::function<void(std::error_code, std::size_t)> h);
+  void inspect(std::string resource, std::function<void(std::error_code, const LockInfo&)> h);
+
+  // Checks a request without sending anything.
+  [[nodiscard]] std::error_code validate(const LockRequest& req, std::string* why = nullptr) const;
+
+  [[nodiscard]] loop::Connection& connection() noexcept;
+  [[nodiscard]] const ClientOptions& options() const noexcept;
+
+  struct Core;
+
+ private:
+  std::shared_ptr<Core> core_;
+};
+
+}  // namespace lockwire::lock

@@ -1,0 +1,983 @@
+// The lock client state machine. Protocol blocks come from protocol.hpp; docs/protocol.md says why
+// each step is safe. Everything runs on the loop thread; handlers hold weak_ptrs so that a
+// destroyed client is never touched.
+#include "lockwire/lock/client.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+#include <utility>
+
+#include "lockwire/resp/encoder.hpp"
+#include "lockwire/resp/reply.hpp"
+
+namespace lockwire::lock {
+
+namespace detail {
+struct LeaseData {
+  std::string resource;
+  std::string owner;
+  Kind kind = Kind::exclusive;
+  std::uint64_t token = 0;
+  Nanos ttl{0};
+  std::atomic<LeaseState> state{LeaseState::held};
+  // Loop thread only from here on.
+  loop::MonoTime valid_until{};
+  protocol::Keys keys;
+  std::string registry_key;
+  bool auto_renew = false;
+  std::function<void(std::error_code)> on_lost;
+  std::unique_ptr<loop::Timer> expiry_timer;
+  std::unique_ptr<loop::Timer> renew_timer;
+  bool renew_in_flight = false;
+};
+}  // namespace detail
+
+// --- Lease -------------------------------------------------------------------------------------
+
+const std::string& Lease::resource() const noexcept {
+  return d_->resource;
+}
+const std::string& Lease::owner() const noexcept {
+  return d_->owner;
+}
+Kind Lease::kind() const noexcept {
+  return d_->kind;
+}
+std::uint64_t Lease::token() const noexcept {
+  return d_->token;
+}
+Nanos Lease::ttl() const noexcept {
+  return d_->ttl;
+}
+LeaseState Lease::state() const noexcept {
+  return d_->state.load(std::memory_order_acquire);
+}
+loop::MonoTime Lease::valid_until() const noexcept {
+  return d_->valid_until;
+}
+
+// --- CountingMetrics ---------------------------------------------------------------------------
+
+void CountingMetrics::on_op(Op op, Kind, std::error_code ec, Nanos) noexcept {
+  switch (op) {
+    case Op::acquire:
+      (ec ? acquire_failed : acquired).fetch_add(1, std::memory_order_relaxed);
+      break;
+    case Op::release:
+      (ec ? release_failed : released).fetch_add(1, std::memory_order_relaxed);
+      break;
+    case Op::renew:
+      (ec ? renew_failed : renewed).fetch_add(1, std::memory_order_relaxed);
+      break;
+    default:
+      break;
+  }
+}
+void CountingMetrics::on_contended(std::string_view) noexcept {
+  contended.fetch_add(1, std::memory_order_relaxed);
+}
+void CountingMetrics::on_wait(Nanos, bool) noexcept {
+  waits.fetch_add(1, std::memory_order_relaxed);
+}
+void CountingMetrics::on_lease_lost(std::string_view, std::error_code) noexcept {
+  leases_lost.fetch_add(1, std::memory_order_relaxed);
+}
+void CountingMetrics::on_request(std::uint32_t n) noexcept {
+  requests.fetch_add(1, std::memory_order_relaxed);
+  commands.fetch_add(n, std::memory_order_relaxed);
+}
+
+// --- Core --------------------------------------------------------------------------------------
+
+namespace {
+
+using Ec = std::error_code;
+using LeasePtr = std::shared_ptr<detail::LeaseData>;
+
+Ec map_transport(Ec ec) {
+  if (ec == loop::Errc::outcome_unknown) return Errc::outcome_unknown;
+  if (ec == loop::Errc::closed) return Errc::closed;
+  if (ec == loop::Errc::server_error || ec == loop::Errc::protocol_error ||
+      ec == loop::Errc::bad_request) {
+    return Errc::protocol;
+  }
+  return Errc::connection;
+}
+
+// Transport failures the connection reports with no replies.
+bool is_transport(Ec ec) {
+  return ec && ec != loop::Errc::server_error;
+}
+
+struct Waiter {
+  LockRequest req;
+  protocol::Keys keys;
+  std::string field;
+  std::int64_t ttl_ms = 0;
+  Client::AcquireHandler cb;
+  loop::MonoTime start{};
+  loop::MonoTime deadline{};
+  bool done = false;    // callback called (granted, failed or timed out)
+  bool waited = false;  // had to wait for a wake-up at least once
+  std::unique_ptr<loop::Timer> deadline_timer;
+};
+using WaiterPtr = std::shared_ptr<Waiter>;
+
+struct Queue {
+  enum class State : std::uint8_t { idle, in_flight, waiting, need_ready };
+  std::string key;  // holder-set key; empty for one-shot queues (not registered)
+  bool one_shot = false;
+  State state = State::idle;
+  std::deque<WaiterPtr> waiters;
+  std::unique_ptr<loop::Timer> backstop;
+};
+using QueuePtr = std::shared_ptr<Queue>;
+
+}  // namespace
+
+struct Client::Core : std::enable_shared_from_this<Client::Core> {
+  Core(loop::Loop& l, ClientOptions o) : loop(l), opts(std::move(o)) {}
+
+  loop::Loop& loop;
+  ClientOptions opts;
+  std::unique_ptr<loop::Connection> conn;
+  bool closed = false;
+  std::uint64_t push_id = 0;
+  std::uint64_t state_id = 0;
+  std::unordered_map<std::string, QueuePtr> queues;
+  std::unordered_map<std::string, std::weak_ptr<detail::LeaseData>> leases;
+  std::vector<std::string> scratch_keys;
+
+  std::weak_ptr<Core> weak() { return weak_from_this(); }
+  Metrics* metrics() const { return opts.metrics.get(); }
+
+  void send(loop::Request r, loop::ReplyHandler h) {
+    if (auto* m = metrics()) m->on_request(r.commands);
+    conn->send(std::move(r), std::move(h));
+  }
+  void watch(loop::Request r, loop::WatchHandler h) {
+    if (auto* m = metrics()) m->on_request(r.commands);
+    conn->watch(std::move(r), std::move(h));
+  }
+  static void exec(loop::WatchTxn& txn, Metrics* m, loop::Request r, loop::ReplyHandler h) {
+    if (m != nullptr) m->on_request(r.commands);
+    txn.exec(std::move(r), std::move(h));
+  }
+
+  // ---- connection events -------------------------------------------------------------------
+
+  void on_push(resp::Frame push) {
+    scratch_keys.clear();
+    bool all = false;
+    if (!protocol::parse_invalidate(push, scratch_keys, all)) return;
+    if (all) {
+      wake_all();
+      return;
+    }
+    for (const std::string& k : scratch_keys) {
+      auto it = queues.find(k);
+      if (it != queues.end()) wake(it->second);
+    }
+  }
+
+  void on_state(loop::ConnectionState s) {
+    if (s != loop::ConnectionState::ready || closed) return;
+    // Tracking is connection state: re-enable after every (re)connect, then let every waiter
+    // re-check (pushes may have been missed while disconnected).
+    loop::Request r;
+    resp::append_command(r.bytes, "CLIENT", "TRACKING", "ON", "OPTIN");
+    send(std::move(r), [w = weak()](Ec, const loop::Replies&) {
+      if (auto self = w.lock(); self && !self->closed) self->wake_all();
+    });
+  }
+
+  void wake_all() {
+    std::vector<QueuePtr> qs;
+    qs.reserve(queues.size());
+    for (auto& [k, q] : queues) qs.push_back(q);
+    for (auto& q : qs) wake(q);
+  }
+
+  void wake(const QueuePtr& q) {
+    if (q->state != Queue::State::waiting && q->state != Queue::State::need_ready) return;
+    if (q->backstop) q->backstop->stop();
+    attempt(q);
+  }
+
+  // ---- acquire -----------------------------------------------------------------------------
+
+  void complete(const WaiterPtr& w, Ec ec, Lease lease = {}) {
+    if (w->done) return;
+    w->done = true;
+    if (w->deadline_timer) w->deadline_timer->stop();
+    const Nanos took = loop.now() - w->start;
+    if (auto* m = metrics()) {
+      m->on_op(Op::acquire, w->req.kind, ec, took);
+      if (w->waited) m->on_wait(took, !ec);
+    }
+    auto cb = std::move(w->cb);
+    if (cb) cb(ec, std::move(lease));
+  }
+
+  // Drops finished waiters at the head; starts the next attempt or retires the queue.
+  void advance(const QueuePtr& q) {
+    while (!q->waiters.empty() && q->waiters.front()->done) q->waiters.pop_front();
+    if (q->waiters.empty()) {
+      q->state = Queue::State::idle;
+      if (q->backstop) q->backstop->stop();
+      if (!q->one_shot) {
+        auto it = queues.find(q->key);
+        if (it != queues.end() && it->second == q) queues.erase(it);
+      }
+      return;
+    }
+    attempt(q);
+  }
+
+  void attempt(const QueuePtr& q) {
+    while (!q->waiters.empty() && q->waiters.front()->done) q->waiters.pop_front();
+    if (q->waiters.empty()) {
+      advance(q);
+      return;
+    }
+    if (closed) return;
+    q->state = Queue::State::in_flight;
+    WaiterPtr w = q->waiters.front();
+    const loop::MonoTime t_send = loop.now();
+    if (w->req.kind == Kind::exclusive) {
+      send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms),
+           [wk = weak(), q, w, t_send](Ec ec, const loop::Replies& r) {
+             auto self = wk.lock();
+             if (!self || self->closed) return;
+             self->on_exclusive_reply(q, w, t_send, ec, r);
+           });
+    } else {
+      watch(protocol::shared_watch(w->keys, w->req.owner),
+            [wk = weak(), q, w, t_send](Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+              auto self = wk.lock();
+              if (!self || self->closed) return;
+              self->on_shared_read(q, w, t_send, ec, r, std::move(txn));
+            });
+    }
+  }
+
+  // Transport failure of an acquire step. `written` = the block may have been applied.
+  void on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, Ec ec, bool maybe_applied) {
+    const bool retryable = ec == loop::Errc::not_sent || ec == loop::Errc::outcome_unknown ||
+                           ec == loop::Errc::connection_lost || ec == loop::Errc::connect_failed ||
+                           ec == loop::Errc::health_check_failed;
+    if (!retryable) {
+      complete(w, map_transport(ec));
+      advance(q);
+      return;
+    }
+    if (maybe_applied) {
+      // Never replay blindly: remove whatever claim of ours may exist (the field is named by
+      // our owner id, so this touches nothing else), then start afresh with a new token.
+      loop::Request r = w->req.kind == Kind::exclusive
+                            ? protocol::exclusive_release(w->keys, w->req.owner)
+                            : protocol::shared_release(w->keys, w->req.owner);
+      q->state = Queue::State::in_flight;
+      send(std::move(r), [wk = weak(), q, w](Ec ec2, const loop::Replies&) {
+        auto self = wk.lock();
+        if (!self || self->closed) return;
+        if (is_transport(ec2)) {
+          self->on_attempt_transport(q, w, ec2, ec2 == loop::Errc::outcome_unknown);
+          return;
+        }
+        if (q->one_shot && !w->done) self->complete(w, Errc::outcome_unknown);
+        self->advance(q);
+      });
+      return;
+    }
+    if (q->one_shot) {
+      complete(w, map_transport(ec));
+      advance(q);
+      return;
+    }
+    // Nothing applied: wait for the next `ready`, which wakes every queue.
+    q->state = Queue::State::need_ready;
+    if (conn->state() == loop::ConnectionState::ready) attempt(q);
+    if (conn->state() == loop::ConnectionState::closed) {
+      complete(w, Errc::connection);
+      advance(q);
+    }
+  }
+
+  void on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                          const loop::Replies& r) {
+    if (is_transport(ec) || r.size() == 0) {
+      on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
+                           ec == loop::Errc::outcome_unknown);
+      return;
+    }
+    const protocol::AcquireReply a = protocol::parse_exclusive_acquire(r.back());
+    switch (a.outcome) {
+      case protocol::Outcome::granted:
+        grant(q, w, a.token, t_send);
+        return;
+      case protocol::Outcome::already_held:
+        complete(w, Errc::already_held);
+        advance(q);
+        return;
+      case protocol::Outcome::contended:
+        if (auto* m = metrics()) m->on_contended(w->req.resource);
+        if (w->done || q->one_shot) {
+          // Caller gone or one attempt only: just withdraw our claim.
+          send(protocol::exclusive_release(w->keys, w->req.owner), [](Ec, const loop::Replies&) {});
+          complete(w, Errc::timed_out);
+          advance(q);
+          return;
+        }
+        send(protocol::wait_read(w->keys, w->field),
+             [wk = weak(), q, w](Ec ec2, const loop::Replies& r2) {
+               auto self = wk.lock();
+               if (!self || self->closed) return;
+               self->on_wait_read(q, w, ec2, r2, true);
+             });
+        return;
+      case protocol::Outcome::aborted:
+      case protocol::Outcome::bad_reply:
+        complete(w, Errc::protocol);
+        advance(q);
+        return;
+    }
+  }
+
+  void on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                      const loop::Replies& r, loop::WatchTxn txn) {
+    if (is_transport(ec) || !txn.valid()) {
+      // A WATCH and reads change nothing: safe to retry.
+      on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
+      return;
+    }
+    const protocol::SharedRead read = protocol::parse_shared_watch(r);
+    if (!read.ok) {
+      txn.unwatch();
+      complete(w, Errc::protocol);
+      advance(q);
+      return;
+    }
+    const protocol::Decision d = protocol::decide_shared(w->req.owner, read);
+    if (d == protocol::Decision::free && !w->done) {
+      exec(txn, metrics(), protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms),
+           [wk = weak(), q, w, t_send](Ec ec2, const loop::Replies& r2) {
+             auto self = wk.lock();
+             if (!self || self->closed) return;
+             self->on_shared_grant(q, w, t_send, ec2, r2);
+           });
+      return;
+    }
+    txn.unwatch();
+    if (d == protocol::Decision::already_held) {
+      complete(w, Errc::already_held);
+      advance(q);
+      return;
+    }
+    if (d == protocol::Decision::free) {  // caller already gone
+      advance(q);
+      return;
+    }
+    if (auto* m = metrics()) m->on_contended(w->req.resource);
+    if (w->done || q->one_shot) {
+      complete(w, Errc::timed_out);
+      advance(q);
+      return;
+    }
+    send(protocol::wait_read(w->keys, ""), [wk = weak(), q, w](Ec ec2, const loop::Replies& r2) {
+      auto self = wk.lock();
+      if (!self || self->closed) return;
+      self->on_wait_read(q, w, ec2, r2, false);
+    });
+  }
+
+  void on_shared_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                       const loop::Replies& r) {
+    if (is_transport(ec) || r.size() == 0) {
+      on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
+                           ec == loop::Errc::outcome_unknown);
+      return;
+    }
+    const protocol::AcquireReply a = protocol::parse_shared_grant(r.back());
+    if (a.outcome == protocol::Outcome::granted) {
+      grant(q, w, a.token, t_send);
+    } else if (a.outcome == protocol::Outcome::aborted) {
+      attempt(q);  // someone changed the keys between our read and EXEC: read again
+    } else {
+      complete(w, Errc::protocol);
+      advance(q);
+    }
+  }
+
+  void on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
+                    bool with_hdel) {
+    if (is_transport(ec) || r.size() == 0) {
+      // Our HDEL may or may not have run: resolve like any unknown acquire.
+      on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
+                           with_hdel && ec == loop::Errc::outcome_unknown);
+      return;
+    }
+    if (w->done) {
+      advance(q);
+      return;
+    }
+    const protocol::WaitRead wr = protocol::parse_wait_read(r.back(), with_hdel);
+    if (!wr.ok) {
+      complete(w, Errc::protocol);
+      advance(q);
+      return;
+    }
+    const protocol::Decision d = protocol::decide(w->req.kind, w->req.owner, wr.fields);
+    switch (d) {
+      case protocol::Decision::free:
+        attempt(q);
+        return;
+      case protocol::Decision::already_held:
+        complete(w, Errc::already_held);
+        advance(q);
+        return;
+      case protocol::Decision::blocked:
+        wait(q, w, wr.pttl);
+        return;
+      case protocol::Decision::blocked_by_shared_only:
+        check_stale(q, w, wr);
+        return;
+    }
+  }
+
+  // Exclusive waiter blocked only by shared fields: remove fields whose companion lease is gone.
+  void check_stale(const QueuePtr& q, const WaiterPtr& w, const protocol::WaitRead& wr) {
+    std::vector<std::string> owners;
+    for (const std::string& f : wr.fields) {
+      Kind k{};
+      std::string_view o;
+      if (protocol::split_field(f, k, o) && k == Kind::shared) owners.emplace_back(o);
+    }
+    const std::int64_t pttl = wr.pttl;
+    watch(protocol::stale_watch(w->keys, owners),
+          [wk = weak(), q, w, owners, pttl](Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+            auto self = wk.lock();
+            if (!self || self->closed) return;
+            if (is_transport(ec) || !txn.valid()) {
+              self->on_attempt_transport(
+                  q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
+              return;
+            }
+            const auto ttls = protocol::parse_stale_watch(r, owners.size());
+            std::vector<std::string> stale;
+            std::int64_t soonest = pttl;
+            for (std::size_t i = 0; i < ttls.size(); ++i) {
+              if (ttls[i] == -2) {
+                stale.push_back(protocol::field(Kind::shared, owners[i]));
+              } else if (ttls[i] > 0 && (soonest <= 0 || ttls[i] < soonest)) {
+                soonest = ttls[i];
+              }
+            }
+            if (stale.empty()) {
+              txn.unwatch();
+              // Companion expiry does not touch the holder set: the backstop is the soonest one.
+              self->wait(q, w, soonest);
+              return;
+            }
+            exec(txn, self->metrics(), protocol::stale_cleanup(w->keys, stale),
+                 [wk2 = self->weak(), q](Ec, const loop::Replies&) {
+                   auto s2 = wk2.lock();
+                   if (!s2 || s2->closed) return;
+                   s2->attempt(q);
+                 });
+          });
+  }
+
+  void wait(const QueuePtr& q, const WaiterPtr& w, std::int64_t pttl_ms) {
+    w->waited = true;
+    q->state = Queue::State::waiting;
+    if (!q->backstop) {
+      q->backstop = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
+        auto self = wk.lock();
+        auto qq = wq.lock();
+        if (self && qq && !self->closed) self->wake(qq);
+      });
+    }
+    // Backstop at the holder's known expiry (+1 ms): expiry pushes can lag active expiry.
+    // pttl -1 (no TTL) never happens with this protocol; fall back to one second.
+    const Nanos delay =
+        pttl_ms > 0 ? std::chrono::milliseconds(pttl_ms + 1) : Nanos(std::chrono::seconds(1));
+    q->backstop->start(delay);
+  }
+
+  void grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send) {
+    if (w->done) {
+      // Granted after the caller gave up: release at once, never leave it behind.
+      loop::Request r = w->req.kind == Kind::exclusive
+                            ? protocol::exclusive_release(w->keys, w->req.owner)
+                            : protocol::shared_release(w->keys, w->req.owner);
+      send(std::move(r), [](Ec, const loop::Replies&) {});
+      advance(q);
+      return;
+    }
+    auto d = std::make_shared<detail::LeaseData>();
+    d->resource = w->req.resource;
+    d->owner = w->req.owner;
+    d->kind = w->req.kind;
+    d->token = token;
+    d->ttl = w->req.ttl;
+    d->valid_until = t_send + w->req.ttl;
+    d->keys = w->keys;
+    d->registry_key = registry_key(w->keys.holders, w->req.owner);
+    d->auto_renew = w->req.auto_renew;
+    d->on_lost = std::move(w->req.on_lost);
+    leases[d->registry_key] = d;
+    arm_lease_timers(d);
+    complete(w, {}, Lease(d));
+    // Shared grants let the next shared waiter go at once; an exclusive one will find it held.
+    advance(q);
+  }
+
+  static std::string registry_key(const std::string& holders, const std::string& owner) {
+    std::string k = holders;
+    k.push_back('\0');
+    k.append(owner);
+    return k;
+  }
+
+  // ---- leases ------------------------------------------------------------------------------
+
+  void arm_lease_timers(const LeasePtr& d) {
+    std::weak_ptr<detail::LeaseData> wd = d;
+    if (!d->expiry_timer) {
+      d->expiry_timer = loop.make_timer([wk = weak(), wd] {
+        auto self = wk.lock();
+        auto dd = wd.lock();
+        if (self && dd) self->lose(dd, Errc::lost);
+      });
+    }
+    const Nanos left = d->valid_until - loop.now();
+    d->expiry_timer->start(left > Nanos{0} ? left : Nanos{0});
+    if (d->auto_renew) {
+      if (!d->renew_timer) {
+        d->renew_timer = loop.make_timer([wk = weak(), wd] {
+          auto self = wk.lock();
+          auto dd = wd.lock();
+          if (self && dd) self->auto_renew(dd);
+        });
+      }
+      const auto period = Nanos(static_cast<std::int64_t>(
+          static_cast<double>(d->ttl.count()) * std::clamp(opts.renew_fraction, 0.05, 0.9)));
+      d->renew_timer->start(std::max(period, Nanos(std::chrono::milliseconds(1))));
+    }
+  }
+
+  void stop_lease_timers(const LeasePtr& d) noexcept {
+    if (d->expiry_timer) d->expiry_timer->stop();
+    if (d->renew_timer) d->renew_timer->stop();
+  }
+
+  void forget(const LeasePtr& d) {
+    auto it = leases.find(d->registry_key);
+    if (it != leases.end()) {
+      auto cur = it->second.lock();
+      if (!cur || cur == d) leases.erase(it);
+    }
+  }
+
+  // Tells the holder its lease is gone (once).
+  void lose(const LeasePtr& d, Ec why) {
+    LeaseState expected = LeaseState::held;
+    if (!d->state.compare_exchange_strong(expected, LeaseState::lost)) return;
+    stop_lease_timers(d);
+    forget(d);
+    if (auto* m = metrics()) m->on_lease_lost(d->resource, why);
+    if (d->on_lost) d->on_lost(why);
+  }
+
+  void auto_renew(const LeasePtr& d) {
+    if (d->state.load() != LeaseState::held || d->renew_in_flight) return;
+    do_renew(d, [wk = weak(), wd = std::weak_ptr<detail::LeaseData>(d)](Ec ec) {
+      auto self = wk.lock();
+      auto dd = wd.lock();
+      if (!self || !dd || self->closed || dd->state.load() != LeaseState::held) return;
+      // Transient failure: try again at the next period; the expiry timer reports loss if no
+      // renewal is confirmed in time.
+      if (ec && dd->renew_timer) dd->renew_timer->start(std::max(dd->ttl / 10, Nanos(1'000'000)));
+    });
+  }
+
+  void do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
+    d->renew_in_flight = true;
+    const loop::MonoTime t_send = loop.now();
+    watch(protocol::renew_watch(d->kind, d->keys, d->owner),
+          [wk = weak(), d, t_send, done = std::move(done)](Ec ec, const loop::Replies& r,
+                                                           loop::WatchTxn txn) mutable {
+            auto self = wk.lock();
+            if (!self || self->closed) return;
+            if (is_transport(ec) || !txn.valid()) {
+              d->renew_in_flight = false;
+              self->finish_renew(d, map_transport(ec ? ec : loop::Errc::protocol_error), t_send,
+                                 done);
+              return;
+            }
+            // Declared lost locally meanwhile (unconfirmed past its TTL): never resurrect it.
+            if (d->state.load() != LeaseState::held || self->loop.now() >= d->valid_until) {
+              txn.unwatch();
+              d->renew_in_flight = false;
+              self->lose(d, Errc::lost);
+              self->finish_renew(d, Errc::not_held, t_send, done);
+              return;
+            }
+            const protocol::RenewCheck c = protocol::parse_renew_watch(d->kind, r);
+            if (c != protocol::RenewCheck::held) {
+              txn.unwatch();
+              d->renew_in_flight = false;
+              if (c == protocol::RenewCheck::not_held) {
+                self->lose(d, Errc::lost);
+                self->finish_renew(d, Errc::not_held, t_send, done);
+              } else {
+                self->finish_renew(d, Errc::protocol, t_send, done);
+              }
+              return;
+            }
+            exec(txn, self->metrics(),
+                 protocol::renew_exec(d->kind, d->keys, d->owner, ttl_millis(d->ttl)),
+                 [wk, d, t_send, done = std::move(done)](Ec ec2, const loop::Replies& r2) mutable {
+                   auto s = wk.lock();
+                   if (!s || s->closed) return;
+                   d->renew_in_flight = false;
+                   if (is_transport(ec2) || r2.size() == 0) {
+                     s->finish_renew(d, map_transport(ec2 ? ec2 : loop::Errc::protocol_error),
+                                     t_send, done);
+                     return;
+                   }
+                   switch (protocol::parse_renew_exec(d->kind, r2.back())) {
+                     case protocol::RenewResult::renewed:
+                       if (d->state.load() == LeaseState::held) {
+                         d->valid_until = t_send + d->ttl;
+                         s->arm_lease_timers(d);
+                       }
+                       s->finish_renew(d, {}, t_send, done);
+                       return;
+                     case protocol::RenewResult::aborted:
+                       // The holder set changed between read and EXEC (a contender's claim, or
+                       // expiry): read again while the lease is still valid locally.
+                       s->do_renew(d, std::move(done));
+                       return;
+                     case protocol::RenewResult::not_held:
+                       s->lose(d, Errc::lost);
+                       s->finish_renew(d, Errc::not_held, t_send, done);
+                       return;
+                     case protocol::RenewResult::bad_reply:
+                       s->finish_renew(d, Errc::protocol, t_send, done);
+                       return;
+                   }
+                 });
+          });
+  }
+
+  void finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
+                    const std::function<void(Ec)>& done) {
+    if (auto* m = metrics()) m->on_op(Op::renew, d->kind, ec, loop.now() - t_send);
+    if (done) done(ec);
+  }
+
+  void shutdown() noexcept {
+    if (closed) return;
+    closed = true;
+    std::vector<WaiterPtr> pending;
+    for (auto& [k, q] : queues) {
+      if (q->backstop) q->backstop->stop();
+      for (auto& w : q->waiters) pending.push_back(w);
+    }
+    for (auto& [k, wl] : leases) {
+      if (auto d = wl.lock()) {
+        stop_lease_timers(d);
+        d->expiry_timer.reset();
+        d->renew_timer.reset();
+      }
+    }
+    leases.clear();
+    for (auto& w : pending) {
+      if (w->done) continue;
+      w->done = true;
+      w->deadline_timer.reset();
+      auto cb = std::move(w->cb);
+      try {
+        if (cb) cb(Errc::closed, Lease{});
+      } catch (...) {  // destructors never throw
+      }
+    }
+    queues.clear();
+    if (conn) {
+      conn->remove_push_handler(push_id);
+      conn->remove_state_handler(state_id);
+      conn->close();
+    }
+  }
+};
+
+// --- Client ------------------------------------------------------------------------------------
+
+Client::Client(loop::Loop& loop, loop::ConnectionOptions connection, ClientOptions options)
+    : core_(std::make_shared<Core>(loop, std::move(options))) {
+  core_->conn = std::make_unique<loop::Connection>(loop, std::move(connection));
+  std::weak_ptr<Core> w = core_;
+  core_->push_id = core_->conn->add_push_handler([w](resp::Frame f) {
+    if (auto c = w.lock(); c && !c->closed) c->on_push(f);
+  });
+  core_->state_id = core_->conn->add_state_handler([w](loop::ConnectionState s, std::error_code) {
+    if (auto c = w.lock(); c && !c->closed) c->on_state(s);
+  });
+}
+
+Client::~Client() {
+  core_->shutdown();
+  // The connection goes with the core; its pending handlers see an expired weak_ptr.
+}
+
+void Client::start() {
+  core_->conn->start();
+}
+void Client::close() noexcept {
+  core_->shutdown();
+}
+loop::Connection& Client::connection() noexcept {
+  return *core_->conn;
+}
+const ClientOptions& Client::options() const noexcept {
+  return core_->opts;
+}
+
+std::error_code Client::validate(const LockRequest& req, std::string* why) const {
+  const Limits& lim = core_->opts.limits;
+  if (auto ec = validate_prefix(core_->opts.prefix, lim, why)) return ec;
+  if (auto ec = validate_name("resource", req.resource, lim.max_resource_bytes, why)) return ec;
+  if (auto ec = validate_name("owner", req.owner, lim.max_owner_bytes, why)) return ec;
+  if (auto ec = validate_ttl(req.ttl, lim, why)) return ec;
+  if (auto ec = validate_wait(req.wait, lim, why)) return ec;
+  return {};
+}
+
+void Client::lock(LockRequest req, AcquireHandler handler) {
+  Core& c = *core_;
+  auto fail = [&](Ec ec) {
+    if (auto* m = c.metrics()) m->on_op(Op::acquire, req.kind, ec, Nanos{0});
+    c.loop.post([h = std::move(handler), ec] {
+      if (h) h(ec, Lease{});
+    });
+  };
+  if (c.closed) return fail(Errc::closed);
+  if (auto ec = validate(req)) return fail(ec);
+  auto w = std::make_shared<Waiter>();
+  w->keys = protocol::make_keys(c.opts.prefix, req.resource);
+  if (auto it = c.leases.find(Core::registry_key(w->keys.holders, req.owner));
+      it != c.leases.end()) {
+    if (auto d = it->second.lock(); d && d->state.load() == LeaseState::held) {
+      return fail(Errc::already_held);
+    }
+  }
+  w->field = protocol::field(req.kind, req.owner);
+  w->ttl_ms = ttl_millis(req.ttl);
+  w->start = c.loop.now();
+  w->deadline = w->start + req.wait;
+  w->req = std::move(req);
+  w->cb = std::move(handler);
+
+  QueuePtr q;
+  if (w->req.wait == Nanos{0}) {
+    q = std::make_shared<Queue>();  // one attempt, independent of local waiters
+    q->one_shot = true;
+  } else {
+    auto& slot = c.queues[w->keys.holders];
+    if (!slot) {
+      slot = std::make_shared<Queue>();
+      slot->key = w->keys.holders;
+    }
+    q = slot;
+    w->deadline_timer = c.loop.make_timer(
+        [wk = c.weak(), ww = std::weak_ptr<Waiter>(w), wq = std::weak_ptr<Queue>(q)] {
+          auto self = wk.lock();
+          auto wt = ww.lock();
+          auto qq = wq.lock();
+          if (!self || !wt || !qq || self->closed || wt->done) return;
+          // If an attempt is in flight its reply is still observed (grant → released at once).
+          self->complete(wt, Errc::timed_out);
+          if (qq->state != Queue::State::in_flight) {
+            if (qq->backstop) qq->backstop->stop();
+            if (!qq->waiters.empty() && qq->waiters.front() == wt) {
+              self->advance(qq);
+            } else {
+              std::erase(qq->waiters, wt);
+            }
+          }
+        });
+    w->deadline_timer->start(w->req.wait);
+  }
+  q->waiters.push_back(w);
+  if (q->state == Queue::State::idle) c.attempt(q);
+}
+
+void Client::release(const Lease& lease, DoneHandler handler) {
+  Core& c = *core_;
+  auto post = [&](Ec ec) {
+    c.loop.post([h = std::move(handler), ec] {
+      if (h) h(ec);
+    });
+  };
+  if (c.closed) return post(Errc::closed);
+  if (!lease.valid()) return post(Errc::invalid_argument);
+  LeasePtr d = lease.d_;
+  if (d->state.load() == LeaseState::released) return post(Errc::not_held);
+  c.stop_lease_timers(d);
+  const loop::MonoTime t0 = c.loop.now();
+  auto req = [d] {
+    return d->kind == Kind::exclusive ? protocol::exclusive_release(d->keys, d->owner)
+                                      : protocol::shared_release(d->keys, d->owner);
+  };
+  auto finish = [wk = c.weak(), d, t0](Ec ec, const DoneHandler& h) {
+    auto self = wk.lock();
+    if (!self) return;
+    const bool was_held = d->state.load() == LeaseState::held;
+    if (!ec) {
+      d->state.store(LeaseState::released);
+    } else if (ec == Errc::not_held) {
+      // The caller is told directly; no on_lost callback for a lease it is giving up.
+      LeaseState expected = LeaseState::held;
+      d->state.compare_exchange_strong(expected, LeaseState::lost);
+    } else if (was_held) {
+      d->state.store(LeaseState::released);  // outcome unknown: it is gone or will expire
+    }
+    self->forget(d);
+    if (auto* m = self->metrics()) m->on_op(Op::release, d->kind, ec, self->loop.now() - t0);
+    if (h) h(ec);
+  };
+  c.send(req(), [wk = c.weak(), d, req, finish, h = std::move(handler)](
+                    Ec ec, const loop::Replies& r) mutable {
+    auto self = wk.lock();
+    if (!self || self->closed) return;
+    if (ec == loop::Errc::outcome_unknown) {
+      // HDEL/DEL of our own names is idempotent: send it again once.
+      self->send(req(), [wk, d, finish, h = std::move(h)](Ec ec2, const loop::Replies& r2) {
+        auto s = wk.lock();
+        if (!s || s->closed) return;
+        if (is_transport(ec2) || r2.size() == 0) return finish(map_transport(ec2), h);
+        const auto res = protocol::parse_release(d->kind, r2);
+        finish(res == protocol::ReleaseResult::released ? Ec{} : Ec(Errc::outcome_unknown), h);
+      });
+      return;
+    }
+    if (is_transport(ec) || r.size() == 0) return finish(map_transport(ec), h);
+    switch (protocol::parse_release(d->kind, r)) {
+      case protocol::ReleaseResult::released:
+        return finish(d->state.load() == LeaseState::held ? Ec{} : Ec(Errc::not_held), h);
+      case protocol::ReleaseResult::not_held:
+        return finish(Errc::not_held, h);
+      case protocol::ReleaseResult::bad_reply:
+        return finish(Errc::protocol, h);
+    }
+  });
+}
+
+void Client::renew(const Lease& lease, DoneHandler handler) {
+  Core& c = *core_;
+  auto post = [&](Ec ec) {
+    c.loop.post([h = std::move(handler), ec] {
+      if (h) h(ec);
+    });
+  };
+  if (c.closed) return post(Errc::closed);
+  if (!lease.valid()) return post(Errc::invalid_argument);
+  if (lease.state() != LeaseState::held) return post(Errc::not_held);
+  c.do_renew(lease.d_, std::move(handler));
+}
+
+void Client::force_release(std::string resource,
+                           std::function<void(std::error_code, std::size_t)> h) {
+  Core& c = *core_;
+  std::string why;
+  Ec ec = c.closed ? Ec(Errc::closed)
+                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
+  if (ec) {
+    c.loop.post([h = std::move(h), ec] {
+      if (h) h(ec, 0);
+    });
+    return;
+  }
+  auto keys = protocol::make_keys(c.opts.prefix, resource);
+  const loop::MonoTime t0 = c.loop.now();
+  c.send(protocol::force_release(keys),
+         [wk = c.weak(), keys, t0, h = std::move(h)](Ec ec2, const loop::Replies& r) mutable {
+           auto self = wk.lock();
+           if (!self || self->closed) return;
+           std::vector<std::string> fields;
+           Ec res;
+           if (is_transport(ec2) || r.size() == 0) {
+             res = map_transport(ec2);
+           } else if (!protocol::parse_force_release(r.back(), fields)) {
+             res = Errc::protocol;
+           }
+           if (auto* m = self->metrics()) {
+             m->on_op(Op::force_release, Kind::exclusive, res, self->loop.now() - t0);
+           }
+           std::vector<std::string> owners;
+           for (const auto& f : fields) {
+             Kind k{};
+             std::string_view o;
+             if (protocol::split_field(f, k, o) && k == Kind::shared) owners.emplace_back(o);
+           }
+           if (!owners.empty()) {
+             self->send(protocol::delete_companions(keys, owners), [](Ec, const loop::Replies&) {});
+           }
+           if (h) h(res, fields.size());
+         });
+}
+
+void Client::inspect(std::string resource,
+                     std::function<void(std::error_code, const LockInfo&)> h) {
+  Core& c = *core_;
+  std::string why;
+  Ec ec = c.closed ? Ec(Errc::closed)
+                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
+  if (ec) {
+    c.loop.post([h = std::move(h), ec] {
+      if (h) h(ec, LockInfo{});
+    });
+    return;
+  }
+  auto keys = protocol::make_keys(c.opts.prefix, resource);
+  c.send(protocol::inspect(keys),
+         [wk = c.weak(), keys, h = std::move(h)](Ec ec2, const loop::Replies& r) mutable {
+           auto self = wk.lock();
+           if (!self || self->closed) return;
+           if (is_transport(ec2) || r.size() == 0) return h(map_transport(ec2), LockInfo{});
+           protocol::InspectReply rep = protocol::parse_inspect(r.back());
+           if (!rep.ok) return h(Errc::protocol, LockInfo{});
+           auto info = std::make_shared<LockInfo>();
+           info->holders = std::move(rep.holders);
+           info->last_token = rep.last_token;
+           info->pttl_ms = rep.pttl;
+           std::vector<std::string> owners;
+           for (const auto& hd : info->holders) {
+             if (hd.kind == Kind::shared) owners.push_back(hd.owner);
+           }
+           if (owners.empty()) return h({}, *info);
+           self->send(protocol::companion_ttls(keys, owners),
+                      [wk, info, h = std::move(h)](Ec ec3, const loop::Replies& r3) {
+                        auto s = wk.lock();
+                        if (!s || s->closed) return;
+                        if (is_transport(ec3)) return h(map_transport(ec3), LockInfo{});
+                        std::size_t i = 0;
+                        for (auto& hd : info->holders) {
+                          if (hd.kind != Kind::shared) continue;
+                          if (i < r3.size()) {
+                            const resp::Frame f = r3[i];
+                            if (!f.empty()) {
+                              if (auto v = resp::to_int64(f[resp::value_index(f)])) hd.ttl_ms = *v;
+                            }
+                          }
+                          ++i;
+                        }
+                        h({}, *info);
+                      });
+         });
+}
+
+}  // namespace lockwire::lock

@@ -1,0 +1,553 @@
+// The lock client against a real redis-server with scripting disabled (rename-command to "").
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockwire/lock/blocking.hpp"
+#include "lockwire/lock/client.hpp"
+#include "lockwire/loop/uv_loop.hpp"
+#include "redis_server.hpp"
+
+namespace lockwire::lock {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+
+std::vector<std::string> no_scripting() {
+  std::vector<std::string> a;
+  for (const char* c :
+       {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "SCRIPT", "FUNCTION", "FCALL", "FCALL_RO"}) {
+    a.insert(a.end(), {"--rename-command", c, ""});
+  }
+  return a;
+}
+
+// (Avoids a g++ 12 -Wrestrict false positive on "literal" + std::string at -O3.)
+std::string numbered(std::string_view prefix, int i) {
+  std::string s(prefix);
+  s.append(std::to_string(i));
+  return s;
+}
+
+class LockTest : public ::testing::Test {
+ protected:
+  explicit LockTest(std::vector<std::string> extra = no_scripting()) : server_(std::move(extra)) {}
+
+  loop::ConnectionOptions conn_options() {
+    loop::ConnectionOptions o;
+    EXPECT_FALSE(loop::parse_url(server_.url(), o));
+    o.reconnect.initial = 5ms;
+    o.reconnect.max = 50ms;
+    return o;
+  }
+
+  std::unique_ptr<Client> make_client(std::shared_ptr<Metrics> m = nullptr) {
+    ClientOptions co;
+    co.metrics = std::move(m);
+    auto c = std::make_unique<Client>(loop_, conn_options(), co);
+    c->start();
+    return c;
+  }
+
+  // Runs the loop until done() (a guard timer keeps a broken test from hanging forever).
+  void run_until(const std::function<bool()>& done, Nanos limit = 20s) {
+    bool expired = false;
+    auto guard = loop_.make_timer([&] { expired = true; });
+    guard->start(limit);
+    while (!done() && !expired) loop_.run_once(true);
+    ASSERT_FALSE(expired) << "test guard expired";
+  }
+
+  void sleep_loop(Nanos d) {
+    bool fired = false;
+    auto t = loop_.make_timer([&] { fired = true; });
+    t->start(d);
+    run_until([&] { return fired; });
+  }
+
+  struct Acq {
+    std::error_code ec;
+    Lease lease;
+  };
+  Acq acquire(Client& c, LockRequest req) {
+    Acq out;
+    bool done = false;
+    c.lock(std::move(req), [&](std::error_code ec, Lease l) {
+      out = {ec, std::move(l)};
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  }
+  std::error_code release(Client& c, const Lease& l) {
+    std::error_code out;
+    bool done = false;
+    c.release(l, [&](std::error_code ec) {
+      out = ec;
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  }
+  std::error_code renew(Client& c, const Lease& l) {
+    std::error_code out;
+    bool done = false;
+    c.renew(l, [&](std::error_code ec) {
+      out = ec;
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  }
+  LockInfo inspect(Client& c, const std::string& r) {
+    LockInfo out;
+    bool done = false;
+    c.inspect(r, [&](std::error_code ec, const LockInfo& i) {
+      EXPECT_FALSE(ec) << ec.message();
+      out = i;
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  }
+
+  static LockRequest req(std::string res, std::string owner, Nanos ttl = 10s, Nanos wait = 0s,
+                         Kind kind = Kind::exclusive) {
+    LockRequest r;
+    r.resource = std::move(res);
+    r.owner = std::move(owner);
+    r.ttl = ttl;
+    r.wait = wait;
+    r.kind = kind;
+    return r;
+  }
+
+  RedisServer server_;
+  loop::UvLoop loop_;
+};
+
+TEST_F(LockTest, ExclusiveExcludesAndTokensIncrease) {
+  auto a = make_client();
+  auto b = make_client();
+  auto la = acquire(*a, req("r", "a"));
+  ASSERT_FALSE(la.ec) << la.ec.message();
+  EXPECT_TRUE(la.lease.held());
+  EXPECT_GT(la.lease.token(), 0u);
+  EXPECT_EQ(acquire(*b, req("r", "b")).ec, Errc::timed_out);  // wait 0: one attempt
+  EXPECT_FALSE(release(*a, la.lease));
+  EXPECT_EQ(la.lease.state(), LeaseState::released);
+  auto lb = acquire(*b, req("r", "b"));
+  ASSERT_FALSE(lb.ec);
+  EXPECT_GT(lb.lease.token(), la.lease.token());
+  const LockInfo info = inspect(*a, "r");
+  ASSERT_EQ(info.holders.size(), 1u);
+  EXPECT_EQ(info.holders[0].owner, "b");
+  EXPECT_EQ(info.holders[0].kind, Kind::exclusive);
+  EXPECT_GT(info.holders[0].ttl_ms, 0);
+  EXPECT_EQ(info.last_token, lb.lease.token());
+  // Releasing twice / a released lease: not held, touches nothing.
+  EXPECT_EQ(release(*a, la.lease), Errc::not_held);
+  EXPECT_EQ(inspect(*a, "r").holders.size(), 1u);
+}
+
+TEST_F(LockTest, ReacquireBySameOwnerIsRefused) {
+  auto a = make_client();
+  auto b = make_client();
+  auto l = acquire(*a, req("r", "a"));
+  ASSERT_FALSE(l.ec);
+  EXPECT_EQ(acquire(*a, req("r", "a")).ec, Errc::already_held);  // detected locally
+  EXPECT_EQ(acquire(*b, req("r", "a")).ec, Errc::already_held);  // detected on the server
+  EXPECT_EQ(acquire(*b, req("r", "a", 10s, 0s, Kind::shared)).ec, Errc::already_held);
+  const LockInfo info = inspect(*a, "r");
+  ASSERT_EQ(info.holders.size(), 1u);  // nothing changed
+  EXPECT_FALSE(release(*a, l.lease));
+}
+
+TEST_F(LockTest, SharedAndExclusiveCompatibility) {
+  auto a = make_client();
+  auto b = make_client();
+  auto s1 = acquire(*a, req("r", "s1", 10s, 0s, Kind::shared));
+  auto s2 = acquire(*b, req("r", "s2", 5s, 0s, Kind::shared));
+  ASSERT_FALSE(s1.ec) << s1.ec.message();
+  ASSERT_FALSE(s2.ec) << s2.ec.message();
+  EXPECT_GT(s2.lease.token(), s1.lease.token());
+  EXPECT_EQ(acquire(*b, req("r", "x", 10s)).ec, Errc::timed_out);
+  // Upgrade of a shared holder is refused instead of waiting for itself.
+  EXPECT_EQ(acquire(*b, req("r", "s2", 10s, 1s)).ec, Errc::already_held);
+  LockInfo info = inspect(*a, "r");
+  ASSERT_EQ(info.holders.size(), 2u);
+  for (const auto& h : info.holders) {
+    EXPECT_EQ(h.kind, Kind::shared);
+    EXPECT_GT(h.ttl_ms, 0) << h.owner << " " << server_.cli({"KEYS", "*"});  // own TTL each
+  }
+  EXPECT_FALSE(release(*a, s1.lease));
+  EXPECT_EQ(acquire(*a, req("r", "x", 10s)).ec, Errc::timed_out);
+  EXPECT_FALSE(release(*b, s2.lease));
+  auto x = acquire(*a, req("r", "x", 10s));
+  ASSERT_FALSE(x.ec);
+  EXPECT_GT(x.lease.token(), s2.lease.token());
+  EXPECT_EQ(acquire(*b, req("r", "s3", 10s, 0s, Kind::shared)).ec, Errc::timed_out);
+  EXPECT_EQ(release(*b, s2.lease), Errc::not_held);
+  EXPECT_FALSE(release(*a, x.lease));
+}
+
+TEST_F(LockTest, ExpiryTakeoverAndStaleLeaseTouchesNothing) {
+  auto m = std::make_shared<CountingMetrics>();
+  auto a = make_client(m);
+  auto b = make_client();
+  bool lost = false;
+  auto r = req("r", "a", 150ms);
+  r.on_lost = [&](std::error_code ec) {
+    EXPECT_EQ(ec, Errc::lost);
+    lost = true;
+  };
+  auto la = acquire(*a, r);
+  ASSERT_FALSE(la.ec);
+  // b waits; woken by the expiry (push or backstop), not by polling.
+  auto lb = acquire(*b, req("r", "b", 10s, 5s));
+  ASSERT_FALSE(lb.ec) << lb.ec.message();
+  EXPECT_GT(lb.lease.token(), la.lease.token());
+  run_until([&] { return lost; });
+  EXPECT_EQ(la.lease.state(), LeaseState::lost);
+  EXPECT_EQ(m->leases_lost.load(), 1u);
+  EXPECT_EQ(renew(*a, la.lease), Errc::not_held);
+  EXPECT_EQ(release(*a, la.lease), Errc::not_held);
+  const LockInfo info = inspect(*b, "r");
+  ASSERT_EQ(info.holders.size(), 1u);
+  EXPECT_EQ(info.holders[0].owner, "b");
+  EXPECT_GT(info.holders[0].ttl_ms, 5000);  // b's TTL untouched by a's renew attempt
+  EXPECT_TRUE(lb.lease.held());
+}
+
+TEST_F(LockTest, RenewExtendsOnlyOwnLease) {
+  auto a = make_client();
+  auto la = acquire(*a, req("r", "a", 300ms));
+  ASSERT_FALSE(la.ec);
+  sleep_loop(150ms);
+  EXPECT_FALSE(renew(*a, la.lease));
+  EXPECT_GT(inspect(*a, "r").holders.at(0).ttl_ms, 200);
+  // Same for a shared lease: its own companion TTL is extended.
+  auto s = acquire(*a, req("q", "s", 300ms, 0s, Kind::shared));
+  ASSERT_FALSE(s.ec);
+  EXPECT_FALSE(renew(*a, s.lease));
+  EXPECT_FALSE(release(*a, s.lease));
+  EXPECT_FALSE(release(*a, la.lease));
+}
+
+TEST_F(LockTest, AutoRenewSurvivesManyTtlsAndReportsLossWhenServerPaused) {
+  auto m = std::make_shared<CountingMetrics>();
+  auto a = make_client(m);
+  std::error_code lost_ec;
+  bool lost = false;
+  auto r = req("r", "a", 200ms);
+  r.auto_renew = true;
+  r.on_lost = [&](std::error_code ec) {
+    lost_ec = ec;
+    lost = true;
+  };
+  auto la = acquire(*a, r);
+  ASSERT_FALSE(la.ec);
+  sleep_loop(1s);  // five TTLs
+  EXPECT_TRUE(la.lease.held());
+  EXPECT_FALSE(lost);
+  EXPECT_GE(m->renewed.load(), 5u);
+  ASSERT_EQ(inspect(*a, "r").holders.size(), 1u);
+  server_.pause();  // SIGSTOP: renewals go unanswered
+  run_until([&] { return lost; });
+  server_.resume();
+  EXPECT_EQ(lost_ec, Errc::lost);
+  EXPECT_EQ(la.lease.state(), LeaseState::lost);
+}
+
+TEST_F(LockTest, WakeOnReleaseWithoutPolling) {
+  auto ma = std::make_shared<CountingMetrics>();
+  auto mb = std::make_shared<CountingMetrics>();
+  auto a = make_client(ma);
+  auto b = make_client(mb);
+  auto la = acquire(*a, req("r", "a", 10s));
+  ASSERT_FALSE(la.ec);
+  Acq lb;
+  bool got = false;
+  b->lock(req("r", "b", 10s, 10s), [&](std::error_code ec, Lease l) {
+    lb = {ec, std::move(l)};
+    got = true;
+  });
+  sleep_loop(100ms);
+  const auto sent_after_first = mb->requests.load();
+  sleep_loop(500ms);  // waiting: no further commands may be sent
+  EXPECT_EQ(mb->requests.load(), sent_after_first);
+  EXPECT_LE(sent_after_first, 3u);  // CLIENT TRACKING, the attempt, the tracked read
+  EXPECT_FALSE(got);
+  EXPECT_FALSE(release(*a, la.lease));
+  run_until([&] { return got; });
+  ASSERT_FALSE(lb.ec);
+  EXPECT_LE(mb->requests.load(), sent_after_first + 1);  // one attempt after the push
+  EXPECT_FALSE(release(*b, lb.lease));
+}
+
+TEST_F(LockTest, ManyWaitersShareOneInterest) {
+  auto ma = std::make_shared<CountingMetrics>();
+  auto a = make_client();
+  auto b = make_client(ma);
+  auto la = acquire(*a, req("r", "holder", 10s));
+  ASSERT_FALSE(la.ec);
+  constexpr int kWaiters = 10;
+  std::vector<Acq> got(kWaiters);
+  int done = 0;
+  for (int i = 0; i < kWaiters; ++i) {
+    b->lock(req("r", numbered("w", i), 10s, 15s), [&, i](std::error_code ec, Lease l) {
+      got[i] = {ec, std::move(l)};
+      ++done;
+      if (!ec) b->release(got[i].lease, [](std::error_code) {});
+    });
+  }
+  sleep_loop(300ms);
+  EXPECT_LE(ma->requests.load(), 3u);  // one attempt + one tracked read for all ten
+  EXPECT_FALSE(release(*a, la.lease));
+  run_until([&] { return done == kWaiters; });
+  std::uint64_t last = la.lease.token();
+  for (int i = 0; i < kWaiters; ++i) {  // FIFO within one client
+    ASSERT_FALSE(got[i].ec) << i << " " << got[i].ec.message();
+    EXPECT_GT(got[i].lease.token(), last);
+    last = got[i].lease.token();
+  }
+}
+
+TEST_F(LockTest, MutualExclusionManyClients) {
+  constexpr int kClients = 6;
+  constexpr int kRounds = 15;
+  std::vector<std::unique_ptr<Client>> cs;
+  for (int i = 0; i < kClients; ++i) cs.push_back(make_client());
+  int inside = 0;
+  int max_inside = 0;
+  int finished = 0;
+  std::uint64_t last_token = 0;
+  bool tokens_increase = true;
+  std::vector<std::unique_ptr<loop::Timer>> timers(kClients);
+  std::vector<int> rounds(kClients, 0);
+  std::function<void(int)> next = [&](int i) {
+    if (rounds[i] == kRounds) {
+      ++finished;
+      return;
+    }
+    cs[i]->lock(req("m", numbered("c", i), 5s, 10s), [&, i](std::error_code ec, Lease l) {
+      ASSERT_FALSE(ec) << ec.message();
+      ++inside;
+      max_inside = std::max(max_inside, inside);
+      if (l.token() <= last_token) tokens_increase = false;
+      last_token = l.token();
+      // Hold across a loop turn so that overlaps would be visible.
+      timers[i] = loop_.make_timer([&, i, l] {
+        --inside;
+        cs[i]->release(l, [&, i](std::error_code rec) {
+          EXPECT_FALSE(rec);
+          ++rounds[i];
+          next(i);
+        });
+      });
+      timers[i]->start(1ms);
+    });
+  };
+  for (int i = 0; i < kClients; ++i) next(i);
+  run_until([&] { return finished == kClients; }, 60s);
+  EXPECT_EQ(max_inside, 1);
+  EXPECT_TRUE(tokens_increase);
+}
+
+TEST_F(LockTest, MutualExclusionAcrossProcesses) {
+  // Each child increments a counter with a non-atomic GET/SET under the lock.
+  constexpr int kProcs = 3;
+  constexpr int kRounds = 20;
+  const std::string url = server_.url();
+  std::vector<pid_t> kids;
+  for (int p = 0; p < kProcs; ++p) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int rc = 0;
+      {
+        loop::ConnectionOptions o;
+        (void)loop::parse_url(url, o);
+        BlockingClient bc(o);
+        for (int i = 0; i < kRounds && rc == 0; ++i) {
+          std::error_code ec;
+          LeaseGuard g = bc.lock_guard(req("proc", numbered("p", p), 5s, 30s), ec);
+          if (ec) {
+            rc = 2;
+            break;
+          }
+          std::promise<void> done;
+          bc.run_on_loop([&](Client& c) {
+            c.connection().command(
+                {"GET", "counter"}, [&c, &done](std::error_code, const loop::Replies& r) {
+                  long v = 0;
+                  if (r.size() == 1 && !r[0].empty() && r[0][0].type == resp::Type::blob_string) {
+                    v = std::stol(std::string(r[0][0].value));
+                  }
+                  const std::string nv = std::to_string(v + 1);
+                  c.connection().command(
+                      {"SET", "counter", nv},
+                      [&done](std::error_code, const loop::Replies&) { done.set_value(); });
+                });
+          });
+          done.get_future().wait();
+        }
+      }
+      ::_exit(rc);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) {
+    int st = 0;
+    ASSERT_EQ(::waitpid(k, &st, 0), k);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+  }
+  EXPECT_EQ(server_.cli({"GET", "counter"}), numbered("", kProcs * kRounds).append("\n"));
+}
+
+TEST_F(LockTest, DeadlineDuringInFlightAcquireLeavesNoLock) {
+  auto a = make_client();
+  auto b = make_client();
+  ASSERT_EQ(inspect(*a, "r").holders.size(), 0u);  // both connected
+  ASSERT_EQ(inspect(*b, "r").holders.size(), 0u);
+  server_.pause();  // the acquire is written but cannot be answered before the deadline
+  Acq res;
+  bool done = false;
+  a->lock(req("r", "a", 10s, 100ms), [&](std::error_code ec, Lease l) {
+    res = {ec, std::move(l)};
+    done = true;
+  });
+  run_until([&] { return done; });
+  EXPECT_EQ(res.ec, Errc::timed_out);
+  server_.resume();
+  // Replies are ordered per connection: after two round trips on a's connection the late EXEC
+  // reply has been handled and its clean-up (release or claim withdrawal) has run.
+  (void)inspect(*a, "r");
+  EXPECT_EQ(inspect(*a, "r").holders.size(), 0u);
+  auto lb = acquire(*b, req("r", "b", 10s));  // no wait: nothing may be left behind
+  ASSERT_FALSE(lb.ec) << lb.ec.message();
+}
+
+TEST_F(LockTest, ValidationSendsNothing) {
+  auto m = std::make_shared<CountingMetrics>();
+  auto a = make_client(m);
+  sleep_loop(50ms);
+  const auto before = m->requests.load();
+  const std::vector<LockRequest> bad = {
+      req("", "o"),
+      req("r", ""),
+      req(std::string(513, 'r'), "o"),
+      req("r", std::string(257, 'o')),
+      req("a{b", "o"),
+      req("r", "o", 0ms),
+      req("r", "o", -1s),
+      req("r", "o", 500us),
+      req("r", "o", std::chrono::nanoseconds::max()),
+      req("r", "o", 1s, -1ms),
+      req("r", "o", 1s, std::chrono::nanoseconds::max()),
+  };
+  for (const auto& r : bad) {
+    EXPECT_EQ(acquire(*a, r).ec, Errc::invalid_argument) << r.resource << "/" << r.owner;
+  }
+  EXPECT_EQ(m->requests.load(), before);
+  ClientOptions co;
+  co.prefix = "bad{";
+  Client c(loop_, conn_options(), co);
+  EXPECT_EQ(c.validate(req("r", "o")), Errc::invalid_argument);
+}
+
+TEST_F(LockTest, ForceReleaseIsReportedToHolderAtNextRenew) {
+  auto a = make_client();
+  auto b = make_client();
+  bool lost = false;
+  auto r = req("r", "a", 300ms);
+  r.auto_renew = true;
+  r.on_lost = [&](std::error_code) { lost = true; };
+  auto la = acquire(*a, r);
+  ASSERT_FALSE(la.ec);
+  auto s = acquire(*a, req("q", "s", 10s, 0s, Kind::shared));
+  ASSERT_FALSE(s.ec);
+  std::size_t removed = 0;
+  bool done = false;
+  b->force_release("r", [&](std::error_code ec, std::size_t n) {
+    EXPECT_FALSE(ec);
+    removed = n;
+    done = true;
+  });
+  run_until([&] { return done; });
+  EXPECT_EQ(removed, 1u);
+  run_until([&] { return lost; });
+  EXPECT_EQ(la.lease.state(), LeaseState::lost);
+  done = false;
+  b->force_release("q", [&](std::error_code ec, std::size_t n) {
+    EXPECT_FALSE(ec);
+    removed = n;
+    done = true;
+  });
+  run_until([&] { return done; });
+  EXPECT_EQ(removed, 1u);
+  EXPECT_EQ(release(*a, s.lease), Errc::not_held);
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{q}:s:s"}), "0\n");
+  EXPECT_NE(server_.cli({"GET", "lockwire:{r}:tok"}), "\n");  // tokens survive
+}
+
+TEST_F(LockTest, ExclusiveWaiterCleansStaleSharedField) {
+  auto a = make_client();
+  // A shared holder that "crashed": its field is present, its companion lease expired.
+  server_.cli({"HSET", "lockwire:{r}", "s:dead", "1"});
+  server_.cli({"PEXPIRE", "lockwire:{r}", "60000"});
+  auto l = acquire(*a, req("r", "x", 10s, 5s));
+  ASSERT_FALSE(l.ec) << l.ec.message();
+  const LockInfo info = inspect(*a, "r");
+  ASSERT_EQ(info.holders.size(), 1u);
+  EXPECT_EQ(info.holders[0].owner, "x");
+}
+
+// The no-script assertion: a server where the default user may not run scripting commands; after
+// a workload touching every operation, the ACL log (which records each denied attempt) is empty.
+class NoScriptTest : public LockTest {
+ protected:
+  NoScriptTest() : LockTest({}) {}
+};
+
+TEST_F(NoScriptTest, NoScriptCommandEverReachesTheServer) {
+  server_.cli({"ACL", "SETUSER", "default", "on", "nopass", "~*", "&*", "+@all", "-@scripting"});
+  server_.cli({"ACL", "LOG", "RESET"});
+  server_.cli({"CONFIG", "RESETSTAT"});
+  {
+    auto a = make_client();
+    auto b = make_client();
+    auto x = acquire(*a, req("r", "a", 200ms));
+    ASSERT_FALSE(x.ec);
+    auto w = acquire(*b, req("r", "b", 10s, 5s));  // wait, wake, acquire
+    ASSERT_FALSE(w.ec);
+    EXPECT_FALSE(renew(*b, w.lease));
+    EXPECT_FALSE(release(*b, w.lease));
+    auto s = acquire(*a, req("r", "s", 10s, 0s, Kind::shared));
+    ASSERT_FALSE(s.ec);
+    EXPECT_FALSE(renew(*a, s.lease));
+    (void)inspect(*a, "r");
+    bool done = false;
+    b->force_release("r", [&](std::error_code, std::size_t) { done = true; });
+    run_until([&] { return done; });
+  }
+  EXPECT_EQ(server_.cli({"ACL", "LOG"}), "\n");
+  const std::string stats = server_.cli({"INFO", "commandstats"});
+  for (const char* c : {"cmdstat_eval", "cmdstat_fcall", "cmdstat_script", "cmdstat_function"}) {
+    EXPECT_EQ(stats.find(c), std::string::npos) << c;
+  }
+  EXPECT_NE(stats.find("cmdstat_hsetnx"), std::string::npos);  // the workload did run
+  // The check can fail: a script attempt is recorded.
+  (void)server_.cli({"EVAL", "return 1", "0"});
+  EXPECT_NE(server_.cli({"ACL", "LOG"}), "\n");
+}
+
+}  // namespace
+}  // namespace lockwire::lock
