@@ -1,0 +1,93 @@
+// The simulated Redis server, sans-I/O: bytes in per client, bytes out per client.
+//
+// Byte-exact with redis-server 7.0.15 for the commands it supports (see the table in
+// redis_model.cpp); everything else answers as Redis does for an unknown command. Time comes from
+// the host (a simulated node's wall clock, or the real clock in serve mode), so expiry follows
+// the server machine's own clock, steps and drift included.
+//
+// Hosts: sim::SimRedis (a node on the simulated network) and `lockwire-sim serve` (real TCP).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockwire/sim/rng.hpp"
+
+namespace lockwire::sim {
+
+struct RedisModelOptions {
+  std::string requirepass;  // non-empty: the default user needs this password
+  int databases = 16;
+  std::size_t max_query_bytes = 1024ull * 1024 * 1024;  // client-query-buffer-limit
+  std::uint64_t max_bulk = 512ull * 1024 * 1024;        // proto-max-bulk-len
+  int active_expire_keys_per_cycle = 2000;              // bound on cron work per database
+};
+
+// A full copy of the keyspace (persistence / replication model).
+struct RedisSnapshot;
+
+class RedisModel {
+ public:
+  using ClientId = std::uint64_t;
+
+  struct Hooks {
+    // Bytes for a client (called after each feed()/cron() with everything produced for it).
+    std::function<void(ClientId, std::string_view)> write;
+    // The server closes this connection (after the bytes already given to write()).
+    std::function<void(ClientId)> close;
+    // The server machine's wall clock, in microseconds since the Unix epoch.
+    std::function<std::int64_t()> wall_us;
+    // Optional: observable server events for the trace ("cmd", "key", ...).
+    std::function<void(std::string_view what, std::string_view detail)> trace;
+    // Optional: a write command applied (argv, database) — the replication stream.
+    std::function<void(int db, const std::vector<std::string>& argv)> propagate;
+  };
+
+  RedisModel(Hooks hooks, Rng rng, RedisModelOptions options = {});
+  ~RedisModel();
+  RedisModel(const RedisModel&) = delete;
+  RedisModel& operator=(const RedisModel&) = delete;
+
+  [[nodiscard]] ClientId add_client(std::string addr = "127.0.0.1:0");
+  void remove_client(ClientId id) noexcept;  // the peer went away
+  // Parses and executes whatever complete commands `bytes` completes.
+  void feed(ClientId id, std::string_view bytes);
+  // Periodic chores (active expiry, pause timeouts); call at hz 10 on the server's clock.
+  void cron();
+
+  // --- fault hooks ---
+  // Every command not allowed while loading (or busy) answers with the real server's error.
+  void set_loading(bool on) noexcept;
+  void set_busy(bool on) noexcept;
+  // Replica mode: writes from clients get -READONLY; apply() feeds the replication stream.
+  void set_replica(bool on, std::string master_host = {}, int master_port = 0);
+  [[nodiscard]] bool is_replica() const noexcept;
+  void apply(int db, const std::vector<std::string>& argv);  // a propagated write
+  // The replication offset (bytes of propagated commands) and what replicas acknowledged.
+  [[nodiscard]] std::int64_t repl_offset() const noexcept;
+  void set_replica_acks(std::vector<std::pair<std::string, std::int64_t>> replicas);
+
+  // --- persistence ---
+  [[nodiscard]] std::shared_ptr<const RedisSnapshot> snapshot() const;
+  void restore(const RedisSnapshot& snap);
+  void flush_all_data();
+  // Drops every client (a restart); no hook is called for them.
+  void drop_all_clients() noexcept;
+
+  // --- inspection for tests and checkers ---
+  [[nodiscard]] std::size_t dbsize(int db = 0) const;
+  [[nodiscard]] bool exists(std::string_view key, int db = 0) const;
+  [[nodiscard]] std::vector<ClientId> clients() const;
+  [[nodiscard]] std::uint64_t commands_processed() const noexcept;
+
+  struct Impl;  // opaque; public only so the command table in the .cpp can name it
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockwire::sim

@@ -1,0 +1,83 @@
+// The simulated Redis as a node on the simulated network: accepts connections on a port, feeds
+// bytes to a RedisModel, runs its cron (active expiry) at hz 10 on the node's clock, and exposes
+// the fault, persistence and replication hooks scenarios use.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "lockwire/sim/redis_model.hpp"
+#include "lockwire/sim/world.hpp"
+
+namespace lockwire::sim {
+
+struct SimRedisOptions {
+  std::uint16_t port = 6379;
+  RedisModelOptions model;
+  Nanos cron_period{100ms};  // hz 10
+};
+
+// What survives a restart.
+enum class Persistence : std::uint8_t {
+  none,       // empty dataset (no RDB/AOF)
+  last_save,  // the dataset as of the last save() (RDB snapshot)
+  all,        // everything acknowledged (AOF appendfsync always)
+};
+
+class SimRedis {
+ public:
+  SimRedis(World& world, Node& node, SimRedisOptions options = {});
+  ~SimRedis();
+  SimRedis(const SimRedis&) = delete;
+  SimRedis& operator=(const SimRedis&) = delete;
+
+  [[nodiscard]] RedisModel& model() noexcept { return *model_; }
+  [[nodiscard]] Node& node() noexcept { return node_; }
+  [[nodiscard]] std::uint16_t port() const noexcept { return options_.port; }
+  [[nodiscard]] loop::Endpoint endpoint() const;
+
+  // --- faults ---
+  void stall(Nanos d);        // like DEBUG SLEEP: nothing is processed for d, bytes queue up
+  void drop_connections();    // every client connection is reset
+  void kill();                // process dies (clients see EOF); restart() brings it back
+  void restart(Persistence keep = Persistence::none);
+  void save();                // take the RDB snapshot used by Persistence::last_save
+  void set_loading(bool on) { model_->set_loading(on); }
+  void set_busy(bool on) { model_->set_busy(on); }
+
+  // --- replication ---
+  // Every write applied here reaches `replica` after `lag` (in order); the replica refuses
+  // client writes with -READONLY.
+  void add_replica(SimRedis& replica, Nanos lag);
+  // Failover: this replica stops following and accepts writes. Its old primary is not told
+  // (it keeps accepting writes until demoted, as in a split brain).
+  void promote();
+  void demote_to_replica_of(SimRedis& primary, Nanos lag);
+
+ private:
+  struct Peer;
+  void accept(std::unique_ptr<SimStream> s);
+  void arm_cron();
+  void install_listener();
+  void reap();
+  World& world_;
+  Node& node_;
+  SimRedisOptions options_;
+  std::unique_ptr<RedisModel> model_;
+  std::map<RedisModel::ClientId, std::unique_ptr<Peer>> peers_;
+  std::vector<std::unique_ptr<Peer>> graveyard_;
+  std::uint64_t cron_event_ = 0;
+  std::shared_ptr<const RedisSnapshot> saved_;
+  struct Link {
+    SimRedis* replica;
+    Nanos lag;
+    Nanos last_at{0};
+  };
+  std::vector<Link> replicas_;
+  SimRedis* primary_ = nullptr;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace lockwire::sim

@@ -1,0 +1,353 @@
+// The differential harness: one command script, run against the in-process model and against a
+// real TCP server (redis-server 7.0.15, or `lockwire-sim serve`), reply bytes compared exactly.
+//
+// Script syntax (one string, steps separated by " | "):
+//   SET k v             command on connection 1 (args split on spaces; "a b" quotes, \r \n \xNN)
+//   2> GET k            command on connection 2 (connections open on first use)
+//   ~TIME               compare only the reply's shape (types and sizes), for values that
+//                       cannot match (TIME, CLIENT ID, PTTL, SCAN cursors)
+//   %SMEMBERS s         compare with aggregate elements sorted (hash-table order in Redis)
+//   @sleep 150          wait (real time on TCP, virtual time in the model)
+//   @raw PING\r\n       send raw bytes (inline commands, protocol errors)
+// HELLO's "id" field is masked everywhere (client ids differ between servers).
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lockwire/sim/redis_model.hpp"
+#include "resp_frames.hpp"
+
+namespace lockwire::sim::test {
+
+struct Step {
+  int conn = 1;
+  char mode = '=';  // '=', '~' shape, '%' unordered
+  bool sleep = false;
+  int sleep_ms = 0;
+  std::string bytes;  // what to send
+  std::string text;   // for messages
+};
+
+inline std::string unescape(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      const char n = s[i + 1];
+      if (n == 'r') {
+        out += '\r';
+        ++i;
+      } else if (n == 'n') {
+        out += '\n';
+        ++i;
+      } else if (n == 'x' && i + 3 < s.size()) {
+        out += static_cast<char>(std::stoi(std::string(s.substr(i + 2, 2)), nullptr, 16));
+        i += 3;
+      } else if (n == '\\') {
+        out += '\\';
+        ++i;
+      } else {
+        out += s[i];
+      }
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+inline std::string encode_command(const std::vector<std::string>& args) {
+  std::string out;
+  out.append("*").append(std::to_string(args.size())).append("\r\n");
+  for (auto& a : args) out.append("$").append(std::to_string(a.size())).append("\r\n").append(a).append("\r\n");
+  return out;
+}
+
+inline std::vector<std::string> tokenize(std::string_view s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    if (i >= s.size()) break;
+    std::string tok;
+    if (s[i] == '"') {
+      ++i;
+      while (i < s.size() && s[i] != '"') tok += s[i++];
+      ++i;
+      tok = unescape(tok);
+    } else {
+      while (i < s.size() && s[i] != ' ') tok += s[i++];
+      tok = unescape(tok);
+    }
+    out.push_back(tok);
+  }
+  return out;
+}
+
+inline std::vector<Step> parse_script(std::string_view script) {
+  std::vector<Step> steps;
+  std::size_t start = 0;
+  while (start <= script.size()) {
+    auto bar = script.find(" | ", start);
+    std::string_view part =
+        script.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start);
+    start = bar == std::string_view::npos ? script.size() + 1 : bar + 3;
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+    if (part.empty()) continue;
+    Step st;
+    st.text = std::string(part);
+    if (part.size() > 2 && part[0] >= '1' && part[0] <= '9' && part[1] == '>') {
+      st.conn = part[0] - '0';
+      part.remove_prefix(2);
+      while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    }
+    if (!part.empty() && (part[0] == '~' || part[0] == '%')) {
+      st.mode = part[0];
+      part.remove_prefix(1);
+    }
+    if (part.substr(0, 6) == "@sleep") {
+      st.sleep = true;
+      st.sleep_ms = std::stoi(std::string(part.substr(7)));
+    } else if (part.substr(0, 4) == "@raw") {
+      st.bytes = unescape(part.substr(5));
+    } else {
+      st.bytes = encode_command(tokenize(part));
+    }
+    steps.push_back(std::move(st));
+  }
+  return steps;
+}
+
+// Per step, per connection: frames received (and "<EOF>" when the server closed).
+using Transcript = std::vector<std::map<int, std::vector<std::string>>>;
+
+// The model with a virtual clock: cron runs every 100 ms of virtual time, like hz 10.
+inline Transcript run_model(const std::vector<Step>& steps, RedisModelOptions opt = {}) {
+  std::int64_t now_us = 1767225600000000;
+  std::map<RedisModel::ClientId, std::string> out;
+  std::map<RedisModel::ClientId, bool> closed;
+  RedisModel::Hooks h;
+  h.write = [&](RedisModel::ClientId id, std::string_view b) { out[id].append(b); };
+  h.close = [&](RedisModel::ClientId id) { closed[id] = true; };
+  h.wall_us = [&] { return now_us; };
+  RedisModel m(h, Rng(1), opt);
+  std::map<int, RedisModel::ClientId> conns;
+  std::map<RedisModel::ClientId, int> back;
+  Transcript t;
+  std::int64_t next_cron = now_us + 100000;
+  for (auto& st : steps) {
+    std::map<int, std::vector<std::string>> got;
+    if (st.sleep) {
+      const std::int64_t end = now_us + st.sleep_ms * 1000;
+      while (next_cron <= end) {
+        now_us = next_cron;
+        m.cron();
+        next_cron += 100000;
+      }
+      now_us = end;
+    } else {
+      if (!conns.count(st.conn)) {
+        conns[st.conn] = m.add_client();
+        back[conns[st.conn]] = st.conn;
+      }
+      now_us += 50;  // a command takes a little time
+      m.feed(conns[st.conn], st.bytes);
+    }
+    for (auto& [id, bytes] : out) {
+      if (bytes.empty()) continue;
+      std::size_t rest = 0;
+      auto frames = split_frames(bytes, &rest);
+      bytes.erase(0, rest);
+      for (auto& f : frames) got[back[id]].push_back(f);
+    }
+    for (auto& [id, c] : closed) {
+      if (c) {
+        got[back[id]].push_back("<EOF>");
+        c = false;
+        conns.erase(back[id]);
+      }
+    }
+    t.push_back(std::move(got));
+  }
+  return t;
+}
+
+class TcpConn {
+ public:
+  explicit TcpConn(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~TcpConn() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  [[nodiscard]] bool ok() const { return fd_ >= 0; }
+  void send(const std::string& b) {
+    std::size_t off = 0;
+    while (off < b.size()) {
+      const ssize_t n = ::send(fd_, b.data() + off, b.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      off += static_cast<std::size_t>(n);
+    }
+  }
+  // Reads until `want` frames (and EOF if expect_eof) or the timeout.
+  std::vector<std::string> read_frames(std::size_t want, bool expect_eof, int timeout_ms) {
+    std::vector<std::string> out;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (true) {
+      std::size_t rest = 0;
+      auto frames = split_frames(buf_, &rest);
+      if (frames.size() >= want && (!expect_eof || eof_)) {
+        buf_.erase(0, rest);
+        if (eof_ && expect_eof) frames.push_back("<EOF>");
+        return frames;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0 || eof_) {
+        buf_.erase(0, rest);
+        if (eof_) frames.push_back("<EOF>");
+        if (!buf_.empty()) frames.push_back("<partial:" + buf_ + ">");
+        buf_.clear();
+        return frames;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left)) > 0) {
+        char tmp[65536];
+        const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+        if (n <= 0) {
+          eof_ = true;
+        } else {
+          buf_.append(tmp, static_cast<std::size_t>(n));
+        }
+      }
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  std::string buf_;
+  bool eof_ = false;
+};
+
+inline Transcript run_tcp(const std::vector<Step>& steps, std::uint16_t port,
+                          const Transcript& expected) {
+  std::map<int, std::unique_ptr<TcpConn>> conns;
+  Transcript t;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    auto& st = steps[i];
+    std::map<int, std::vector<std::string>> got;
+    if (st.sleep) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(st.sleep_ms));
+    } else {
+      auto& c = conns[st.conn];
+      if (!c) c = std::make_unique<TcpConn>(port);
+      c->send(st.bytes);
+    }
+    // Read what the model produced for this step from each connection (or a quick drain).
+    for (auto& [n, c] : conns) {
+      if (!c) continue;
+      std::size_t want = 0;
+      bool eof = false;
+      if (auto it = expected[i].find(n); it != expected[i].end()) {
+        for (auto& f : it->second) {
+          if (f == "<EOF>") {
+            eof = true;
+          } else {
+            ++want;
+          }
+        }
+      }
+      auto frames = c->read_frames(want, eof, want > 0 || eof ? 2000 : 0);
+      if (!frames.empty()) got[n] = std::move(frames);
+      if (eof) c.reset();
+    }
+    t.push_back(std::move(got));
+  }
+  // Anything the model did not predict shows up here.
+  std::map<int, std::vector<std::string>> tail;
+  for (auto& [n, c] : conns) {
+    if (!c) continue;
+    auto frames = c->read_frames(1, false, 30);
+    if (!frames.empty()) tail[n] = std::move(frames);
+  }
+  t.push_back(std::move(tail));
+  return t;
+}
+
+inline std::string normalize(const std::string& frame, char mode) {
+  static const std::regex id_re("\\$2\\r\\nid\\r\\n:[0-9]+\\r\\n");
+  std::string f = std::regex_replace(frame, id_re, "$$2\r\nid\r\n:<id>\r\n");
+  if (f == "<EOF>" || f.rfind("<partial", 0) == 0) return f;
+  if (mode == '~') return shape(f);
+  if (mode == '%') return sorted_elements(f);
+  return f;
+}
+
+// Returns a readable report of every difference (empty when identical).
+inline std::string compare(const std::vector<Step>& steps, const Transcript& model,
+                           const Transcript& real) {
+  std::string report;
+  auto show = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (auto& f : v) {
+      for (char ch : f) {
+        if (ch == '\r') {
+          s += "\\r";
+        } else if (ch == '\n') {
+          s += "\\n";
+        } else {
+          s += ch;
+        }
+      }
+      s += " ";
+    }
+    return s;
+  };
+  for (std::size_t i = 0; i < real.size(); ++i) {
+    const auto empty = std::map<int, std::vector<std::string>>{};
+    const auto& m = i < model.size() ? model[i] : empty;
+    const auto& r = real[i];
+    const char mode = i < steps.size() ? steps[i].mode : '=';
+    std::set<int> conns;
+    for (auto& [n, v] : m) conns.insert(n);
+    for (auto& [n, v] : r) conns.insert(n);
+    for (int n : conns) {
+      std::vector<std::string> mv, rv;
+      if (auto it = m.find(n); it != m.end())
+        for (auto& f : it->second) mv.push_back(normalize(f, mode));
+      if (auto it = r.find(n); it != r.end())
+        for (auto& f : it->second) rv.push_back(normalize(f, mode));
+      if (mv != rv) {
+        report += "step " + std::to_string(i + 1) + " [" +
+                  (i < steps.size() ? steps[i].text : std::string("after the script")) +
+                  "] conn " + std::to_string(n) + ":\n  model: " + show(mv) +
+                  "\n  real:  " + show(rv) + "\n";
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace lockwire::sim::test
