@@ -1,0 +1,237 @@
+// bench_lock: lockwire's lock against the physical floor (PING round trips), one run, one server.
+//
+//   bench_lock [redis://127.0.0.1:6379] [seconds-per-row=2]
+//
+// Rows: serial uncontended acquire+release pairs (µs/pair and RTT/pair, RTT = serial PING);
+// concurrent pairs/s on one connection with 1, 16 and 256 users on distinct resources (floor:
+// PINGs with the same concurrency); contended hand-off (release → next waiter holds); client CPU
+// per pair (getrusage). Peers (redis-py, node-redlock) are measured by bench/lock/peers/.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockwire/lock/client.hpp"
+#include "lockwire/loop/uv_loop.hpp"
+
+// g++ 12 reports a false -Wrestrict on std::string assignment at -O3 (GCC PR 105651).
+#pragma GCC diagnostic ignored "-Wrestrict"
+
+using namespace std::chrono_literals;
+namespace lock = lockwire::lock;
+namespace loop = lockwire::loop;
+
+namespace {
+
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+struct Result {
+  double ops = 0;
+  double seconds = 0;
+  double cpu = 0;
+  [[nodiscard]] double per_sec() const { return ops / seconds; }
+  [[nodiscard]] double us_per_op() const { return seconds * 1e6 / ops; }
+  [[nodiscard]] double cpu_us_per_op() const { return cpu * 1e6 / ops; }
+};
+
+class Bench {
+ public:
+  Bench(loop::ConnectionOptions conn, double seconds) : conn_(std::move(conn)), row_(seconds) {}
+
+  // `users` concurrent PING loops on one connection.
+  Result ping(int users) {
+    loop::Connection c(loop_, conn_);
+    c.start();
+    warm(c);
+    return run_users(users, [&](int, const std::function<void()>& done) {
+      c.command({"PING"}, [done](std::error_code, const loop::Replies&) { done(); });
+    });
+  }
+
+  // `users` concurrent acquire+release loops, each on its own resource, one client.
+  Result pairs(int users, std::uint64_t* requests = nullptr) {
+    auto m = std::make_shared<lock::CountingMetrics>();
+    lock::ClientOptions co;
+    co.prefix = "bench:";
+    co.metrics = m;
+    lock::Client cl(loop_, conn_, co);
+    cl.start();
+    warm(cl.connection());
+    std::vector<lock::LockRequest> reqs(static_cast<std::size_t>(users));
+    for (int u = 0; u < users; ++u) {
+      reqs[u].resource = std::to_string(u);
+      reqs[u].owner = "bench";
+      reqs[u].ttl = 10s;
+    }
+    const auto before = m->requests.load();
+    Result r = run_users(users, [&](int u, const std::function<void()>& done) {
+      cl.lock(reqs[u], [&cl, done](std::error_code ec, lock::Lease l) {
+        if (ec) {
+          std::fprintf(stderr, "acquire failed: %s\n", ec.message().c_str());
+          std::exit(1);
+        }
+        cl.release(l, [done](std::error_code rec) {
+          if (rec) {
+            std::fprintf(stderr, "release failed: %s\n", rec.message().c_str());
+            std::exit(1);
+          }
+          done();
+        });
+      });
+    });
+    if (requests != nullptr) *requests = m->requests.load() - before;
+    return r;
+  }
+
+  // Two clients: A holds, B waits; the time from A's release being sent until B holds.
+  Result handoff(int rounds) {
+    lock::ClientOptions co;
+    co.prefix = "bench:";
+    lock::Client a(loop_, conn_, co);
+    lock::Client b(loop_, conn_, co);
+    a.start();
+    b.start();
+    warm(a.connection());
+    warm(b.connection());
+    double total = 0;
+    const double cpu0 = cpu_seconds();
+    for (int i = 0; i < rounds; ++i) {
+      lock::LockRequest ra;
+      ra.resource = "handoff";
+      ra.owner = "a";
+      ra.ttl = 10s;
+      lock::LockRequest rb = ra;
+      rb.owner = "b";
+      rb.wait = 10s;
+      lock::Lease la;
+      bool got_a = false;
+      a.lock(ra, [&](std::error_code ec, lock::Lease l) {
+        if (ec) std::exit(1);
+        la = l;
+        got_a = true;
+      });
+      spin([&] { return got_a; });
+      bool got_b = false;
+      loop::MonoTime t_release{}, t_got{};
+      lock::Lease lb;
+      b.lock(rb, [&](std::error_code ec, lock::Lease l) {
+        if (ec) std::exit(1);
+        t_got = loop_.now();
+        lb = l;
+        got_b = true;
+      });
+      // Let B's attempt fail and its tracked read register (two round trips), then release.
+      bool settled = false;
+      auto t = loop_.make_timer([&] { settled = true; });
+      t->start(2ms);
+      spin([&] { return settled; });
+      t_release = loop_.now();
+      a.release(la, [](std::error_code) {});
+      spin([&] { return got_b; });
+      total += std::chrono::duration<double>(t_got - t_release).count();
+      bool rel = false;
+      b.release(lb, [&](std::error_code) { rel = true; });
+      spin([&] { return rel; });
+    }
+    return Result{static_cast<double>(rounds), total, cpu_seconds() - cpu0};
+  }
+
+ private:
+  void spin(const std::function<bool()>& done) {
+    while (!done()) loop_.run_once(true);
+  }
+  void warm(loop::Connection& c) {
+    bool ok = false;
+    c.command({"PING"}, [&](std::error_code ec, const loop::Replies&) {
+      if (ec) {
+        std::fprintf(stderr, "cannot reach redis: %s\n", ec.message().c_str());
+        std::exit(1);
+      }
+      ok = true;
+    });
+    spin([&] { return ok; });
+  }
+
+  // Runs `users` closed loops of `op` for row_ seconds.
+  Result run_users(int users, const std::function<void(int, const std::function<void()>&)>& op) {
+    bool stop = false;
+    std::uint64_t count = 0;
+    int active = users;
+    std::vector<std::function<void()>> next(static_cast<std::size_t>(users));
+    for (int u = 0; u < users; ++u) {
+      next[u] = [&, u] {
+        if (stop) {
+          --active;
+          return;
+        }
+        op(u, [&, u] {
+          ++count;
+          next[u]();
+        });
+      };
+    }
+    auto timer = loop_.make_timer([&] { stop = true; });
+    const double cpu0 = cpu_seconds();
+    const loop::MonoTime t0 = loop_.now();
+    timer->start(std::chrono::duration_cast<loop::Nanos>(std::chrono::duration<double>(row_)));
+    for (auto& n : next) n();
+    spin([&] { return active == 0; });
+    const double secs = std::chrono::duration<double>(loop_.now() - t0).count();
+    return Result{static_cast<double>(count), secs, cpu_seconds() - cpu0};
+  }
+
+  loop::UvLoop loop_;
+  loop::ConnectionOptions conn_;
+  double row_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  loop::ConnectionOptions conn;
+  const char* url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
+  if (auto ec = loop::parse_url(url, conn)) {
+    std::fprintf(stderr, "bad url %s: %s\n", url, ec.message().c_str());
+    return 2;
+  }
+  const double row = argc > 2 ? std::atof(argv[2]) : 2.0;
+  Bench b(conn, row);
+
+  const Result ping1 = b.ping(1);
+  std::uint64_t reqs = 0;
+  const Result pair1 = b.pairs(1, &reqs);
+  const double rtt_us = ping1.us_per_op();
+  std::printf("lockwire bench_lock (%s, %.1f s per row)\n\n", url, row);
+  std::printf("%-44s %12s %12s %10s\n", "row", "value", "floor", "ratio");
+  std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", "serial pair: acquire+release (us/pair)",
+              pair1.us_per_op(), rtt_us, pair1.us_per_op() / rtt_us);
+  std::printf("%-44s %12.2f %12s %10s\n", "serial pair: round trips per pair (time/RTT)",
+              pair1.us_per_op() / rtt_us, "2 (Lua)", "");
+  std::printf("%-44s %12.2f %12s %10s\n", "serial pair: requests sent per pair",
+              static_cast<double>(reqs) / pair1.ops, "", "");
+  for (int users : {1, 16, 256}) {
+    const Result p = b.pairs(users);
+    const Result f = b.ping(users);
+    char name[64];
+    std::snprintf(name, sizeof name, "%d users, one connection (pairs/s)", users);
+    std::printf("%-44s %12.0f %9.0f /s %9.2fx\n", name, p.per_sec(), f.per_sec() / 2,
+                p.per_sec() / (f.per_sec() / 2));
+    std::snprintf(name, sizeof name, "%d users: client CPU per pair (us)", users);
+    std::printf("%-44s %12.2f %12.2f %10s\n", name, p.cpu_us_per_op(), 2 * f.cpu_us_per_op(), "");
+  }
+  const Result h = b.handoff(200);
+  std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", "contended hand-off: release -> next holds",
+              h.us_per_op(), rtt_us, h.us_per_op() / rtt_us);
+  std::printf("\nfloor = PING on the same kind of connection (pairs: two PINGs per pair)\n");
+  return 0;
+}
