@@ -38,18 +38,26 @@ class TlsCategory final : public std::error_category {
   const char* name() const noexcept override { return "lockwire.tls"; }
   std::string message(int v) const override {
     switch (static_cast<TlsErrc>(v)) {
-      case TlsErrc::ok: return "ok";
-      case TlsErrc::init_failed: return "TLS: OpenSSL could not create a context";
-      case TlsErrc::bad_ca: return "TLS: CA file/directory unreadable or not PEM";
-      case TlsErrc::bad_cert: return "TLS: client certificate file unreadable or not PEM";
+      case TlsErrc::ok:
+        return "ok";
+      case TlsErrc::init_failed:
+        return "TLS: OpenSSL could not create a context";
+      case TlsErrc::bad_ca:
+        return "TLS: CA file/directory unreadable or not PEM";
+      case TlsErrc::bad_cert:
+        return "TLS: client certificate file unreadable or not PEM";
       case TlsErrc::bad_key:
         return "TLS: client key file unreadable, not PEM, or not matching the certificate";
       case TlsErrc::key_without_cert:
         return "TLS: a client certificate needs a key file and vice versa";
-      case TlsErrc::bad_server_name: return "TLS: invalid server name for verification";
-      case TlsErrc::handshake_failed: return "TLS: handshake failed";
-      case TlsErrc::verify_failed: return "TLS: server certificate verification failed";
-      case TlsErrc::io_failed: return "TLS: record layer error";
+      case TlsErrc::bad_server_name:
+        return "TLS: invalid server name for verification";
+      case TlsErrc::handshake_failed:
+        return "TLS: handshake failed";
+      case TlsErrc::verify_failed:
+        return "TLS: server certificate verification failed";
+      case TlsErrc::io_failed:
+        return "TLS: record layer error";
     }
     return "TLS: unknown error";
   }
@@ -59,8 +67,7 @@ class X509Category final : public std::error_category {
  public:
   const char* name() const noexcept override { return "lockwire.x509"; }
   std::string message(int v) const override {
-    return std::string("TLS certificate verification failed: ") +
-           X509_verify_cert_error_string(v);
+    return std::string("TLS certificate verification failed: ") + X509_verify_cert_error_string(v);
   }
   std::error_condition default_error_condition(int) const noexcept override {
     return std::error_condition(static_cast<int>(TlsErrc::verify_failed), tls_category());
@@ -78,7 +85,9 @@ const std::error_category& uv_category() noexcept {
   static const UvCategory c;
   return c;
 }
-std::error_code uv_error(int status) noexcept { return {status, uv_category()}; }
+std::error_code uv_error(int status) noexcept {
+  return {status, uv_category()};
+}
 const std::error_category& tls_category() noexcept {
   static const TlsCategory c;
   return c;
@@ -424,7 +433,8 @@ struct StreamCore {
       return;
     }
     if (n < 0) {
-      if (c->ssl != nullptr && !c->ready) return c->fail(make_error_code(TlsErrc::handshake_failed));
+      if (c->ssl != nullptr && !c->ready)
+        return c->fail(make_error_code(TlsErrc::handshake_failed));
       c->fail(uv_error(static_cast<int>(n)));
     }
   }
@@ -776,13 +786,21 @@ UvLoop::UvLoop() : impl_(std::make_unique<Impl>(nullptr)) {}
 UvLoop::UvLoop(uv_loop_t* embedded) : impl_(std::make_unique<Impl>(embedded)) {}
 UvLoop::~UvLoop() = default;
 
-uv_loop_t* UvLoop::native() noexcept { return impl_->loop; }
-void UvLoop::run() { uv_run(impl_->loop, UV_RUN_DEFAULT); }
+uv_loop_t* UvLoop::native() noexcept {
+  return impl_->loop;
+}
+void UvLoop::run() {
+  uv_run(impl_->loop, UV_RUN_DEFAULT);
+}
 bool UvLoop::run_once(bool block) {
   return uv_run(impl_->loop, block ? UV_RUN_ONCE : UV_RUN_NOWAIT) != 0;
 }
-void UvLoop::stop() noexcept { uv_stop(impl_->loop); }
-bool UvLoop::empty() const noexcept { return uv_loop_alive(impl_->loop) == 0; }
+void UvLoop::stop() noexcept {
+  uv_stop(impl_->loop);
+}
+bool UvLoop::empty() const noexcept {
+  return uv_loop_alive(impl_->loop) == 0;
+}
 
 void UvLoop::submit(std::function<void()> fn) {
   {

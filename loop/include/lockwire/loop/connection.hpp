@@ -13,6 +13,22 @@
 // - Honest deadlines: a request whose deadline passes before it was written is removed and fails
 //   with Errc::not_sent; one already written fails with Errc::outcome_unknown and its eventual
 //   reply is still read (keeping the stream in sync) and handed to RequestOptions::on_late_reply.
+//   If the connection drops before that reply, on_late_reply gets Errc::connection_lost (or
+//   Errc::closed) with no replies: the outcome stays unknown and must be read back.
+// - Connection loss: written requests fail with outcome_unknown; unwritten ones stay queued for
+//   the reconnect (auto_reconnect) or fail with not_sent. A held WatchTxn is lost: its exec()
+//   reports not_sent. Reconnects use capped exponential backoff with jitter from Loop::random().
+//   After each handshake the state handlers see `ready` first (their requests are written before
+//   the queued backlog: re-subscribe / re-enable tracking there).
+// - Every request's bytes are checked (RESP arrays of blob strings, command count, MULTI/EXEC/
+//   WATCH placement): send() takes plain requests and one self-contained MULTI..EXEC block,
+//   watch() takes WATCH + reads. RESET, HELLO, MONITOR and CLIENT REPLY are refused
+//   (Errc::bad_request): they would break RESP3 or reply matching. (P|S)SUBSCRIBE and
+//   (P|S)UNSUBSCRIBE expect no reply in RESP3 — their acknowledgements are pushes — so their
+//   handler completes (ok, no replies) once written; the acks reach the push handlers.
+// - Handlers never run inside the call that caused them (errors found in send() are reported
+//   from a posted task). A handler may close or destroy the Connection.
+// - A WatchTxn must not outlive its Connection.
 //
 // Status: contract for the lock layer; owned by loop/.
 #pragma once
@@ -34,18 +50,21 @@ namespace lockwire::loop {
 
 enum class Errc {
   ok = 0,
-  not_sent,           // never written: deadline passed in the queue, or connection down
-  outcome_unknown,    // written, but no reply (deadline passed or connection lost)
-  connection_lost,    // the connection dropped (state changes / reconnect hooks)
-  connect_failed,     // could not connect / handshake failed
-  resp3_refused,      // HELLO 3 refused: lockwire needs RESP3 pushes
-  auth_failed,        // AUTH / HELLO AUTH rejected
-  protocol_error,     // malformed RESP or a reply nobody was waiting for
-  input_limit,        // max buffered input exceeded
-  output_limit,       // max buffered output exceeded
-  server_error,       // a reply was an error frame (the frame is still given to the handler)
-  closed,             // the connection was closed by its owner
-  bad_url,            // malformed redis:// rediss:// unix:// URL
+  not_sent,             // never written: deadline passed in the queue, or connection down
+  outcome_unknown,      // written, but no reply (deadline passed or connection lost)
+  connection_lost,      // the connection dropped (state changes / reconnect hooks)
+  connect_failed,       // could not connect / handshake failed
+  resp3_refused,        // HELLO 3 refused: lockwire needs RESP3 pushes
+  auth_failed,          // AUTH / HELLO AUTH rejected
+  protocol_error,       // malformed RESP or a reply nobody was waiting for
+  input_limit,          // max buffered input exceeded
+  output_limit,         // max buffered output exceeded
+  server_error,         // a reply was an error frame (the frame is still given to the handler)
+  closed,               // the connection was closed by its owner
+  bad_url,              // malformed redis:// rediss:// unix:// URL
+  bad_request,          // request bytes malformed, or a command that would break the connection
+                        // (RESET, HELLO, MONITOR, CLIENT REPLY), or misplaced MULTI/EXEC/WATCH
+  health_check_failed,  // the idle PING got no byte back within health_check_interval
 };
 
 [[nodiscard]] const std::error_category& connection_category() noexcept;
@@ -59,7 +78,7 @@ struct Backoff {
 
 struct ConnectionOptions {
   Endpoint endpoint;
-  std::string username;     // empty: "default" when password is set
+  std::string username;  // empty: "default" when password is set
   std::string password;
   int db = 0;
   std::string client_name;
@@ -107,8 +126,8 @@ enum class RequestKind : std::uint8_t {
 };
 
 struct RequestOptions {
-  Nanos timeout{0};             // 0 = none; counted from submission
-  ReplyHandler on_late_reply;   // reply of a request that already failed with outcome_unknown
+  Nanos timeout{0};            // 0 = none; counted from submission
+  ReplyHandler on_late_reply;  // reply of a request that already failed with outcome_unknown
 };
 
 // A request: one or more encoded commands (resp::append_command) sent back to back.
@@ -180,6 +199,11 @@ class Connection {
 
   [[nodiscard]] Loop& loop() noexcept;
   [[nodiscard]] std::int64_t client_id() const noexcept;  // CLIENT ID from HELLO; -1 before
+  // Human-readable detail of the last failure (server error text, parse error, ...).
+  [[nodiscard]] const std::string& last_error() const noexcept;
+  // Requests written and still awaiting replies (including ones already failed as
+  // outcome_unknown whose late reply is still expected).
+  [[nodiscard]] std::size_t in_flight() const noexcept;
 
  private:
   friend class WatchTxn;
