@@ -1,0 +1,433 @@
+#include "args.hpp"
+
+#include <array>
+#include <cstdio>
+#include <limits>
+
+namespace lockwire::cli {
+
+namespace {
+
+constexpr Nanos kForever = std::chrono::hours(24 * 365);
+
+struct CommandInfo {
+  Command cmd;
+  std::string_view name;
+};
+constexpr std::array<CommandInfo, 7> kCommands{{
+    {Command::run, "run"},
+    {Command::acquire, "acquire"},
+    {Command::release, "release"},
+    {Command::renew, "renew"},
+    {Command::force_release, "force-release"},
+    {Command::inspect, "inspect"},
+    {Command::watch, "watch"},
+}};
+
+// Which command-specific options each command accepts (common ones are always accepted).
+enum Opt : unsigned {
+  kOptTtl = 1u << 0,
+  kOptWait = 1u << 1,
+  kOptOwner = 1u << 2,
+  kOptShared = 1u << 3,
+  kOptJson = 1u << 4,
+  kOptKillAfter = 1u << 5,
+};
+
+unsigned allowed(Command c) {
+  switch (c) {
+    case Command::run:
+      return kOptTtl | kOptWait | kOptOwner | kOptShared | kOptKillAfter;
+    case Command::acquire:
+      return kOptTtl | kOptWait | kOptOwner | kOptShared | kOptJson;
+    case Command::release:
+      return kOptOwner | kOptShared | kOptJson;
+    case Command::renew:
+      return kOptTtl | kOptOwner | kOptShared | kOptJson;
+    case Command::force_release:
+    case Command::inspect:
+    case Command::watch:
+      return kOptJson;
+    case Command::none:
+      break;
+  }
+  return 0;
+}
+
+bool checked_mul_add(std::int64_t a, std::int64_t m, std::int64_t b, std::int64_t& out) {
+  std::int64_t prod = 0;
+  if (__builtin_mul_overflow(a, m, &prod)) return false;
+  return !__builtin_add_overflow(prod, b, &out);
+}
+
+}  // namespace
+
+std::string_view command_name(Command c) noexcept {
+  for (const auto& ci : kCommands) {
+    if (ci.cmd == c) return ci.name;
+  }
+  return "";
+}
+
+std::optional<Nanos> parse_duration(std::string_view s, std::string* why) {
+  auto fail = [&](std::string msg) -> std::optional<Nanos> {
+    if (why) *why = std::move(msg);
+    return std::nullopt;
+  };
+  if (s == "forever" || s == "inf") return kForever;
+  if (s.empty()) return fail("empty duration");
+  std::size_t i = 0;
+  std::int64_t whole = 0;
+  std::size_t whole_digits = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    if (!checked_mul_add(whole, 10, s[i] - '0', whole)) return fail("duration too large");
+    ++i;
+    ++whole_digits;
+  }
+  std::int64_t frac = 0, frac_scale = 1;
+  std::size_t frac_digits = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      if (frac_digits < 9) {  // nanosecond resolution is plenty; ignore further digits
+        frac = frac * 10 + (s[i] - '0');
+        frac_scale *= 10;
+      }
+      ++i;
+      ++frac_digits;
+    }
+    if (frac_digits == 0) return fail("no digits after '.'");
+  }
+  if (whole_digits == 0 && frac_digits == 0) {
+    return fail(s[0] == '-' ? "durations cannot be negative" : "a duration starts with a number");
+  }
+  const std::string_view unit = s.substr(i);
+  std::int64_t ns_per = 0;
+  if (unit == "us") {
+    ns_per = 1'000;
+  } else if (unit == "ms") {
+    ns_per = 1'000'000;
+  } else if (unit == "s") {
+    ns_per = 1'000'000'000;
+  } else if (unit == "m") {
+    ns_per = 60'000'000'000;
+  } else if (unit == "h") {
+    ns_per = 3'600'000'000'000;
+  } else if (unit.empty()) {
+    return fail("missing unit (use e.g. 250ms, 10s, 2m, 1h)");
+  } else {
+    return fail("unknown unit '" + std::string(unit) + "' (use us, ms, s, m or h)");
+  }
+  std::int64_t total = 0;
+  // frac < frac_scale <= 1e9 and ns_per <= 3.6e12: the product needs 128 bits.
+  const auto frac_ns = static_cast<std::int64_t>(static_cast<__int128>(frac) * ns_per / frac_scale);
+  if (!checked_mul_add(whole, ns_per, frac_ns, total)) return fail("duration too large");
+  if (Nanos(total) > kForever) return fail("duration longer than one year");
+  return Nanos(total);
+}
+
+std::string format_duration(Nanos d) {
+  using namespace std::chrono;
+  char buf[64];
+  const auto ns = d.count();
+  if (ns % 1'000'000'000 == 0) {
+    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(ns / 1'000'000'000));
+  } else if (ns % 1'000'000 == 0) {
+    std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(ns / 1'000'000));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldus", static_cast<long long>(ns / 1'000));
+  }
+  return buf;
+}
+
+ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::string& error) {
+  auto fail = [&](std::string msg) {
+    error = std::move(msg);
+    return ParseStatus::error;
+  };
+  unsigned seen = 0;
+  std::vector<std::string> positional;
+  bool run_command_started = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (run_command_started) {
+      out.argv.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      if (out.command == Command::run) {
+        run_command_started = true;
+        continue;
+      }
+      for (++i; i < args.size(); ++i) positional.push_back(args[i]);
+      break;
+    }
+    if (a.size() < 2 || a[0] != '-') {
+      if (out.command == Command::none) {
+        bool found = false;
+        for (const auto& ci : kCommands) {
+          if (a == ci.name) {
+            out.command = ci.cmd;
+            found = true;
+          }
+        }
+        if (!found) {
+          if (a == "help") return ParseStatus::help;
+          return fail("unknown command '" + a + "'");
+        }
+        continue;
+      }
+      positional.push_back(a);
+      // `run RESOURCE COMMAND...` without `--`: the first word after RESOURCE starts COMMAND.
+      if (out.command == Command::run && positional.size() == 1) continue;
+      if (out.command == Command::run) {
+        positional.pop_back();
+        out.argv.push_back(a);
+        run_command_started = true;
+      }
+      continue;
+    }
+    // An option: "--name value" or "--name=value".
+    std::string name = a;
+    std::optional<std::string> inline_value;
+    if (const auto eq = a.find('='); eq != std::string::npos && a.starts_with("--")) {
+      name = a.substr(0, eq);
+      inline_value = a.substr(eq + 1);
+    }
+    auto value = [&](std::string& v) -> bool {
+      if (inline_value) {
+        v = *inline_value;
+        return true;
+      }
+      if (i + 1 >= args.size()) return false;
+      v = args[++i];
+      return true;
+    };
+    auto flag = [&](bool& f) -> bool {
+      if (inline_value) return false;
+      f = true;
+      return true;
+    };
+    auto duration = [&](auto& slot, unsigned bit) -> ParseStatus {
+      std::string v, why;
+      if (!value(v)) return fail(name + " needs a duration (e.g. 250ms, 10s, 2m)");
+      auto d = parse_duration(v, &why);
+      if (!d) return fail("bad " + name + " '" + v + "': " + why);
+      slot = *d;
+      seen |= bit;
+      return ParseStatus::ok;
+    };
+    std::string v;
+    if (name == "-h" || name == "--help") return ParseStatus::help;
+    if (name == "--version") return ParseStatus::version;
+    if (name == "--url") {
+      if (!value(v)) return fail("--url needs a URL");
+      out.url = v;
+    } else if (name == "--prefix") {
+      if (!value(v)) return fail("--prefix needs a value");
+      out.prefix = v;
+    } else if (name == "--tls") {
+      if (!flag(out.tls)) return fail("--tls takes no value");
+    } else if (name == "--tls-ca") {
+      if (!value(out.tls_ca)) return fail("--tls-ca needs a file");
+    } else if (name == "--tls-cert") {
+      if (!value(out.tls_cert)) return fail("--tls-cert needs a file");
+    } else if (name == "--tls-key") {
+      if (!value(out.tls_key)) return fail("--tls-key needs a file");
+    } else if (name == "--tls-server-name") {
+      if (!value(out.tls_server_name)) return fail("--tls-server-name needs a name");
+    } else if (name == "--tls-insecure") {
+      if (!flag(out.tls_insecure)) return fail("--tls-insecure takes no value");
+    } else if (name == "--ttl") {
+      Nanos d{};
+      if (auto st = duration(d, kOptTtl); st != ParseStatus::ok) return st;
+      if (d <= Nanos{0}) return fail("--ttl must be positive");
+      if (d < std::chrono::milliseconds(1)) return fail("--ttl must be at least 1ms");
+      out.ttl = d;
+    } else if (name == "--wait") {
+      if (auto st = duration(out.wait, kOptWait); st != ParseStatus::ok) return st;
+    } else if (name == "--kill-after") {
+      if (auto st = duration(out.kill_after, kOptKillAfter); st != ParseStatus::ok) return st;
+    } else if (name == "--connect-timeout") {
+      Nanos d{};
+      if (auto st = duration(d, 0); st != ParseStatus::ok) return st;
+      if (d <= Nanos{0}) return fail("--connect-timeout must be positive");
+      out.connect_timeout = d;
+    } else if (name == "--owner") {
+      if (!value(v)) return fail("--owner needs an id");
+      out.owner = v;
+      seen |= kOptOwner;
+    } else if (name == "--shared") {
+      if (!flag(out.shared)) return fail("--shared takes no value");
+      seen |= kOptShared;
+    } else if (name == "--json") {
+      if (!flag(out.json)) return fail("--json takes no value");
+      seen |= kOptJson;
+    } else if (name == "-q" || name == "--quiet") {
+      if (!flag(out.quiet)) return fail("--quiet takes no value");
+    } else if (name == "-v" || name == "--verbose") {
+      if (!flag(out.verbose)) return fail("--verbose takes no value");
+    } else {
+      return fail("unknown option '" + name + "'");
+    }
+  }
+
+  if (out.command == Command::none) return fail("no command given");
+  const std::string cmd(command_name(out.command));
+  const unsigned bad = seen & ~allowed(out.command);
+  if (bad != 0) {
+    static constexpr std::array<std::pair<unsigned, std::string_view>, 6> names{{
+        {kOptTtl, "--ttl"},
+        {kOptWait, "--wait"},
+        {kOptOwner, "--owner"},
+        {kOptShared, "--shared"},
+        {kOptJson, "--json"},
+        {kOptKillAfter, "--kill-after"},
+    }};
+    for (const auto& [bit, n] : names) {
+      if (bad & bit) return fail(std::string(n) + " does not apply to '" + cmd + "'");
+    }
+  }
+  if (out.quiet && out.verbose) return fail("--quiet and --verbose exclude each other");
+  if (positional.empty()) return fail("'" + cmd + "' needs a RESOURCE");
+  if (positional.size() > 1) return fail("unexpected argument '" + positional[1] + "'");
+  out.resource = positional[0];
+  if (out.resource.empty()) return fail("RESOURCE must not be empty");
+  switch (out.command) {
+    case Command::run:
+      if (out.argv.empty()) return fail("'run' needs a COMMAND after the RESOURCE (and '--')");
+      if (!out.ttl) out.ttl = std::chrono::seconds(30);
+      break;
+    case Command::acquire:
+      if (!out.ttl) return fail("'acquire' needs --ttl (the lease outlives this process)");
+      break;
+    case Command::release:
+      if (!out.owner) return fail("'release' needs --owner (the owner printed by acquire)");
+      break;
+    case Command::renew:
+      if (!out.owner) return fail("'renew' needs --owner (the owner printed by acquire)");
+      if (!out.ttl) return fail("'renew' needs --ttl");
+      break;
+    default:
+      break;
+  }
+  if (out.owner && out.owner->empty()) return fail("--owner must not be empty");
+  return ParseStatus::ok;
+}
+
+std::string short_usage() {
+  return R"(usage: lockwire run [options] RESOURCE -- COMMAND [ARGS...]
+       lockwire acquire RESOURCE --ttl D [--wait D] [--owner ID] [--shared] [--json]
+       lockwire release RESOURCE --owner ID      lockwire renew RESOURCE --owner ID --ttl D
+       lockwire force-release|inspect|watch RESOURCE [--json]
+Run 'lockwire --help' for all options and exit statuses.
+)";
+}
+
+std::string usage_text() {
+  return R"(usage: lockwire COMMAND [options] RESOURCE ...
+
+Distributed locks on Redis (Lua-free), for shells, cron jobs and deploy scripts.
+
+Commands:
+  run [options] RESOURCE -- COMMAND [ARGS...]
+        Acquire (waiting up to --wait), run COMMAND while auto-renew keeps the lease alive,
+        release when it exits, and exit with its status. COMMAND sees LOCKWIRE_RESOURCE,
+        LOCKWIRE_OWNER and LOCKWIRE_FENCING_TOKEN. If the lease is lost, COMMAND gets SIGTERM
+        (SIGKILL after --kill-after) and lockwire exits 76. HUP INT QUIT TERM USR1 USR2 WINCH
+        sent to lockwire are forwarded to COMMAND.
+  acquire RESOURCE --ttl D [--wait D] [--owner ID] [--shared] [--json]
+        One-shot acquire; prints "TOKEN OWNER" (or JSON). The lease lives for its TTL.
+  release RESOURCE --owner ID [--shared] [--json]
+  renew RESOURCE --owner ID --ttl D [--shared] [--json]
+  force-release RESOURCE [--json]     remove every holder (administrative)
+  inspect RESOURCE [--json]           who holds it, kind, TTL left, last fencing token
+  watch RESOURCE [--json]             print each change of holder as it happens (server pushes)
+
+Options:
+  --url URL            redis://[user:pass@]host[:port][/db], rediss://..., unix:///path
+                       (default: $LOCKWIRE_URL, else redis://127.0.0.1:6379)
+  --tls                use TLS even with a redis:// URL (any --tls-* option implies it)
+  --tls-ca FILE        CA bundle (PEM) to verify the server with (default: system store)
+  --tls-cert FILE      client certificate (PEM);  --tls-key FILE  its private key
+  --tls-server-name N  name to verify the server certificate against (default: URL host)
+  --tls-insecure       do NOT verify the server certificate (prints a warning)
+  --prefix P           key prefix (default "lockwire:")
+  --ttl D              lease length (run: default 30s; renewed every TTL/3)
+  --wait D             how long to wait for the lock (default 0: one attempt; "forever")
+  --kill-after D       run: SIGKILL this long after SIGTERM on lease loss (default 10s)
+  --connect-timeout D  (default 5s)
+  --owner ID           owner id (default hostname:pid:random)
+  --shared             shared (read) lock instead of exclusive
+  --json               machine-readable output (one JSON object per line)
+  -q, --quiet          no messages on stderr (exit status only)
+  -v, --verbose        progress messages on stderr
+  -h, --help, --version
+Durations: 250ms, 10s, 1.5s, 2m, 1h (also us; "forever" = one year).
+
+Exit statuses:
+  0    success (run: COMMAND's own status; 128+N if it died of signal N)
+  64   usage error: bad arguments, URL or duration
+  69   connection or server error
+  75   not acquired within --wait (held by someone else)
+  76   run: the lease was lost while COMMAND ran (COMMAND was terminated)
+  77   release/renew: the lease is not held (expired, force-released or not ours)
+  126  run: COMMAND is not executable;  127  run: COMMAND not found
+)";
+}
+
+std::string json_string(std::string_view s) {
+  std::string o;
+  o.reserve(s.size() + 2);
+  o.push_back('"');
+  auto hex4 = [&](unsigned c) {
+    char b[8];
+    std::snprintf(b, sizeof b, "\\u%04x", c);
+    o += b;
+  };
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      o.push_back('\\');
+      o.push_back(static_cast<char>(c));
+      ++i;
+    } else if (c == '\n') {
+      o += "\\n", ++i;
+    } else if (c == '\r') {
+      o += "\\r", ++i;
+    } else if (c == '\t') {
+      o += "\\t", ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      hex4(c), ++i;
+    } else if (c < 0x80) {
+      o.push_back(static_cast<char>(c)), ++i;
+    } else {
+      // Copy a well-formed UTF-8 sequence; anything else becomes U+FFFD.
+      std::size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+      if (c > 0xf4) len = 0;
+      bool ok = len > 0 && i + len <= s.size();
+      for (std::size_t k = 1; ok && k < len; ++k) {
+        ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+      }
+      if (ok && len == 3) {
+        const auto c1 = static_cast<unsigned char>(s[i + 1]);
+        ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);  // overlong, surrogates
+      }
+      if (ok && len == 4) {
+        const auto c1 = static_cast<unsigned char>(s[i + 1]);
+        ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+      }
+      if (ok) {
+        o.append(s.substr(i, len));
+        i += len;
+      } else {
+        o += "\\ufffd";
+        ++i;
+      }
+    }
+  }
+  o.push_back('"');
+  return o;
+}
+
+}  // namespace lockwire::cli
