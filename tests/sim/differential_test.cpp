@@ -2,12 +2,19 @@
 // 7.0.15; reply bytes must match exactly (see differential.hpp for the script syntax and the few
 // replies compared by shape or as unordered sets). Adding a script is one line in kScripts.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "differential.hpp"
 #include "redis_server.hpp"
+
+extern char** environ;
 
 namespace lockwire::sim::test {
 namespace {
@@ -98,6 +105,114 @@ TEST_P(Differential, ModelMatchesRedis) {
   const std::string diff = compare(steps, model, real);
   EXPECT_TRUE(diff.empty()) << "script " << GetParam().name << " differs:\n" << diff;
 }
+
+#ifdef LOCKWIRE_SIM_BIN
+// `lockwire-sim serve` on a free port, killed at the end.
+class ServeProcess {
+ public:
+  ServeProcess() {
+    for (int attempt = 0; attempt < 10 && pid_ < 0; ++attempt) {
+      port_ = free_port();
+      const std::string p = std::to_string(port_);
+      const char* argv[] = {LOCKWIRE_SIM_BIN, "serve", "--port", p.c_str(), "--seed", "7", nullptr};
+      pid_t pid = -1;
+      if (::posix_spawn(&pid, LOCKWIRE_SIM_BIN, nullptr, nullptr, const_cast<char**>(argv),
+                        environ) != 0)
+        continue;
+      for (int i = 0; i < 200; ++i) {
+        TcpConn c(port_);
+        if (c.ok()) {
+          pid_ = pid;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (pid_ < 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+    }
+  }
+  ~ServeProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] bool ok() const { return pid_ > 0; }
+
+ private:
+  static std::uint16_t free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+  }
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+class ServeMode : public ::testing::TestWithParam<Script> {
+ public:
+  static void SetUpTestSuite() { serve_ = std::make_unique<ServeProcess>(); }
+  static void TearDownTestSuite() { serve_.reset(); }
+
+ protected:
+  static std::unique_ptr<ServeProcess> serve_;
+};
+std::unique_ptr<ServeProcess> ServeMode::serve_;
+
+// Serve mode runs the same model on a real socket with the real clock; since the model matches
+// redis-server byte for byte (above), matching the model here means serve mode matches Redis.
+TEST_P(ServeMode, ServeMatchesModel) {
+  ASSERT_TRUE(serve_->ok()) << "lockwire-sim serve did not start";
+  const auto steps = parse_script(GetParam().text);
+  {
+    TcpConn c(serve_->port());
+    ASSERT_TRUE(c.ok());
+    c.send(encode_command({"FLUSHALL"}));
+    ASSERT_EQ(c.read_frames(1, false, 2000).size(), 1u);
+  }
+  const Transcript model = run_model(steps);
+  const Transcript served = run_tcp(steps, serve_->port(), model);
+  const std::string diff = compare(steps, model, served);
+  EXPECT_TRUE(diff.empty()) << "script " << GetParam().name << " differs in serve mode:\n" << diff;
+}
+
+TEST(ServeModeRobustness, SurvivesGarbageAndManyConnections) {
+  ServeProcess serve;
+  ASSERT_TRUE(serve.ok());
+  Rng rng(99);
+  std::vector<std::unique_ptr<TcpConn>> conns;
+  for (int i = 0; i < 200; ++i) {
+    conns.push_back(std::make_unique<TcpConn>(serve.port()));
+    ASSERT_TRUE(conns.back()->ok());
+    std::string junk(static_cast<std::size_t>(rng.below(300)), '\0');
+    for (auto& ch : junk) ch = static_cast<char>(rng.below(256));
+    if (i % 3 == 0) {
+      junk = "*";
+      junk.append(std::to_string(rng.next())).append("\r\n$99999999999\r\n");
+    }
+    conns.back()->send(junk);
+  }
+  conns.clear();
+  TcpConn c(serve.port());
+  ASSERT_TRUE(c.ok());
+  c.send(encode_command({"PING"}));
+  const auto frames = c.read_frames(1, false, 2000);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0], "+PONG\r\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(Scripts, ServeMode, ::testing::ValuesIn(kScripts),
+                         [](const auto& info) { return std::string(info.param.name); });
+#endif
 
 INSTANTIATE_TEST_SUITE_P(Scripts, Differential, ::testing::ValuesIn(kScripts),
                          [](const auto& info) { return std::string(info.param.name); });
