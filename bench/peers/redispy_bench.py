@@ -68,6 +68,15 @@ def main():
 
     client = redis.Redis(host=a.host, port=a.port, max_connections=max(a.users, a.waiters + 1) + 4)
     client.ping()
+    # Counts the commands this client sends (Lock calls go through execute_command).
+    sent = [0]
+    send = client.execute_command
+
+    def counting(*args, **kw):
+        sent[0] += 1
+        return send(*args, **kw)
+
+    client.execute_command = counting
     lock_kwargs = {"timeout": a.ttl}
     if a.sleep is not None:
         lock_kwargs["sleep"] = a.sleep
@@ -82,6 +91,7 @@ def main():
     samples = []
     ops = 0
     lock_ops = threading.Lock()
+    sent[0] = 0
     cpu0 = time.process_time()
     t0 = now_us()
     end = t0 + a.duration * 1e6
@@ -177,6 +187,7 @@ def main():
 
     seconds = (now_us() - t0) / 1e6
     cpu = time.process_time() - cpu0
+    commands = sent[0]
     with lock_ops:
         snap = list(samples)
     out = {
@@ -193,6 +204,8 @@ def main():
         "cpu_seconds": cpu,
         "ops_per_sec": ops / seconds,
         "cpu_us_per_op": cpu * 1e6 / ops if ops else None,
+        "commands_sent": commands,
+        "commands_per_op": commands / ops if ops else None,
         "settings": {"ttl_s": a.ttl, "poll_sleep_s": poll,
                      **({"hold_ms": a.hold} if a.mode == "handoff" else {})},
         **summarize(snap),

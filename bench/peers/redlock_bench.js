@@ -77,6 +77,13 @@ async function main() {
   const client = new Redis({host: a.host, port: a.port, lazyConnect: true, enableAutoPipelining: false});
   await client.connect();
   await client.ping();
+  // Counts the commands this client sends (round trips, since nothing is pipelined here).
+  let sent = 0;
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (...args) => {
+    sent++;
+    return send(...args);
+  };
   const settings = {retryCount: a.mode === 'handoff' ? -1 : 0};
   if (a.retryDelay !== null) settings.retryDelay = a.retryDelay;
   if (a.retryJitter !== null) settings.retryJitter = a.retryJitter;
@@ -90,6 +97,7 @@ async function main() {
   // Warm-up: loads the scripts (EVALSHA misses fall back to EVAL once) and JITs the path.
   for (let i = 0; i < 50; i++) await (await redlock.acquire([a.prefix + 'warm'], a.ttl)).release();
 
+  sent = 0;
   const cpu0 = cpuUs();
   const t0 = nowUs();
   if (a.mode === 'serial') {
@@ -153,6 +161,7 @@ async function main() {
   }
   const seconds = (nowUs() - t0) / 1e6;
   const cpu = (cpuUs() - cpu0) / 1e6;
+  const commands = sent;
   const out = {
     contender: 'node-redlock',
     library: `redlock ${pkgVersion('redlock')} + ioredis ${pkgVersion('ioredis')}`,
@@ -166,6 +175,8 @@ async function main() {
     cpu_seconds: cpu,
     ops_per_sec: ops / seconds,
     cpu_us_per_op: ops ? (cpu * 1e6) / ops : null,
+    commands_sent: commands,
+    commands_per_op: ops ? commands / ops : null,
     settings: {ttl_ms: a.ttl, hold_ms: a.mode === 'handoff' ? a.hold : undefined, ...effective},
     ...summarize(samples),
   };

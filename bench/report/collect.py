@@ -1,0 +1,461 @@
+#!/usr/bin/python3
+"""Runs every benchmark suite side by side against one redis-server and writes one JSON file.
+
+Called by bench/run.sh (which installs, builds and starts the server); usable alone:
+
+  collect.py --port P --bin build/release/bin --out results.json [--quick] [--rounds R]
+
+Contenders of a suite run interleaved: each round runs every contender once, in an order rotated
+per round, so that machine noise (other processes, frequency changes) hits all of them alike.
+Medians and spread (min..max over rounds) are computed by report.py from the raw runs kept here.
+A suite binary that does not exist is recorded as "missing" (and listed as skipped); one that
+exists but fails is recorded as "failed" and makes the exit status 1.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+SCHEMA = "lockwire-bench/1"
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PEERS = os.path.join(ROOT, "bench", "peers")
+# Connection-setup and harness commands, not part of a lock pair.
+SETUP_CMDS = {"hello", "client", "ping", "info", "select", "command", "config", "flushall",
+              "del", "auth", "readonly"}
+
+
+def log(msg):
+    sys.stderr.write(f"[collect {time.strftime('%H:%M:%S')}] {msg}\n")
+    sys.stderr.flush()
+
+
+def run(cmd, timeout, env=None):
+    """Runs cmd; returns (rc, stdout, stderr, seconds). rc is None on timeout."""
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+        return None, out, err + f"\n(timed out after {timeout} s)", time.monotonic() - t0
+    except OSError as e:
+        return 127, "", str(e), time.monotonic() - t0
+
+
+def tail(text, n=6):
+    return "\n".join(text.strip().splitlines()[-n:])
+
+
+def version_of(cmd, pattern=r"(\d+\.\d+(?:\.\d+)?)"):
+    rc, out, err, _ = run(cmd, 30)
+    m = re.search(pattern, (out or "") + (err or ""))
+    return m.group(1) if rc == 0 and m else None
+
+
+def dpkg_version(pkg):
+    rc, out, _, _ = run(["dpkg-query", "-W", "-f=${Version}", pkg], 10)
+    return out.strip() if rc == 0 and out.strip() else None
+
+
+def machine_info():
+    info = {"host": socket.gethostname(), "kernel": platform.release(), "arch": platform.machine(),
+            "cores": os.cpu_count()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            info["mem_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    info["os"] = line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return info
+
+
+def versions(bin_dir):
+    v = {}
+    rc, out, _, _ = run(["git", "-C", ROOT, "describe", "--always", "--dirty"], 10)
+    v["lockwire"] = out.strip() if rc == 0 else None
+    v["redis-server"] = version_of(["redis-server", "--version"], r"v=(\S+)")
+    v["redis-benchmark"] = version_of(["redis-benchmark", "--version"], r"(\d+\.\d+\.\d+)")
+    v["g++"] = version_of(["g++", "-dumpfullversion"])
+    v["hiredis (Debian)"] = dpkg_version("libhiredis-dev")
+    v["google-benchmark (Debian)"] = dpkg_version("libbenchmark-dev")
+    v["libuv (Debian)"] = dpkg_version("libuv1-dev")
+    v["python3"] = platform.python_version()
+    try:
+        import redis  # Debian python3-redis
+        v["redis-py"] = redis.__version__
+    except ImportError:
+        v["redis-py"] = None
+    v["node"] = version_of(["node", "--version"], r"v(\S+)")
+    for pkg in ("redlock", "ioredis"):
+        try:
+            with open(os.path.join(PEERS, "node_modules", pkg, "package.json")) as f:
+                v[pkg] = json.load(f)["version"].lstrip("v")
+        except (OSError, ValueError, KeyError):
+            v[pkg] = None
+    return v
+
+
+class Redis:
+    """Just enough of a RESP2 client for INFO and DEL (the harness must not need redis-py)."""
+
+    def __init__(self, port):
+        self.port = port
+
+    def call(self, *args):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        try:
+            req = f"*{len(args)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in args)
+            s.sendall(req.encode())
+            f = s.makefile("rb")
+            line = f.readline()
+            if line.startswith(b"$"):
+                n = int(line[1:])
+                return f.read(n + 2)[:-2].decode() if n >= 0 else None
+            if line.startswith(b"-"):
+                raise RuntimeError(line[1:].decode().strip())
+            return line[1:].decode().strip()
+        finally:
+            s.close()
+
+    def commandstats(self):
+        stats = {}
+        for line in self.call("INFO", "commandstats").splitlines():
+            m = re.match(r"cmdstat_([^:]+):calls=(\d+)", line)
+            if m:
+                stats[m.group(1)] = int(m.group(2))
+        return stats
+
+
+def stats_delta(before, after):
+    d = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+    return {k: v for k, v in d.items() if v > 0}
+
+
+class Collector:
+    def __init__(self, a):
+        self.a = a
+        self.port = a.port
+        self.url = f"redis://127.0.0.1:{a.port}"
+        self.redis = Redis(a.port)
+        self.quick = a.quick
+        self.rounds = a.rounds
+        self.failed = []
+        self.skipped = []
+
+    def binary(self, name):
+        p = os.path.join(self.a.bin, name)
+        return p if os.access(p, os.X_OK) else None
+
+    # --- suite 1: RESP parsing (Google Benchmark; contenders interleaved by the library) ---
+    def suite_resp(self):
+        exe = self.binary("bench_resp")
+        if not exe:
+            return self.missing("resp", "bench_resp")
+        out = os.path.join(self.a.tmp, "bench_resp.json")
+        cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json",
+               "--benchmark_enable_random_interleaving=true",
+               f"--benchmark_repetitions={1 if self.quick else self.rounds}",
+               f"--benchmark_min_time={0.01 if self.quick else 0.2}"]
+        log("resp: " + " ".join(cmd[1:]))
+        rc, stdout, stderr, secs = run(cmd, 600)
+        try:
+            with open(out) as f:
+                gb = json.load(f)
+        except (OSError, ValueError) as e:
+            return self.fail("resp", cmd, rc, stderr or str(e))
+        if rc != 0:
+            return self.fail("resp", cmd, rc, stderr)
+        runs = []
+        for b in gb.get("benchmarks", []):
+            if b.get("run_type") != "iteration" or b.get("error_occurred"):
+                continue
+            payload, chunk, contender = (b["run_name"].split("/") + ["", "", ""])[:3]
+            runs.append({"payload": payload, "chunk": chunk, "contender": contender,
+                         "items_per_sec": b.get("items_per_second"),
+                         "bytes_per_sec": b.get("bytes_per_second"),
+                         "cpu_ns": b.get("cpu_time"), "real_ns": b.get("real_time"),
+                         "repetition": b.get("repetition_index", 0)})
+        errors = [b["name"] for b in gb.get("benchmarks", []) if b.get("error_occurred")]
+        return {"status": "ok" if runs and not errors else "failed", "command": cmd,
+                "seconds": secs, "context": gb.get("context", {}), "runs": runs,
+                "errors": errors, "stdout_tail": tail(stdout, 40)}
+
+    # --- suite 2: connection, lockwire vs redis-benchmark on the same server ---
+    def redis_benchmark(self, tests, pipeline, n):
+        cmd = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(self.port), "-c", "1", "-P",
+               str(pipeline), "-n", str(n), "-t", tests, "--csv"]
+        rc, out, err, _ = run(cmd, 300)
+        if rc != 0:
+            raise RuntimeError(f"{' '.join(cmd)}: rc={rc}: {tail(err)}")
+        rows = {}
+        lines = [l for l in out.splitlines() if l.startswith('"')]
+        header = [h.strip('"') for h in lines[0].split(",")]
+        for l in lines[1:]:
+            vals = [x.strip('"') for x in l.split(",")]
+            row = dict(zip(header, vals))
+            rows[row["test"]] = {k: float(v) for k, v in row.items() if k != "test"}
+        return rows
+
+    def suite_connection(self):
+        n_ping = 2000 if self.quick else 50000
+        n_pipe = 20000 if self.quick else 1000000
+        exe = self.binary("bench_loop")
+        res = {"status": "ok", "runs": [], "notes": []}
+        if not exe:
+            self.skipped.append("connection: lockwire (bench_loop not built)")
+            res["notes"].append("bench_loop not built: redis-benchmark only")
+        for r in range(self.rounds):
+            order = ["redis-benchmark", "lockwire"]
+            if r % 2:
+                order.reverse()
+            for who in order:
+                if who == "redis-benchmark":
+                    try:
+                        ping = self.redis_benchmark("ping", 1, n_ping)["PING_MBULK"]
+                        res["runs"].append({"contender": who, "round": r, "metric": "ping_p50_us",
+                                            "value": ping["p50_latency_ms"] * 1e3,
+                                            "avg_us": ping["avg_latency_ms"] * 1e3,
+                                            "rps": ping["rps"]})
+                        for p in (16, 128):
+                            rows = self.redis_benchmark("get,set", p, n_pipe)
+                            for t in ("GET", "SET"):
+                                res["runs"].append({"contender": who, "round": r,
+                                                    "metric": f"{t.lower()}_p{p}_rps",
+                                                    "value": rows[t]["rps"]})
+                    except (RuntimeError, KeyError, IndexError, ValueError) as e:
+                        return self.fail("connection", ["redis-benchmark"], 1, str(e))
+                elif exe:
+                    out = os.path.join(self.a.tmp, f"bench_loop.{r}.json")
+                    cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json",
+                           f"--benchmark_min_time={0.01 if self.quick else 0.5}"]
+                    env = dict(os.environ, LOCKWIRE_BENCH_URL=self.url,
+                               REDIS_PORT=str(self.port))
+                    rc, stdout, stderr, _ = run(cmd, 600, env)
+                    try:
+                        with open(out) as f:
+                            gb = json.load(f)
+                    except (OSError, ValueError):
+                        gb = None
+                    if rc != 0 or gb is None:
+                        return self.fail("connection", cmd, rc, stderr)
+                    for b in gb.get("benchmarks", []):
+                        if b.get("run_type") == "iteration" and not b.get("error_occurred"):
+                            res["runs"].append({"contender": "lockwire", "round": r,
+                                                "metric": "gbench:" + b["name"],
+                                                "value": b.get("items_per_second"),
+                                                "real_ns": b.get("real_time"),
+                                                "counters": {k: v for k, v in b.items()
+                                                             if isinstance(v, (int, float))}})
+        return res
+
+    # --- suites 3-5: locks ---
+    def peer_cmd(self, who, mode, n):
+        dur = 0.3 if self.quick else 2.0
+        if who == "redis-py":
+            base = [sys.executable, os.path.join(PEERS, "redispy_bench.py")]
+        else:
+            base = ["node", os.path.join(PEERS, "redlock_bench.js")]
+        cmd = base + ["--port", str(self.port), "--mode", mode, "--duration", str(dur)]
+        if mode == "throughput":
+            cmd += ["--users", str(n)]
+        if mode == "handoff":
+            cmd += ["--waiters", str(n), "--handoffs", "3" if self.quick else "40",
+                    "--duration", "2" if self.quick else "4"]
+        return cmd
+
+    def run_peer(self, who, mode, n, r):
+        cmd = self.peer_cmd(who, mode, n)
+        before = self.redis.commandstats() if mode == "serial" else None
+        rc, out, err, _ = run(cmd, 120)
+        if rc != 0:
+            self.failed.append(f"lock {mode} {n}: {who}")
+            return {"contender": who, "mode": mode, "n": n, "round": r, "error": tail(err),
+                    "command": cmd}
+        try:
+            d = json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            self.failed.append(f"lock {mode} {n}: {who} (bad JSON)")
+            return {"contender": who, "mode": mode, "n": n, "round": r,
+                    "error": "bad JSON: " + tail(out), "command": cmd}
+        if before is not None:
+            # Server-side view (includes the warm-up and the commands Lua scripts call).
+            d["server_commands"] = {k: v for k, v in
+                                    stats_delta(before, self.redis.commandstats()).items()
+                                    if k not in SETUP_CMDS}
+        d.update({"mode": mode, "n": n, "round": r, "command": cmd})
+        return d
+
+    def run_lockwire(self, exe, r):
+        row = 0.2 if self.quick else 2.0
+        cmd = [exe, self.url, str(row)]
+        before = self.redis.commandstats()
+        rc, out, err, secs = run(cmd, 600)
+        delta = stats_delta(before, self.redis.commandstats())
+        if rc != 0:
+            self.failed.append("lock: lockwire (bench_lock)")
+            return [{"contender": "lockwire", "round": r, "error": tail(err), "command": cmd}]
+        runs = parse_bench_lock(out)
+        if not runs:
+            self.failed.append("lock: lockwire (bench_lock output not understood)")
+            return [{"contender": "lockwire", "round": r, "error": "unparsed: " + tail(out, 20),
+                     "command": cmd}]
+        for d in runs:
+            d.update({"contender": "lockwire", "round": r, "command": cmd})
+        runs[0]["server_commands_whole_run"] = delta
+        return runs
+
+    def suite_locks(self):
+        exe = self.binary("bench_lock")
+        contenders = ["lockwire", "redis-py", "node-redlock"]
+        if not exe:
+            self.skipped.append("locks: lockwire (bench_lock not built)")
+        rows = [("serial", 1), ("throughput", 1), ("throughput", 16), ("throughput", 256),
+                ("handoff", 8), ("handoff", 64)]
+        runs = []
+        for r in range(self.rounds):
+            k = r % len(contenders)
+            for who in contenders[k:] + contenders[:k]:
+                if who == "lockwire":
+                    if exe:
+                        log(f"locks round {r + 1}/{self.rounds}: lockwire (bench_lock)")
+                        runs += self.run_lockwire(exe, r)
+                    continue
+                for mode, n in rows:
+                    log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n}")
+                    runs.append(self.run_peer(who, mode, n, r))
+        bad = [x for x in runs if "error" in x]
+        return {"status": "failed" if bad else "ok", "runs": runs,
+                "rows": [{"mode": m, "n": n} for m, n in rows]}
+
+    # --- suite 6: simulator ---
+    def suite_sim(self):
+        exe = self.binary("bench_sim")
+        if not exe:
+            return self.missing("sim", "bench_sim")
+        out = os.path.join(self.a.tmp, "bench_sim.json")
+        cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json",
+               f"--benchmark_repetitions={1 if self.quick else self.rounds}",
+               f"--benchmark_min_time={0.01 if self.quick else 0.2}"]
+        rc, stdout, stderr, secs = run(cmd, 600)
+        try:
+            with open(out) as f:
+                gb = json.load(f)
+        except (OSError, ValueError) as e:
+            return self.fail("sim", cmd, rc, stderr or str(e))
+        if rc != 0:
+            return self.fail("sim", cmd, rc, stderr)
+        runs = [{"name": b["name"], "run_name": b.get("run_name"),
+                 "items_per_sec": b.get("items_per_second"), "real_ns": b.get("real_time"),
+                 "counters": {k: v for k, v in b.items() if isinstance(v, (int, float))}}
+                for b in gb.get("benchmarks", []) if b.get("run_type") == "iteration"]
+        return {"status": "ok", "command": cmd, "seconds": secs, "runs": runs,
+                "stdout_tail": tail(stdout, 20)}
+
+    def missing(self, suite, binary):
+        self.skipped.append(f"{suite}: {binary} not built")
+        return {"status": "missing", "reason": f"{binary} not found in {self.a.bin}"}
+
+    def fail(self, suite, cmd, rc, err):
+        self.failed.append(suite)
+        return {"status": "failed", "command": cmd, "rc": rc, "error": tail(err or "", 15)}
+
+
+# bench_lock prints a text table (no JSON yet); each row's first number is lockwire's value.
+LOCK_ROWS = [
+    (r"^serial pair: acquire\+release \(us/pair\)\s+([\d.]+) us\s+([\d.]+) us",
+     lambda m: [{"mode": "serial", "n": 1, "us_per_op": float(m[1]), "ping_rtt_us": float(m[2])}]),
+    (r"^serial pair: requests sent per pair\s+([\d.]+)",
+     lambda m: [{"mode": "serial", "n": 1, "requests_per_pair": float(m[1])}]),
+    (r"^(\d+) users, one connection \(pairs/s\)\s+([\d.]+)\s+([\d.]+) /s",
+     lambda m: [{"mode": "throughput", "n": int(m[1]), "ops_per_sec": float(m[2]),
+                 "ping_floor_pairs_per_sec": float(m[3])}]),
+    (r"^(\d+) users: client CPU per pair \(us\)\s+([\d.]+)",
+     lambda m: [{"mode": "throughput", "n": int(m[1]), "cpu_us_per_op": float(m[2])}]),
+    (r"^contended hand-off: release -> next holds\s+([\d.]+) us\s+([\d.]+) us",
+     lambda m: [{"mode": "handoff", "n": 1, "latency_us": {"mean": float(m[1])},
+                 "ping_rtt_us": float(m[2])}]),
+]
+
+
+def parse_bench_lock(text):
+    rows = {}
+    for line in text.splitlines():
+        for pat, make in LOCK_ROWS:
+            m = re.match(pat, line.strip())
+            if m:
+                for d in make(m):
+                    key = (d["mode"], d["n"])
+                    rows.setdefault(key, {"mode": d["mode"], "n": d["n"]}).update(d)
+    out = list(rows.values())
+    for d in out:
+        if d["mode"] == "serial" and "us_per_op" in d:
+            d["ops_per_sec"] = 1e6 / d["us_per_op"]
+            d["latency_us"] = {"mean": d["us_per_op"]}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--bin", required=True, help="folder holding bench_* binaries")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--command", default=None, help="the command line to record")
+    ap.add_argument("--suites", default="resp,connection,locks,sim")
+    a = ap.parse_args()
+    a.rounds = a.rounds or (1 if a.quick else 5)
+    a.tmp = os.path.join(os.path.dirname(os.path.abspath(a.out)), ".collect.tmp")
+    os.makedirs(a.tmp, exist_ok=True)
+    c = Collector(a)
+    c.redis.call("PING")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    result = {"schema": SCHEMA, "quick": a.quick, "rounds": a.rounds,
+              "command": a.command or " ".join(sys.argv),
+              "started": started.isoformat(timespec="seconds"),
+              "machine": machine_info(), "versions": versions(a.bin),
+              "server": {"address": f"127.0.0.1:{a.port}",
+                         "persistence": "off (save '', appendonly no)"},
+              "loadavg_start": os.getloadavg(), "suites": {}}
+    for name in a.suites.split(","):
+        fn = getattr(c, f"suite_{name}", None)
+        if fn is None:
+            sys.exit(f"unknown suite {name}")
+        t0 = time.monotonic()
+        log(f"suite {name}")
+        result["suites"][name] = fn()
+        result["suites"][name]["wall_seconds"] = round(time.monotonic() - t0, 1)
+    result["finished"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    result["loadavg_end"] = os.getloadavg()
+    result["skipped"] = c.skipped
+    result["failed"] = c.failed
+    with open(a.out, "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    shutil.rmtree(a.tmp, ignore_errors=True)
+    for s in c.skipped:
+        log(f"skipped: {s}")
+    for s in c.failed:
+        log(f"FAILED: {s}")
+    sys.exit(1 if c.failed else 0)
+
+
+if __name__ == "__main__":
+    main()

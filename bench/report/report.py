@@ -1,0 +1,551 @@
+#!/usr/bin/python3
+"""Checks a bench/run.sh result JSON and turns it into a Markdown report and PNG charts.
+
+  report.py RESULT.json [--check-only] [--no-charts]
+
+Writes RESULT.md and RESULT-{lock-serial,lock-handoff,lock-throughput,resp}.png beside the JSON.
+Exit status 1 when the JSON is not well-formed (see check()); the report is still written.
+Figures are medians over rounds with the spread (min..max); ratios compare medians of the same
+run. Charts need python3-matplotlib; without it the report says so and the charts are skipped.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+SCHEMA = "lockwire-bench/1"
+PEERS = ["redis-py", "node-redlock"]
+CONTENDERS = ["lockwire"] + PEERS
+STATUSES = {"ok", "missing", "failed"}
+# bench_resp's payload and chunk names, in the codec issue's order.
+PAYLOADS = ["ok", "blob3", "int", "array100x10", "map10dbl", "blob64k", "pipeline1000", "push"]
+CHUNKS = ["16KiB", "1B"]
+CONN_METRICS = {"ping_p50_us": "PING round trip p50 (µs), -c 1 -P 1",
+                "get_p16_rps": "GET/s, one connection, 16 in flight",
+                "set_p16_rps": "SET/s, one connection, 16 in flight",
+                "get_p128_rps": "GET/s, one connection, 128 in flight",
+                "set_p128_rps": "SET/s, one connection, 128 in flight"}
+
+
+def order(known, x):
+    return known.index(x) if x in known else len(known)
+
+
+def num(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x
+
+
+def check(d):
+    """Returns a list of problems; empty when the file is well-formed."""
+    errs = []
+    if not isinstance(d, dict):
+        return ["top level is not an object"]
+    if d.get("schema") != SCHEMA:
+        errs.append(f"schema is {d.get('schema')!r}, want {SCHEMA!r}")
+    for k in ("command", "started", "finished", "machine", "versions", "suites", "rounds"):
+        if k not in d:
+            errs.append(f"missing key {k}")
+    suites = d.get("suites", {})
+    for name in ("resp", "connection", "locks", "sim"):
+        s = suites.get(name)
+        if not isinstance(s, dict):
+            errs.append(f"suite {name} absent")
+            continue
+        if s.get("status") not in STATUSES:
+            errs.append(f"suite {name}: bad status {s.get('status')!r}")
+        if s.get("status") == "ok" and not s.get("runs"):
+            errs.append(f"suite {name}: ok but no runs")
+    for r in suites.get("resp", {}).get("runs", []):
+        if not (num(r.get("items_per_sec")) and r["items_per_sec"] > 0):
+            errs.append(f"resp run {r.get('payload')}/{r.get('chunk')}/{r.get('contender')}: "
+                        "no items_per_sec")
+    for r in suites.get("connection", {}).get("runs", []):
+        if not num(r.get("value")):
+            errs.append(f"connection run {r.get('contender')} {r.get('metric')}: no value")
+    for r in suites.get("locks", {}).get("runs", []):
+        who = f"lock run {r.get('contender')} {r.get('mode')} {r.get('n')} round {r.get('round')}"
+        if "error" in r:
+            errs.append(f"{who}: {r['error'].splitlines()[-1] if r['error'] else 'error'}")
+            continue
+        if r.get("contender") not in CONTENDERS or r.get("mode") not in (
+                "serial", "throughput", "handoff"):
+            errs.append(f"{who}: unknown contender or mode")
+        if r.get("contender") in PEERS:
+            for k in ("ops", "seconds", "ops_per_sec", "cpu_us_per_op"):
+                if not num(r.get(k)):
+                    errs.append(f"{who}: {k} not a number")
+            if num(r.get("ops")) and r["ops"] <= 0:
+                errs.append(f"{who}: no pairs completed")
+            lat = r.get("latency_us", {})
+            if not (num(lat.get("p50")) and len(r.get("quantiles_us", [])) == 101):
+                errs.append(f"{who}: no latency distribution")
+        elif r.get("mode") in ("serial", "throughput") and not num(r.get("ops_per_sec")):
+            errs.append(f"{who}: no ops_per_sec")
+    return errs
+
+
+def med(xs):
+    xs = [x for x in xs if num(x)]
+    return statistics.median(xs) if xs else None
+
+
+def spread(xs):
+    xs = [x for x in xs if num(x)]
+    return (min(xs), max(xs)) if xs else (None, None)
+
+
+def fmt(x, unit="", digits=None):
+    if x is None:
+        return "–"
+    if digits is None:
+        digits = 0 if abs(x) >= 100 else (1 if abs(x) >= 10 else 2)
+    s = f"{x:,.{digits}f}"
+    return s + unit
+
+
+def cell(xs, unit="", digits=None):
+    """median [min–max] of the values, or – when there are none."""
+    m = med(xs)
+    if m is None:
+        return "–"
+    lo, hi = spread(xs)
+    if len([x for x in xs if num(x)]) == 1:
+        return fmt(m, unit, digits)
+    return f"{fmt(m, unit, digits)} [{fmt(lo, '', digits)}–{fmt(hi, '', digits)}]"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}×" if a and b else "–"
+
+
+class Report:
+    def __init__(self, d, path):
+        self.d = d
+        self.base = os.path.splitext(path)[0]
+        self.name = os.path.basename(self.base)
+        self.lines = []
+        self.charts = []
+        locks = d["suites"].get("locks", {})
+        self.lock_runs = [r for r in locks.get("runs", []) if "error" not in r]
+
+    def w(self, s=""):
+        self.lines.append(s)
+
+    def lock(self, who, mode, n, key, sub=None):
+        vals = []
+        for r in self.lock_runs:
+            if r.get("contender") == who and r.get("mode") == mode and r.get("n") == n:
+                v = r.get(key)
+                if sub is not None:
+                    v = (v or {}).get(sub)
+                vals.append(v)
+        return [v for v in vals if num(v)]
+
+    def us_per_pair(self, who):
+        """Serial µs per pair: wall time / pairs (peers), bench_lock's figure (lockwire)."""
+        if who == "lockwire":
+            return self.lock(who, "serial", 1, "us_per_op")
+        return [1e6 * r["seconds"] / r["ops"] for r in self.lock_runs
+                if r.get("contender") == who and r.get("mode") == "serial" and r.get("ops")]
+
+    def ping_rtt(self):
+        lw = self.lock("lockwire", "serial", 1, "ping_rtt_us")
+        conn = [r["value"] for r in self.d["suites"].get("connection", {}).get("runs", [])
+                if r.get("contender") == "redis-benchmark" and r.get("metric") == "ping_p50_us"]
+        return lw, conn
+
+    def header(self):
+        d, m, v = self.d, self.d["machine"], self.d["versions"]
+        self.w(f"# lockwire side-by-side benchmark — {d['started'][:10]} on {m.get('host')}")
+        self.w()
+        if d.get("quick"):
+            self.w("**Quick mode** (CI smoke run): figures are from very short runs and mean "
+                   "nothing; this report only shows that every suite ran.")
+            self.w()
+        self.w(f"- Command: `{d['command']}` (from the repository root)")
+        self.w(f"- Run: {d['started']} → {d['finished']}, {d['rounds']} round(s), contenders "
+               "interleaved (each round runs every contender once, order rotated per round)")
+        self.w(f"- Machine: {m.get('cpu', '?')}, {m.get('cores')} cores, {m.get('mem_gib')} GiB, "
+               f"{m.get('os', '?')}, Linux {m.get('kernel')}; load average "
+               f"{' / '.join(f'{x:.1f}' for x in d.get('loadavg_start', [])[:1] + d.get('loadavg_end', [])[:1])}"
+               " (start / end)")
+        self.w("- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val))
+        self.w(f"- Server: redis-server on {d['server']['address']}, "
+               f"persistence {d['server']['persistence']}, started by the run")
+        self.w("- Figures: median over rounds [min–max]. Ratios compare medians of this same run; "
+               "absolute numbers depend on the machine and on whatever else it was running "
+               "(this machine is shared with compile jobs, so they are noisy: trust the ratios, "
+               "not the absolutes).")
+        if d.get("skipped"):
+            self.w("- Skipped: " + "; ".join(d["skipped"]))
+        if d.get("failed"):
+            self.w("- **Failed**: " + "; ".join(d["failed"]))
+        self.w()
+
+    def locks(self):
+        s = self.d["suites"].get("locks", {})
+        self.w("## Locks: lockwire vs redis-py `Lock` vs node-redlock (ioredis)")
+        self.w()
+        if s.get("status") != "ok" and not self.lock_runs:
+            self.w(f"Not run ({s.get('status')}: {s.get('reason') or s.get('error', '')}).")
+            self.w()
+            return
+        present = [c for c in CONTENDERS if any(r["contender"] == c for r in self.lock_runs)]
+        lw_rtt, rb_rtt = self.ping_rtt()
+        rtt = med(lw_rtt) or med(rb_rtt)
+        self.w(f"PING round trip (the floor): {cell(lw_rtt, ' µs')} from lockwire's connection, "
+               f"{cell(rb_rtt, ' µs')} p50 from `redis-benchmark -c 1 -P 1`.")
+        self.w()
+        # Suite 3: serial pairs.
+        self.w("### Uncontended acquire+release pairs, one client, serial")
+        self.w()
+        self.w("| contender | µs/pair | p50 µs | p99 µs | RTT/pair | commands/pair | "
+               "client CPU µs/pair |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- |")
+        for c in present:
+            upp = self.us_per_pair(c)
+            cmds = self.lock(c, "serial", 1, "commands_per_op") or self.lock(
+                c, "serial", 1, "requests_per_pair")
+            # bench_lock's 1-user row is the same serial loop; it carries lockwire's CPU figure.
+            cpu = self.lock(c, "serial", 1, "cpu_us_per_op") or self.lock(
+                c, "throughput", 1, "cpu_us_per_op")
+            self.w(f"| {c} | {cell(upp)} | {cell(self.lock(c, 'serial', 1, 'latency_us', 'p50'))}"
+                   f" | {cell(self.lock(c, 'serial', 1, 'latency_us', 'p99'))} | "
+                   f"{fmt(med(upp) / rtt if med(upp) and rtt else None, '', 2)} | "
+                   f"{cell(cmds, '', 2)} | {cell(cpu)} |")
+        lw = med(self.us_per_pair("lockwire"))
+        faster = [f"{ratio(med(self.us_per_pair(p)), lw)} faster than {p}" for p in PEERS
+                  if lw and med(self.us_per_pair(p))]
+        if faster:
+            self.w()
+            self.w("Serial pair, µs/pair: lockwire is " + ", ".join(faster) + ".")
+        self.w()
+        self.w("RTT/pair = µs/pair ÷ PING RTT. Commands/pair = commands the client sent "
+               "(an EVALSHA counts as one; lockwire: requests counted by its metrics hook, where "
+               "a pipelined MULTI…EXEC may count as several in one round trip).")
+        self.w()
+        # Suite 4: throughput.
+        self.w("### Many resources, one process: pairs/s with 1, 16, 256 concurrent users")
+        self.w()
+        self.w("| users | " + " | ".join(f"{c} pairs/s" for c in present) + " | " +
+               " | ".join(f"{c} CPU µs/pair" for c in present) + " | pairs/s: lockwire ÷ best peer | CPU/pair: best peer ÷ lockwire |")
+        self.w("| --- |" + " --- |" * (2 * len(present) + 2))
+        for n in (1, 16, 256):
+            tp = {c: self.lock(c, "throughput", n, "ops_per_sec") for c in present}
+            cpu = {c: self.lock(c, "throughput", n, "cpu_us_per_op") for c in present}
+            best = max((med(tp[p]) for p in PEERS if p in tp and med(tp[p])), default=None)
+            best_cpu = min((med(cpu[p]) for p in PEERS if p in cpu and med(cpu[p])),
+                           default=None)
+            self.w(f"| {n} | " + " | ".join(cell(tp[c]) for c in present) + " | " +
+                   " | ".join(cell(cpu[c]) for c in present) +
+                   f" | {ratio(med(tp.get('lockwire', [])), best)}"
+                   f" | {ratio(best_cpu, med(cpu.get('lockwire', [])))} |")
+        self.w()
+        self.w("lockwire and node-redlock use one connection; redis-py runs one thread per user "
+               "and its pool opens a connection per busy thread (the GIL serialises Python).")
+        self.w()
+        # Suite 5: hand-off.
+        self.w("### Contended hand-off: release → next waiter holds")
+        self.w()
+        self.w("| contender | waiters | p50 µs | p90 µs | p99 µs | mean µs | hand-offs | "
+               "waiting strategy |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for c in present:
+            for n in (1, 8, 64):
+                mean = self.lock(c, "handoff", n, "latency_us", "mean")
+                if not mean:
+                    continue
+                count = sum(self.lock(c, "handoff", n, "ops")) or "–"
+                strat = {"lockwire": "server push (tracking / pub/sub) + expiry timer",
+                         "redis-py": "poll SET NX every "
+                         f"{self._setting(c, 'poll_sleep_s', 0.1) * 1e3:.0f} ms",
+                         "node-redlock": "retry every "
+                         f"{self._setting(c, 'retryDelay', 200)}±"
+                         f"{self._setting(c, 'retryJitter', 100)} ms"}[c]
+                self.w(f"| {c} | {n} | {cell(self.lock(c, 'handoff', n, 'latency_us', 'p50'))} "
+                       f"| {cell(self.lock(c, 'handoff', n, 'latency_us', 'p90'))} "
+                       f"| {cell(self.lock(c, 'handoff', n, 'latency_us', 'p99'))} "
+                       f"| {cell(mean)} | {count} | {strat} |")
+        self.w()
+        self.w("Peers: waiters+1 contenders on one resource; each holds 2 ms, releases, and "
+               "rejoins as a waiter after the next grant; the peers' library defaults for "
+               "polling. lockwire's bench_lock measures one waiter and reports the mean only.")
+        self.w()
+
+    def _setting(self, who, key, default):
+        for r in self.lock_runs:
+            if r.get("contender") == who and key in r.get("settings", {}):
+                return r["settings"][key]
+        return default
+
+    def resp(self):
+        s = self.d["suites"].get("resp", {})
+        self.w("## RESP parsing: lockwire vs hiredis")
+        self.w()
+        if s.get("status") != "ok":
+            self.w(f"Not run ({s.get('status')}: {s.get('reason') or s.get('error', '')}).")
+            self.w()
+            return
+        runs = s["runs"]
+        keys = sorted({(r["payload"], r["chunk"]) for r in runs},
+                      key=lambda k: (order(CHUNKS, k[1]), order(PAYLOADS, k[0]), k))
+        self.w("Replies/s (median over repetitions, CPU time; Google Benchmark interleaves the "
+               "contenders at random). hiredis = reply objects; fn=NULL = "
+               "`redisReaderCreateWithFunctions(NULL)` (validates only).")
+        self.w()
+        self.w("| payload | chunk | lockwire | hiredis | hiredis fn=NULL | × hiredis | "
+               "× fn=NULL | lockwire MB/s |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+
+        def vals(p, ch, c, key="items_per_sec"):
+            return [r[key] for r in runs
+                    if r["payload"] == p and r["chunk"] == ch and r["contender"] == c]
+        for p, ch in keys:
+            lw, hr, h0 = (vals(p, ch, c) for c in ("lockwire", "hiredis", "hiredis_fn_null"))
+            mbs = [x / 1e6 for x in vals(p, ch, "lockwire", "bytes_per_sec") if num(x)]
+            self.w(f"| {p} | {ch} | {cell(lw, '', 3 if False else None)} | {cell(hr)} | "
+                   f"{cell(h0)} | {ratio(med(lw), med(hr))} | {ratio(med(lw), med(h0))} | "
+                   f"{fmt(med(mbs))} |")
+        self.w()
+
+    def connection(self):
+        s = self.d["suites"].get("connection", {})
+        self.w("## Connection: PING round trip and pipelined throughput vs redis-benchmark")
+        self.w()
+        if s.get("status") != "ok":
+            self.w(f"Not run ({s.get('status')}: {s.get('reason') or s.get('error', '')}).")
+            self.w()
+            return
+        runs = s["runs"]
+        metrics = []
+        for r in runs:
+            if (r["contender"], r["metric"]) not in metrics:
+                metrics.append((r["contender"], r["metric"]))
+        self.w("| contender | metric | median [min–max] |")
+        self.w("| --- | --- | --- |")
+        for c, m in metrics:
+            v = [r["value"] for r in runs if r["contender"] == c and r["metric"] == m]
+            self.w(f"| {c} | {CONN_METRICS.get(m, m)} | {cell(v)} |")
+        for n in s.get("notes", []):
+            self.w(f"\n{n}.")
+        self.w()
+
+    def sim(self):
+        s = self.d["suites"].get("sim", {})
+        self.w("## Simulator")
+        self.w()
+        if s.get("status") != "ok":
+            self.w(f"Not run ({s.get('status')}: {s.get('reason') or s.get('error', '')}).")
+            self.w()
+            return
+        self.w("| benchmark | items/s median [min–max] |")
+        self.w("| --- | --- |")
+        names = []
+        for r in s["runs"]:
+            n = r.get("run_name") or r["name"]
+            if n not in names:
+                names.append(n)
+        for n in names:
+            v = [r["items_per_sec"] for r in s["runs"] if (r.get("run_name") or r["name"]) == n]
+            self.w(f"| {n} | {cell(v)} |")
+        self.w()
+
+    # --- charts ---
+    def charts_all(self):
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            self.w("_Charts skipped: python3-matplotlib is not installed._")
+            return
+        self.plt = plt
+        colors = {"lockwire": "#1b7837", "redis-py": "#2166ac", "node-redlock": "#b2182b",
+                  "hiredis": "#2166ac", "hiredis_fn_null": "#92c5de", "redis-benchmark": "#777"}
+        self.colors = colors
+        for fn in (self.chart_serial, self.chart_handoff, self.chart_throughput, self.chart_resp):
+            try:
+                fn()
+            except Exception as e:  # a chart must never lose the report
+                self.w(f"_Chart {fn.__name__} failed: {type(e).__name__}: {e}_")
+        plt.close("all")
+
+    def pooled(self, who, mode, n):
+        """All rounds' quantile points pooled: an approximate distribution for the CDF."""
+        pts = []
+        for r in self.lock_runs:
+            if r.get("contender") == who and r.get("mode") == mode and r.get("n") == n:
+                pts += [x for x in r.get("quantiles_us", []) if num(x)]
+        return sorted(pts)
+
+    def cdf(self, ax, who, mode, n):
+        pts = self.pooled(who, mode, n)
+        if pts:
+            ys = [(i + 0.5) / len(pts) for i in range(len(pts))]
+            ax.plot(pts, ys, label=who, color=self.colors[who])
+            return True
+        mean = med(self.lock(who, mode, n, "latency_us", "mean"))
+        if mean:
+            ax.axvline(mean, color=self.colors[who], linestyle="-.", label=f"{who} (mean only)")
+            return True
+        return False
+
+    def save(self, fig, suffix, title):
+        path = f"{self.base}-{suffix}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        self.charts.append((title, os.path.basename(path)))
+
+    def chart_serial(self):
+        if not self.lock_runs:
+            return
+        fig, ax = self.plt.subplots(figsize=(7, 4))
+        for c in CONTENDERS:
+            if c == "lockwire":
+                v = med(self.us_per_pair(c))
+                if v:
+                    ax.axvline(v, color=self.colors[c], linestyle="-.",
+                               label="lockwire (mean only)")
+            else:
+                self.cdf(ax, c, "serial", 1)
+        lw_rtt, rb_rtt = self.ping_rtt()
+        rtt = med(lw_rtt) or med(rb_rtt)
+        if rtt:
+            ax.axvline(rtt, color="#777", linestyle=":", label="PING RTT")
+            ax.axvline(2 * rtt, color="#bbb", linestyle=":", label="2 × PING RTT")
+        ax.set_xscale("log")
+        ax.set_xlabel("acquire+release latency per pair (µs, log)")
+        ax.set_ylabel("fraction of pairs")
+        ax.set_title("Uncontended serial pairs: latency CDF")
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+        self.save(fig, "lock-serial", "Serial pairs: latency CDF")
+
+    def chart_handoff(self):
+        if not self.lock_runs:
+            return
+        fig, axes = self.plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+        for ax, n in zip(axes, (8, 64)):
+            for c in PEERS:
+                self.cdf(ax, c, "handoff", n)
+            lw = med(self.lock("lockwire", "handoff", n, "latency_us", "mean")) or med(
+                self.lock("lockwire", "handoff", 1, "latency_us", "mean"))
+            if lw:
+                ax.axvline(lw, color=self.colors["lockwire"], linestyle="-.",
+                           label="lockwire (1 waiter, mean)")
+            ax.set_xscale("log")
+            ax.set_xlabel("release → next holder (µs, log)")
+            ax.set_title(f"{n} waiters")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8)
+        axes[0].set_ylabel("fraction of hand-offs")
+        fig.suptitle("Contended hand-off latency CDF")
+        self.save(fig, "lock-handoff", "Contended hand-off: latency CDF")
+
+    def chart_throughput(self):
+        if not self.lock_runs:
+            return
+        fig, ax = self.plt.subplots(figsize=(7, 4))
+        users = (1, 16, 256)
+        width = 0.27
+        for i, c in enumerate(CONTENDERS):
+            meds, lo, hi = [], [], []
+            for n in users:
+                v = self.lock(c, "throughput", n, "ops_per_sec")
+                m = med(v) or 0
+                a, b = spread(v)
+                meds.append(m)
+                lo.append(m - (a or m))
+                hi.append((b or m) - m)
+            if any(meds):
+                xs = [j + (i - 1) * width for j in range(len(users))]
+                ax.bar(xs, meds, width, yerr=[lo, hi], label=c, color=self.colors[c],
+                       capsize=3)
+        ax.set_xticks(range(len(users)), [f"{n} users" for n in users])
+        ax.set_yscale("log")
+        ax.set_ylabel("acquire+release pairs/s (log)")
+        ax.set_title("Throughput over many resources, one process (median, min–max)")
+        ax.legend(fontsize=8)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        self.save(fig, "lock-throughput", "Throughput: pairs/s for 1/16/256 users")
+
+    def chart_resp(self):
+        s = self.d["suites"].get("resp", {})
+        if s.get("status") != "ok":
+            return
+        runs = s["runs"]
+        chunks = sorted({r["chunk"] for r in runs}, key=lambda c: (order(CHUNKS, c), c))
+        fig, axes = self.plt.subplots(1, len(chunks), figsize=(6 * len(chunks), 4.5))
+        if len(chunks) == 1:
+            axes = [axes]
+        cont = ["lockwire", "hiredis", "hiredis_fn_null"]
+        for ax, ch in zip(axes, chunks):
+            payloads = sorted({r["payload"] for r in runs if r["chunk"] == ch},
+                              key=lambda p: (order(PAYLOADS, p), p))
+            width = 0.27
+            for i, c in enumerate(cont):
+                m = [med([r["bytes_per_sec"] / 1e6 for r in runs if r["chunk"] == ch and
+                          r["payload"] == p and r["contender"] == c and
+                          num(r.get("bytes_per_sec"))]) or 0 for p in payloads]
+                ax.bar([j + (i - 1) * width for j in range(len(payloads))], m, width,
+                       label=c.replace("_fn_null", " fn=NULL"), color=self.colors[c])
+            ax.set_xticks(range(len(payloads)), payloads, rotation=30, ha="right", fontsize=8)
+            ax.set_yscale("log")
+            ax.set_ylabel("MB/s parsed (log)")
+            ax.set_title(f"fed in {ch} chunks")
+            ax.grid(True, axis="y", which="both", alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle("RESP parsing throughput (median)")
+        self.save(fig, "resp", "RESP parsing: MB/s per payload")
+
+    def build(self, charts):
+        self.header()
+        self.locks()
+        self.resp()
+        self.connection()
+        self.sim()
+        if charts:
+            body = self.lines
+            self.lines = []
+            self.charts_all()
+            extra = self.lines
+            self.lines = body
+            if self.charts or extra:
+                self.w("## Charts")
+                self.w()
+                for title, f in self.charts:
+                    self.w(f"![{title}]({f})")
+                    self.w()
+                self.lines += extra
+        return "\n".join(self.lines).rstrip() + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("result")
+    ap.add_argument("--check-only", action="store_true")
+    ap.add_argument("--no-charts", action="store_true")
+    a = ap.parse_args()
+    try:
+        with open(a.result) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"report: {a.result}: not readable JSON: {e}", file=sys.stderr)
+        return 1
+    errs = check(d)
+    for e in errs:
+        print(f"report: {a.result}: {e}", file=sys.stderr)
+    if a.check_only or (errs and not isinstance(d.get("suites"), dict)):
+        return 1 if errs else 0
+    md = Report(d, a.result).build(not a.no_charts)
+    out = os.path.splitext(a.result)[0] + ".md"
+    with open(out, "w") as f:
+        f.write(md)
+    print(f"report: wrote {out}" + (f" ({len(errs)} problem(s) in the JSON)" if errs else ""),
+          file=sys.stderr)
+    return 1 if errs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

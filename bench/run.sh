@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The whole side-by-side benchmark in one command: installs what it needs (Debian packages, npm
+# packages into bench/peers/node_modules), builds the release preset, starts a private
+# redis-server (free loopback port, persistence off), runs every suite with the contenders
+# interleaved and repeated, stops the server, and writes <date>-<host>.json, .md and PNG charts.
+#
+# Usage: bench/run.sh [--quick] [--rounds N] [--no-build] [--bin DIR] [--out DIR]
+#   --quick     each suite briefly, one round, results under build/bench-quick/; checks only that
+#               everything ran and the result file is well-formed (for CI; no timing assertions)
+#   --rounds N  repetitions of every suite (default 5; 1 with --quick)
+#   --no-build  use the binaries already in --bin (default build/release/bin)
+#   --out DIR   where results go (default bench/results, or build/bench-quick with --quick)
+# Suites whose binary is not built are listed as skipped; a contender that fails makes it exit 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmdline="bench/run.sh${*:+ $*}"
+quick=0; rounds=""; build=1; bin=build/release/bin; out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --rounds) rounds=$2; shift ;;
+    --no-build) build=0 ;;
+    --bin) bin=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$out" ] || { [ $quick = 1 ] && out=build/bench-quick || out=bench/results; }
+say() { echo "[run.sh $(date -u +%H:%M:%S)] $*" >&2; }
+t_start=$(date +%s)
+
+# 1. Dependencies. Debian's python3 (not a pyenv/venv one) is the one that sees python3-redis.
+py=/usr/bin/python3
+extra=(python3-redis python3-matplotlib)
+command -v node >/dev/null || extra+=(nodejs)
+command -v npm >/dev/null || extra+=(npm)
+scripts/deps.sh "${extra[@]}"
+if [ ! -f bench/peers/node_modules/.package-lock.json ] ||
+   [ bench/peers/package-lock.json -nt bench/peers/node_modules/.package-lock.json ]; then
+  say "npm ci (redlock, ioredis) into bench/peers/node_modules"
+  npm ci --prefix bench/peers --no-audit --no-fund --loglevel=error >&2
+fi
+
+# 2. Build.
+if [ $build = 1 ]; then
+  say "building the release preset"
+  scripts/build.sh release >&2
+fi
+
+# 3. A private redis-server on a free loopback port, persistence off.
+sdir=$(mktemp -d /tmp/lockwire-bench.XXXXXX)
+rpid=""
+cleanup() {
+  if [ -n "$rpid" ]; then kill "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true; fi
+  rm -rf "$sdir"
+}
+trap cleanup EXIT
+for attempt in 1 2 3; do
+  port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --dir "$sdir" \
+    --logfile "$sdir/redis.log" --daemonize no &
+  rpid=$!
+  for _ in $(seq 50); do
+    redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG && break
+    kill -0 "$rpid" 2>/dev/null || break
+    sleep 0.1
+  done
+  redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG && break
+  kill "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true; rpid=""
+  say "redis-server did not start on port $port (attempt $attempt): $(tail -2 "$sdir/redis.log")"
+done
+[ -n "$rpid" ] || { say "cannot start redis-server"; exit 1; }
+say "redis-server $(redis-server --version | grep -o 'v=[^ ]*') on 127.0.0.1:$port (pid $rpid)"
+
+# 4. Run the suites.
+mkdir -p "$out"
+name="$(date -u +%Y-%m-%d)-$(hostname -s)"
+json="$out/$name.json"
+collect=(--port "$port" --bin "$bin" --out "$json" --command "$cmdline")
+[ $quick = 1 ] && collect+=(--quick)
+[ -n "$rounds" ] && collect+=(--rounds "$rounds")
+rc=0
+$py bench/report/collect.py "${collect[@]}" || rc=$?
+kill "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true; rpid=""
+
+# 5. Report (also validates the JSON: any schema error makes it exit non-zero).
+[ -f "$json" ] || { say "no result file"; exit 1; }
+$py bench/report/report.py "$json" || rc=$?
+say "done in $(( $(date +%s) - t_start )) s: $json, ${json%.json}.md, ${json%.json}-*.png (exit $rc)"
+exit $rc
