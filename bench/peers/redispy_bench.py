@@ -10,7 +10,8 @@ throughput: N threads on N distinct resources sharing one redis.Redis client (it
             pool opens one connection per concurrently busy thread: that is how redis-py runs
             concurrent callers; the GIL serialises the Python side).
 handoff:    waiters+1 threads on one resource; each holds for --hold ms, releases, and rejoins the
-            waiters after the next grant; the hand-off latency is the time from a holder starting
+            waiters after the next grant (plus a random arrival delay within one polling
+            interval); the hand-off latency is the time from a holder starting
             its release until the next thread holds. Waiters poll as redis-py's blocking acquire
             does (sleep between SET NX attempts; redis-py's default 0.1 s unless --sleep).
 Client CPU is time.process_time() (all threads, user+system) over the measured interval / pairs.
@@ -18,6 +19,7 @@ Client CPU is time.process_time() (all threads, user+system) over the measured i
 import argparse
 import json
 import os
+import random
 import sys
 import threading
 import time
@@ -146,9 +148,15 @@ def main():
         finished = threading.Event()
         errors = []
 
+        def arrive():
+            # Waiters arrive, and rejoin after a grant, at random points within one polling
+            # interval, so their polling phases are independent (as for separate clients).
+            time.sleep(random.uniform(0, poll))
+
         def contender():
             nonlocal ops
             try:
+                arrive()
                 while True:
                     lk = Lock(client, name, **lock_kwargs)
                     lk.acquire()  # blocking: SET NX, then sleep `poll`, retry
@@ -175,6 +183,7 @@ def main():
                     # Rejoin as a fresh waiter only after the next grant (no barging).
                     with cond:
                         cond.wait_for(lambda: state["grants"] > mine or state["done"])
+                    arrive()
             except Exception as e:
                 errors.append(e)
                 finished.set()

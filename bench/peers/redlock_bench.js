@@ -8,8 +8,9 @@
 // serial:     one caller, acquire+release pairs back to back on one resource.
 // throughput: N concurrent users on N distinct resources, all on one ioredis connection.
 // handoff:    waiters+1 contenders on one resource; each holds for --hold ms then releases and
-//             rejoins the waiters after the next grant; the hand-off latency is the time from a
-//             holder starting its release until the next contender holds. Waiters retry on redlock's timer (retryDelay ± retryJitter; the
+//             rejoins the waiters after the next grant (plus a random arrival delay within one
+//             retry interval); the hand-off latency is the time from a holder starting its
+//             release until the next contender holds. Waiters retry on redlock's timer (retryDelay ± retryJitter; the
 //             library defaults unless overridden), which is how redlock waits.
 // Client CPU is process.cpuUsage() (user+system) over the measured interval / pairs.
 'use strict';
@@ -134,7 +135,11 @@ async function main() {
     // re-acquire at once (before any timer-driven waiter retries) and measure nothing.
     let grantWaiters = [];
     const nextGrant = () => new Promise((r) => grantWaiters.push(r));
+    // Waiters arrive, and rejoin after a grant, at random points within one retry interval, so
+    // their retry phases are independent (as for separate clients), not a synchronised herd.
+    const arrive = () => sleep(Math.random() * effective.retryDelay);
     const contender = async () => {
+      await arrive();
       while (!done) {
         const lock = await redlock.acquire(res, a.ttl);
         const got = nowUs();
@@ -153,6 +158,7 @@ async function main() {
         await lock.release();
         if (done) finish();
         await granted;
+        await arrive();
       }
     };
     for (let i = 0; i <= a.waiters; i++) contender().catch((e) => finish(e));

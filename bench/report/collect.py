@@ -215,7 +215,7 @@ class Collector:
 
     def suite_connection(self):
         n_ping = 2000 if self.quick else 50000
-        n_pipe = 20000 if self.quick else 1000000
+        n_pipe = 20000 if self.quick else 300000
         exe = self.binary("bench_loop")
         res = {"status": "ok", "runs": [], "notes": []}
         if not exe:

@@ -82,6 +82,16 @@ def check(d):
                 errs.append(f"{who}: no latency distribution")
         elif r.get("mode") in ("serial", "throughput") and not num(r.get("ops_per_sec")):
             errs.append(f"{who}: no ops_per_sec")
+    # Every round of bench_lock must have yielded every row (its text output is parsed).
+    lw = [r for r in suites.get("locks", {}).get("runs", [])
+          if r.get("contender") == "lockwire" and "error" not in r]
+    for rnd in sorted({r.get("round") for r in lw}):
+        got = {(r.get("mode"), r.get("n")) for r in lw if r.get("round") == rnd}
+        for want in (("serial", 1), ("throughput", 1), ("throughput", 16), ("throughput", 256)):
+            if want not in got:
+                errs.append(f"lockwire round {rnd}: bench_lock row {want[0]} {want[1]} missing")
+        if not any(m == "handoff" for m, _ in got):
+            errs.append(f"lockwire round {rnd}: bench_lock hand-off row missing")
     return errs
 
 
