@@ -1,0 +1,477 @@
+// The real `lockwire` binary (next to this test binary) against private redis-servers.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "redis_server.hpp"
+
+extern char** environ;
+
+namespace {
+
+using namespace std::chrono_literals;
+using lockwire::test::RedisServer;
+
+std::string self_dir() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, static_cast<std::size_t>(n));
+  return p.substr(0, p.rfind('/'));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// Waits (bounded) for a condition the test needs before its next step; never a timing assertion.
+bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit = 15s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return pred();
+}
+
+// A temporary directory for a test's files, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/lockwire-cli-XXXXXX";
+    const char* d = ::mkdtemp(tmpl);
+    path_ = d != nullptr ? d : "/tmp";
+  }
+  ~TempDir() {
+    const std::string cmd = "rm -rf '" + path_ + "'";
+    if (std::system(cmd.c_str()) != 0) {
+    }
+  }
+  [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// One spawned lockwire process with stdout/stderr captured to files.
+class Proc {
+ public:
+  // `args` are lockwire's arguments; with raw = true, a whole command line (program first).
+  Proc(const std::vector<std::string>& args, const TempDir& dir, bool raw = false) {
+    static int seq = 0;
+    const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(seq++);
+    out_ = dir.file("out-" + tag);
+    err_ = dir.file("err-" + tag);
+    std::vector<std::string> full;
+    if (!raw) full.push_back(self_dir() + "/lockwire");
+    full.insert(full.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : full) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~Proc() {
+    if (pid_ > 0 && status_ < 0) {
+      ::kill(pid_, SIGKILL);
+      int st = 0;
+      ::waitpid(pid_, &st, 0);
+    }
+  }
+  Proc(const Proc&) = delete;
+  Proc& operator=(const Proc&) = delete;
+
+  // Exit status (128+N for signal N); -1 if it did not end within the limit (then it is killed).
+  int wait(std::chrono::milliseconds limit = 30s) {
+    if (status_ >= 0 || pid_ <= 0) return status_;
+    const auto end = std::chrono::steady_clock::now() + limit;
+    int st = 0;
+    while (true) {
+      const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+      if (r == pid_) break;
+      if (std::chrono::steady_clock::now() >= end) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &st, 0);
+        status_ = -1;
+        return -2;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return status_;
+  }
+  void signal(int sig) const { ::kill(pid_, sig); }
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] std::string out() const { return read_file(out_); }
+  [[nodiscard]] std::string err() const { return read_file(err_); }
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+  std::string out_, err_;
+};
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+class LockwireCli : public ::testing::Test {
+ protected:
+  Result lw(std::vector<std::string> args) {
+    Proc p(with_url(std::move(args)), dir_);
+    const int st = p.wait();
+    return {st, p.out(), p.err()};
+  }
+  std::unique_ptr<Proc> start(std::vector<std::string> args) {
+    return std::make_unique<Proc>(with_url(std::move(args)), dir_);
+  }
+  std::vector<std::string> with_url(std::vector<std::string> args) {
+    // Options may follow the command word; keep `run`'s COMMAND after `--` untouched.
+    args.insert(args.begin() + 1, {"--url", server_.url()});
+    return args;
+  }
+  // JSON checks are collected and run by one python3 process at the end of a test (python's
+  // start-up is slow on a loaded machine). Each `text` must be lines of JSON objects; `expr` is
+  // a python expression over `j` (the first object) and `objs` (all of them).
+  void json_expect(const std::string& text, const std::string& expr) {
+    json_checks_.emplace_back(text, expr);
+  }
+  bool json_verify() {
+    std::string program = "import json, sys\nok = True\n";
+    for (std::size_t i = 0; i < json_checks_.size(); ++i) {
+      const std::string data = dir_.file("json-" + std::to_string(i));
+      std::ofstream(data) << json_checks_[i].first;
+      program +=
+          "try:\n"
+          "    objs = [json.loads(l) for l in open('" +
+          data +
+          "') if l.strip()]\n"
+          "    assert objs and all(isinstance(o, dict) for o in objs)\n"
+          "    j = objs[0]\n"
+          "    assert (" +
+          json_checks_[i].second +
+          ")\n"
+          "except Exception as e:\n"
+          "    ok = False\n"
+          "    print('JSON check failed:', " +
+          std::to_string(i) + ", repr(e), open('" + data + "').read())\n";
+    }
+    program += "sys.exit(0 if ok else 1)\n";
+    json_checks_.clear();
+    const std::string script = dir_.file("check.py");
+    std::ofstream(script) << program;
+    return std::system(("python3 " + script).c_str()) == 0;
+  }
+
+  RedisServer server_;
+  TempDir dir_;
+  std::vector<std::pair<std::string, std::string>> json_checks_;
+};
+
+// ---- usage ---------------------------------------------------------------------------------
+
+TEST_F(LockwireCli, BadArgumentsAndUrlsAreUsageErrors) {
+  const std::string bin = self_dir() + "/lockwire";
+  struct Case {
+    std::vector<std::string> args;
+    const char* needle;
+  };
+  const std::vector<Case> cases = {
+      {{}, "no command"},
+      {{"acquire", "r", "--ttl", "10"}, "unit"},
+      {{"acquire", "r", "--ttl", "1s", "--url", "http://x"}, "bad URL"},
+      {{"inspect", "r", "--url", "redis://h:99999"}, "bad URL"},
+      {{"inspect", "r", "--prefix", "a{b"}, "prefix"},
+      {{"inspect", "r{x}"}, "resource"},
+      {{"run", "r"}, "COMMAND"},
+      {{"release", "r"}, "--owner"},
+      {{"inspect", "r", "--tls-cert", "c.pem"}, "--tls-key"},
+  };
+  for (const auto& c : cases) {
+    Proc p(c.args, dir_);
+    EXPECT_EQ(p.wait(), 64) << c.needle;
+    const std::string err = p.err();
+    EXPECT_NE(err.find(c.needle), std::string::npos) << err;
+    EXPECT_NE(err.find("usage:"), std::string::npos) << err;
+  }
+  Proc help({"--help"}, dir_);
+  EXPECT_EQ(help.wait(), 0);
+  EXPECT_NE(help.out().find("Exit statuses"), std::string::npos);
+}
+
+TEST_F(LockwireCli, UnreachableServerIsConnectionError) {
+  RedisServer gone;
+  const std::string url = gone.url();
+  gone.stop();
+  Proc p({"inspect", "r", "--url", url}, dir_);
+  EXPECT_EQ(p.wait(), 69);
+  EXPECT_NE(p.err().find("cannot connect"), std::string::npos) << p.err();
+}
+
+// ---- acquire / release / renew / force-release / inspect --------------------------------------
+
+TEST_F(LockwireCli, AcquireWaitTimeoutReleaseRenew) {
+  Result a = lw({"acquire", "res", "--ttl", "10s", "--owner", "alice"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, "1 alice\n");
+
+  Result b = lw({"acquire", "res", "--ttl", "10s", "--owner", "bob", "--wait", "300ms"});
+  EXPECT_EQ(b.status, 75);
+  EXPECT_NE(b.err.find("res"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("alice"), std::string::npos) << b.err;  // names the holder
+
+  EXPECT_EQ(lw({"acquire", "res", "--ttl", "10s", "--owner", "alice"}).status,
+            75);  // not re-entrant
+  EXPECT_EQ(lw({"release", "res", "--owner", "bob"}).status, 77);
+  EXPECT_EQ(lw({"renew", "res", "--owner", "bob", "--ttl", "5s"}).status, 77);
+  EXPECT_EQ(lw({"renew", "res", "--owner", "alice", "--ttl", "20s"}).status, 0);
+  const long long pttl = std::stoll(server_.cli({"PTTL", "lockwire:{res}"}));
+  EXPECT_GT(pttl, 10000);  // the renewal took (20s > the original 10s)
+  EXPECT_EQ(lw({"release", "res", "--owner", "alice"}).status, 0);
+  EXPECT_EQ(lw({"release", "res", "--owner", "alice"}).status, 77);  // already gone
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{res}"}), "0\n");
+
+  // A waiting acquire gets the lock once the holder releases (woken, not timed out).
+  ASSERT_EQ(lw({"acquire", "res", "--ttl", "10s", "--owner", "carol"}).status, 0);
+  auto waiter = start({"acquire", "res", "--ttl", "10s", "--owner", "dave", "--wait", "20s"});
+  ASSERT_TRUE(eventually([&] {
+    return server_.cli({"CLIENT", "LIST"}).find("lockwire-cli") != std::string::npos;
+  }));
+  EXPECT_EQ(lw({"release", "res", "--owner", "carol"}).status, 0);
+  EXPECT_EQ(waiter->wait(), 0) << waiter->err();
+  EXPECT_NE(waiter->out().find("dave"), std::string::npos);
+}
+
+TEST_F(LockwireCli, SharedLocksCoexistAndExcludeWriters) {
+  ASSERT_EQ(lw({"acquire", "db", "--ttl", "10s", "--shared", "--owner", "r1"}).status, 0);
+  ASSERT_EQ(lw({"acquire", "db", "--ttl", "10s", "--shared", "--owner", "r2"}).status, 0);
+  EXPECT_EQ(lw({"acquire", "db", "--ttl", "10s", "--owner", "w"}).status, 75);
+  Result i = lw({"inspect", "db", "--json"});
+  ASSERT_EQ(i.status, 0);
+  json_expect(i.out, "j['state']=='shared' and len(j['holders'])==2");
+  // release/renew find the shared lease by owner without --shared.
+  EXPECT_EQ(lw({"renew", "db", "--owner", "r1", "--ttl", "10s"}).status, 0);
+  EXPECT_EQ(lw({"release", "db", "--owner", "r1"}).status, 0);
+  EXPECT_EQ(lw({"release", "db", "--owner", "r2", "--shared"}).status, 0);
+  EXPECT_EQ(lw({"acquire", "db", "--ttl", "10s", "--owner", "w"}).status, 0);
+  EXPECT_TRUE(json_verify());
+}
+
+TEST_F(LockwireCli, JsonOutputsParse) {
+  Result a = lw({"acquire", "j", "--ttl", "10s", "--owner", "o\"dd\\name", "--json"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  json_expect(a.out,
+              "j['owner']=='o\"dd\\\\name' and j['token']==1 and "
+              "j['kind']=='exclusive' and j['ttl_ms']==10000");
+  Result i = lw({"inspect", "j", "--json"});
+  json_expect(i.out,
+              "j['state']=='exclusive' and j['last_token']==1 and "
+              "j['holders'][0]['owner']=='o\"dd\\\\name'");
+  Result r = lw({"renew", "j", "--owner", "o\"dd\\name", "--ttl", "5s", "--json"});
+  json_expect(r.out, "j['renewed'] is True and j['ttl_ms']==5000");
+  Result f = lw({"force-release", "j", "--json"});
+  EXPECT_EQ(f.status, 0);
+  json_expect(f.out, "j['removed']==1");
+  Result rel = lw({"release", "j", "--owner", "o\"dd\\name", "--json"});
+  EXPECT_EQ(rel.status, 77);
+  json_expect(rel.out, "j['released'] is False");
+  Result free = lw({"inspect", "j", "--json"});
+  json_expect(free.out, "j['state']=='free' and j['holders']==[]");
+  EXPECT_TRUE(json_verify());
+}
+
+// ---- run -------------------------------------------------------------------------------------
+
+TEST_F(LockwireCli, ConcurrentRunsNeverLoseAnUpdate) {
+  const std::string counter = dir_.file("counter");
+  const std::string tokens = dir_.file("tokens");
+  // Read, sleep, write: without mutual exclusion concurrent increments are lost.
+  const std::string body = "v=$(cat " + counter + "); sleep 0.03; echo $((v+1)) > " + counter +
+                           "; echo $LOCKWIRE_FENCING_TOKEN >> " + tokens;
+  constexpr int kProcs = 5, kRounds = 3;
+
+  // Control: the same critical section without the lock does lose updates (the check can fail).
+  std::ofstream(counter) << "0\n";
+  {
+    std::vector<pid_t> pids;
+    for (int i = 0; i < kProcs; ++i) {
+      const std::string loop = "for i in 1 2 3; do " + body + "; done";
+      std::vector<std::string> args{"/bin/sh", "-c", loop};
+      std::vector<char*> argv;
+      for (auto& s : args) argv.push_back(s.data());
+      argv.push_back(nullptr);
+      pid_t pid = -1;
+      ASSERT_EQ(::posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ), 0);
+      pids.push_back(pid);
+    }
+    for (pid_t pid : pids) {
+      int st = 0;
+      ::waitpid(pid, &st, 0);
+    }
+    EXPECT_LT(std::stoi(read_file(counter)), kProcs * kRounds);
+  }
+
+  std::ofstream(counter) << "0\n";
+  std::ofstream(tokens) << "";
+  std::vector<std::unique_ptr<Proc>> procs;
+  // Each process runs `kRounds` locked increments one after another (a shell loop of lockwire).
+  const std::string bin = self_dir() + "/lockwire";
+  for (int i = 0; i < kProcs; ++i) {
+    std::string loop = "for i in 1 2 3; do " + bin + " run --url " + server_.url() +
+                       " --ttl 5s --wait 30s ctr -- sh -c '" + body + "' || exit 1; done";
+    procs.push_back(
+        std::make_unique<Proc>(std::vector<std::string>{"/bin/sh", "-c", loop}, dir_, true));
+  }
+  for (auto& p : procs) EXPECT_EQ(p->wait(60s), 0) << p->err();
+  EXPECT_EQ(std::stoi(read_file(counter)), kProcs * kRounds);
+  // Every grant had its own fencing token.
+  std::istringstream ts(read_file(tokens));
+  std::set<long long> seen;
+  long long t = 0;
+  int n = 0;
+  while (ts >> t) {
+    seen.insert(t);
+    ++n;
+  }
+  EXPECT_EQ(n, kProcs * kRounds);
+  EXPECT_EQ(static_cast<int>(seen.size()), n);
+}
+
+TEST_F(LockwireCli, RunPropagatesStatusAndSetsEnvironment) {
+  Result r = lw({"run", "--owner", "me", "job", "--", "sh", "-c",
+                 "echo \"$LOCKWIRE_RESOURCE $LOCKWIRE_OWNER $LOCKWIRE_FENCING_TOKEN\"; exit 7"});
+  EXPECT_EQ(r.status, 7) << r.err;
+  EXPECT_EQ(r.out, "job me 1\n");
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{job}"}), "0\n");  // released after COMMAND
+
+  EXPECT_EQ(lw({"run", "job", "--", "sh", "-c", "kill -KILL $$"}).status, 128 + SIGKILL);
+  EXPECT_EQ(lw({"run", "job", "--", "/nonexistent/command"}).status, 127);
+  EXPECT_EQ(lw({"run", "job", "--", "true"}).status, 0);
+
+  // Held elsewhere: COMMAND does not run, status 75.
+  ASSERT_EQ(lw({"acquire", "job", "--ttl", "10s", "--owner", "other"}).status, 0);
+  const std::string marker = dir_.file("ran");
+  Result busy = lw({"run", "job", "--wait", "200ms", "--", "touch", marker});
+  EXPECT_EQ(busy.status, 75);
+  EXPECT_FALSE(exists(marker));
+  EXPECT_NE(busy.err.find("job"), std::string::npos) << busy.err;
+}
+
+TEST_F(LockwireCli, SignalsAreForwardedToCommand) {
+  const std::string started = dir_.file("started"), log = dir_.file("log");
+  const std::string script = "trap 'echo usr1 >> " + log + "' USR1; trap 'echo term >> " + log +
+                             "; exit 42' TERM; touch " + started + "; while :; do sleep 0.02; done";
+  auto p = start({"run", "sig", "--", "sh", "-c", script});
+  ASSERT_TRUE(eventually([&] { return exists(started); })) << p->err();
+  p->signal(SIGUSR1);
+  ASSERT_TRUE(eventually([&] { return read_file(log).find("usr1") != std::string::npos; }));
+  p->signal(SIGTERM);
+  EXPECT_EQ(p->wait(), 42) << p->err();  // COMMAND's own status after handling the signal
+  EXPECT_EQ(read_file(log), "usr1\nterm\n");
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{sig}"}), "0\n");
+}
+
+TEST_F(LockwireCli, SignalWhileWaitingGivesUpWithoutLeavingAClaim) {
+  ASSERT_EQ(lw({"acquire", "w", "--ttl", "20s", "--owner", "holder"}).status, 0);
+  const std::string marker = dir_.file("ran");
+  auto p = start({"run", "w", "--owner", "waiter", "--wait", "30s", "--", "touch", marker});
+  ASSERT_TRUE(eventually([&] {
+    return server_.cli({"CLIENT", "LIST"}).find("lockwire-cli") != std::string::npos;
+  }));
+  p->signal(SIGINT);
+  EXPECT_EQ(p->wait(), 128 + SIGINT);
+  EXPECT_FALSE(exists(marker));
+  EXPECT_EQ(server_.cli({"HKEYS", "lockwire:{w}"}), "x:holder\n");
+}
+
+TEST_F(LockwireCli, LeaseLossByForceReleaseKillsCommand) {
+  const std::string started = dir_.file("started"), log = dir_.file("log");
+  const std::string script = "trap 'echo term >> " + log + "; exit 3' TERM; touch " + started +
+                             "; while :; do sleep 0.02; done";
+  auto p = start({"run", "--ttl", "600ms", "lost", "--", "sh", "-c", script});
+  ASSERT_TRUE(eventually([&] { return exists(started); })) << p->err();
+  EXPECT_EQ(lw({"force-release", "lost"}).status, 0);
+  EXPECT_EQ(p->wait(), 76) << p->err();
+  EXPECT_EQ(read_file(log), "term\n");
+  EXPECT_NE(p->err().find("lost"), std::string::npos) << p->err();
+}
+
+TEST_F(LockwireCli, LeaseLossByPausedServerKillsStubbornCommand) {
+  const std::string started = dir_.file("started");
+  // Ignores SIGTERM: only the SIGKILL after --kill-after ends it.
+  const std::string script = "trap '' TERM; touch " + started + "; while :; do sleep 0.02; done";
+  auto p =
+      start({"run", "--ttl", "500ms", "--kill-after", "200ms", "paused", "--", "sh", "-c", script});
+  ASSERT_TRUE(eventually([&] { return exists(started); })) << p->err();
+  server_.pause();  // no renewal can be confirmed: the lease runs out on the client's clock
+  const int st = p->wait();
+  server_.resume();
+  EXPECT_EQ(st, 76) << p->err();
+  EXPECT_NE(p->err().find("SIGKILL"), std::string::npos) << p->err();
+}
+
+// ---- watch -----------------------------------------------------------------------------------
+
+TEST_F(LockwireCli, WatchSeesAcquireReleaseAndExpiry) {
+  auto w = start({"watch", "wr", "--json"});
+  auto lines = [&] { return w->out(); };
+  ASSERT_TRUE(eventually([&] { return lines().find("\"initial\"") != std::string::npos; }))
+      << w->err();
+  ASSERT_EQ(lw({"acquire", "wr", "--ttl", "300ms", "--owner", "short"}).status, 0);
+  ASSERT_TRUE(eventually([&] { return lines().find("\"expired\"") != std::string::npos; }))
+      << lines();
+  ASSERT_EQ(lw({"acquire", "wr", "--ttl", "20s", "--owner", "long"}).status, 0);
+  ASSERT_EQ(lw({"release", "wr", "--owner", "long"}).status, 0);
+  ASSERT_TRUE(eventually([&] { return lines().find("\"released\"") != std::string::npos; }))
+      << lines();
+  w->signal(SIGTERM);
+  EXPECT_EQ(w->wait(), 0) << w->err();
+  const std::string out = w->out();
+  json_expect(out,
+              "[o['event'] for o in objs] == "
+              "['initial', 'acquired', 'expired', 'acquired', 'released']");
+  EXPECT_TRUE(json_verify());
+  // The events, in order, each naming the holder.
+  const std::vector<std::string> expect = {
+      "\"event\":\"initial\"",
+      "\"event\":\"acquired\",\"kind\":\"exclusive\",\"owner\":\"short\"",
+      "\"event\":\"expired\",\"kind\":\"exclusive\",\"owner\":\"short\"",
+      "\"event\":\"acquired\",\"kind\":\"exclusive\",\"owner\":\"long\"",
+      "\"event\":\"released\",\"kind\":\"exclusive\",\"owner\":\"long\"",
+  };
+  std::size_t pos = 0;
+  for (const auto& e : expect) {
+    pos = out.find(e, pos);
+    ASSERT_NE(pos, std::string::npos) << "missing " << e << " in\n" << out;
+  }
+}
+
+}  // namespace
