@@ -2667,4 +2667,37 @@ std::vector<RedisModel::ClientId> RedisModel::clients() const {
 }
 std::uint64_t RedisModel::commands_processed() const noexcept { return impl_->processed; }
 
+RedisModel::Peek RedisModel::peek(std::string_view key, int db) const {
+  Peek p;
+  const Db& d = impl_->dbs.at(static_cast<std::size_t>(db));
+  const std::string k(key);
+  auto it = d.dict.find(k);
+  if (it == d.dict.end()) return p;
+  if (auto e = d.expires.find(k); e != d.expires.end()) {
+    if (e->second <= impl_->wall_ms()) return p;
+    p.expire_at_ms = e->second;
+  }
+  p.found = true;
+  const Value& v = it->second;
+  switch (v.kind) {
+    case Value::Kind::string:
+      p.items.push_back(v.str);
+      break;
+    case Value::Kind::hash:
+      for (const auto& [f, x] : v.hash) {
+        p.items.push_back(f);
+        p.items.push_back(x);
+      }
+      break;
+    case Value::Kind::set:
+      p.items = v.set;
+      break;
+    case Value::Kind::zset:
+      for (const auto& [sc, m] : v.zorder) p.items.push_back(m);
+      break;
+  }
+  return p;
+}
+std::int64_t RedisModel::wall_ms() const { return impl_->wall_ms(); }
+
 }  // namespace lockwire::sim

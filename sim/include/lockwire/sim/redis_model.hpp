@@ -83,6 +83,16 @@ class RedisModel {
   [[nodiscard]] bool exists(std::string_view key, int db = 0) const;
   [[nodiscard]] std::vector<ClientId> clients() const;
   [[nodiscard]] std::uint64_t commands_processed() const noexcept;
+  // Ground truth for race checkers, without side effects (no lazy expiry, no tracking, no
+  // trace): a key as of the server's wall clock now. Absent or logically expired: found = false.
+  // String: {value}; hash: {field, value, ...}; set: members; zset: members in score order.
+  struct Peek {
+    bool found = false;
+    std::vector<std::string> items;
+    std::int64_t expire_at_ms = -1;  // -1: no TTL
+  };
+  [[nodiscard]] Peek peek(std::string_view key, int db = 0) const;
+  [[nodiscard]] std::int64_t wall_ms() const;  // the server's wall clock, ms since the epoch
 
   struct Impl;  // opaque; public only so the command table in the .cpp can name it
 
