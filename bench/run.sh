@@ -4,25 +4,27 @@
 # redis-server (free loopback port, persistence off), runs every suite with the contenders
 # interleaved and repeated, stops the server, and writes <date>-<host>.json, .md and PNG charts.
 #
-# Usage: bench/run.sh [--quick] [--rounds N] [--no-build] [--bin DIR] [--out DIR]
+# Usage: bench/run.sh [--quick] [--rounds N] [--suites LIST] [--no-build] [--bin DIR] [--out DIR]
 #   --quick     each suite briefly, one round, results under build/bench-quick/; checks only that
 #               everything ran and the result file is well-formed (for CI; no timing assertions)
 #   --rounds N  repetitions of every suite (default 5; 1 with --quick)
+#   --suites    comma-separated subset of resp,connection,locks,sim (default: all)
 #   --no-build  use the binaries already in --bin (default build/release/bin)
 #   --out DIR   where results go (default bench/results, or build/bench-quick with --quick)
 # Suites whose binary is not built are listed as skipped; a contender that fails makes it exit 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmdline="bench/run.sh${*:+ $*}"
-quick=0; rounds=""; build=1; bin=build/release/bin; out=""
+quick=0; rounds=""; suites=""; build=1; bin=build/release/bin; out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --rounds) rounds=$2; shift ;;
+    --suites) suites=$2; shift ;;
     --no-build) build=0 ;;
     --bin) bin=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -81,6 +83,7 @@ json="$out/$name.json"
 collect=(--port "$port" --bin "$bin" --out "$json" --command "$cmdline")
 [ $quick = 1 ] && collect+=(--quick)
 [ -n "$rounds" ] && collect+=(--rounds "$rounds")
+[ -n "$suites" ] && collect+=(--suites "$suites")
 rc=0
 $py bench/report/collect.py "${collect[@]}" || rc=$?
 kill "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true; rpid=""

@@ -306,7 +306,8 @@ class Collector:
         row = 0.2 if self.quick else 2.0
         cmd = [exe, self.url, str(row)]
         before = self.redis.commandstats()
-        rc, out, err, secs = run(cmd, 600)
+        # LOCKWIRE_BENCH_JSON=1 asks bench_lock for JSON lines (the peers' schema) if it has them.
+        rc, out, err, secs = run(cmd, 600, dict(os.environ, LOCKWIRE_BENCH_JSON="1"))
         delta = stats_delta(before, self.redis.commandstats())
         if rc != 0:
             self.failed.append("lock: lockwire (bench_lock)")
@@ -395,6 +396,22 @@ LOCK_ROWS = [
 
 
 def parse_bench_lock(text):
+    """bench_lock's rows: JSON lines in the peers' schema when it prints them, else its table."""
+    json_rows = []
+    for line in text.splitlines():
+        if line.startswith("{"):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if d.get("mode") in ("serial", "throughput", "handoff"):
+                d.setdefault("n", d.get("waiters") if d["mode"] == "handoff" else d.get("users", 1))
+                json_rows.append(d)
+    if json_rows:
+        for d in json_rows:
+            if d["mode"] == "serial" and "us_per_op" not in d and d.get("ops"):
+                d["us_per_op"] = 1e6 * d["seconds"] / d["ops"]
+        return json_rows
     rows = {}
     for line in text.splitlines():
         for pat, make in LOCK_ROWS:
@@ -433,7 +450,8 @@ def main():
               "machine": machine_info(), "versions": versions(a.bin),
               "server": {"address": f"127.0.0.1:{a.port}",
                          "persistence": "off (save '', appendonly no)"},
-              "loadavg_start": os.getloadavg(), "suites": {}}
+              "loadavg_start": os.getloadavg(), "suites_requested": a.suites.split(","),
+              "suites": {}}
     for name in a.suites.split(","):
         fn = getattr(c, f"suite_{name}", None)
         if fn is None:

@@ -47,7 +47,10 @@ def check(d):
         if k not in d:
             errs.append(f"missing key {k}")
     suites = d.get("suites", {})
-    for name in ("resp", "connection", "locks", "sim"):
+    requested = d.get("suites_requested", ["resp", "connection", "locks", "sim"])
+    if not requested:
+        errs.append("no suite requested")
+    for name in requested:
         s = suites.get(name)
         if not isinstance(s, dict):
             errs.append(f"suite {name} absent")
@@ -194,7 +197,9 @@ class Report:
         self.w()
 
     def locks(self):
-        s = self.d["suites"].get("locks", {})
+        s = self.d["suites"].get("locks")
+        if s is None:  # not requested (--suites)
+            return
         self.w("## Locks: lockwire vs redis-py `Lock` vs node-redlock (ioredis)")
         self.w()
         if s.get("status") != "ok" and not self.lock_runs:
@@ -290,7 +295,9 @@ class Report:
         return default
 
     def resp(self):
-        s = self.d["suites"].get("resp", {})
+        s = self.d["suites"].get("resp")
+        if s is None:  # not requested (--suites)
+            return
         self.w("## RESP parsing: lockwire vs hiredis")
         self.w()
         if s.get("status") != "ok":
@@ -320,7 +327,9 @@ class Report:
         self.w()
 
     def connection(self):
-        s = self.d["suites"].get("connection", {})
+        s = self.d["suites"].get("connection")
+        if s is None:  # not requested (--suites)
+            return
         self.w("## Connection: PING round trip and pipelined throughput vs redis-benchmark")
         self.w()
         if s.get("status") != "ok":
@@ -342,7 +351,9 @@ class Report:
         self.w()
 
     def sim(self):
-        s = self.d["suites"].get("sim", {})
+        s = self.d["suites"].get("sim")
+        if s is None:  # not requested (--suites)
+            return
         self.w("## Simulator")
         self.w()
         if s.get("status") != "ok":
