@@ -1,8 +1,11 @@
 // The real `lockwire` binary (next to this test binary) against private redis-servers.
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -475,3 +478,88 @@ TEST_F(LockwireCli, WatchSeesAcquireReleaseAndExpiry) {
 }
 
 }  // namespace
+
+// ---- TLS -------------------------------------------------------------------------------------
+
+namespace {
+
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  std::uint16_t port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
+// A CA, a server certificate for 127.0.0.1 and a client certificate, made with the openssl CLI.
+bool make_certs(const TempDir& d) {
+  const std::string script =
+      "set -e; cd '" + d.file("") +
+      "'\n"
+      "k='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'\n"
+      "openssl req -x509 $k -keyout ca.key -out ca.crt -days 2 -subj /CN=lockwire-test-ca\n"
+      "openssl req $k -keyout server.key -out server.csr -subj /CN=localhost\n"
+      "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.cnf\n"
+      "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt "
+      "-days 2 -extfile san.cnf\n"
+      "openssl req $k -keyout client.key -out client.csr -subj /CN=lockwire-client\n"
+      "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt "
+      "-days 2\n";
+  return std::system(("sh -c \"$(cat <<'EOS'\n" + script + "EOS\n)\" >/dev/null 2>&1").c_str()) ==
+         0;
+}
+
+}  // namespace
+
+TEST(LockwireTls, AllCommandsWorkOverTlsWithClientCertificates) {
+  TempDir d;
+  ASSERT_TRUE(make_certs(d)) << "openssl CLI failed";
+  const std::uint16_t tls_port = free_port();
+  ASSERT_NE(tls_port, 0);
+  RedisServer server({"--tls-port", std::to_string(tls_port), "--tls-cert-file",
+                      d.file("server.crt"), "--tls-key-file", d.file("server.key"),
+                      "--tls-ca-cert-file", d.file("ca.crt"), "--tls-auth-clients", "yes"});
+  const std::string url = "rediss://127.0.0.1:" + std::to_string(tls_port);
+  const std::vector<std::string> tls = {"--url",      url,
+                                        "--tls-ca",   d.file("ca.crt"),
+                                        "--tls-cert", d.file("client.crt"),
+                                        "--tls-key",  d.file("client.key")};
+  auto lw = [&](std::vector<std::string> args, bool with_tls = true) {
+    if (with_tls) args.insert(args.begin() + 1, tls.begin(), tls.end());
+    Proc p(args, d);
+    const int st = p.wait();
+    return Result{st, p.out(), p.err()};
+  };
+
+  Result r = lw({"run", "t", "--", "sh", "-c", "echo $LOCKWIRE_FENCING_TOKEN"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  Result a = lw({"acquire", "t", "--ttl", "10s", "--owner", "o"});
+  EXPECT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, "2 o\n");
+  Result i = lw({"inspect", "t"});
+  EXPECT_NE(i.out.find("exclusive o"), std::string::npos) << i.out << i.err;
+  EXPECT_EQ(lw({"renew", "t", "--owner", "o", "--ttl", "10s"}).status, 0);
+  EXPECT_EQ(lw({"release", "t", "--owner", "o"}).status, 0);
+
+  // Certificate checks are not optional: unknown CA and missing client certificate both fail.
+  Result no_ca = lw({"inspect", "t", "--url", url, "--tls-cert", d.file("client.crt"), "--tls-key",
+                     d.file("client.key")},
+                    false);
+  EXPECT_EQ(no_ca.status, 69);
+  EXPECT_NE(no_ca.err.find("verif"), std::string::npos) << no_ca.err;
+  EXPECT_EQ(lw({"inspect", "t", "--url", url, "--tls-ca", d.file("ca.crt")}, false).status, 69);
+  // --tls-insecure skips verification, loudly (even with --quiet).
+  Result insecure = lw({"inspect", "t", "-q", "--url", url, "--tls-insecure", "--tls-cert",
+                        d.file("client.crt"), "--tls-key", d.file("client.key")},
+                       false);
+  EXPECT_EQ(insecure.status, 0) << insecure.err;
+  EXPECT_NE(insecure.err.find("WARNING"), std::string::npos);
+}

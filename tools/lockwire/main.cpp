@@ -260,7 +260,8 @@ class Session {
   std::string conn_error(Ec ec, loop::Connection& conn) const {
     std::string s = ec.message();
     const std::string& detail = conn.last_error();
-    if (!detail.empty() && detail != s) s += " (" + detail + ")";
+    if (detail.find(s) != std::string::npos) return detail;  // already says it, with context
+    if (!detail.empty()) s += " (" + detail + ")";
     return s;
   }
 
