@@ -266,7 +266,7 @@ class Collector:
         return res
 
     # --- suites 3-5: locks ---
-    def peer_cmd(self, who, mode, n):
+    def peer_cmd(self, who, mode, n, variant):
         dur = 0.3 if self.quick else 2.0
         if who == "redis-py":
             base = [sys.executable, os.path.join(PEERS, "redispy_bench.py")]
@@ -278,10 +278,13 @@ class Collector:
         if mode == "handoff":
             cmd += ["--waiters", str(n), "--handoffs", "3" if self.quick else "40",
                     "--duration", "2" if self.quick else "4"]
+        if variant == "tuned":  # a latency-minded user's setting: poll every ~10 ms
+            cmd += ["--sleep", "0.01"] if who == "redis-py" else ["--retry-delay", "10",
+                                                                  "--retry-jitter", "5"]
         return cmd
 
-    def run_peer(self, who, mode, n, r):
-        cmd = self.peer_cmd(who, mode, n)
+    def run_peer(self, who, mode, n, variant, r):
+        cmd = self.peer_cmd(who, mode, n, variant)
         before = self.redis.commandstats() if mode == "serial" else None
         rc, out, err, _ = run(cmd, 120)
         if rc != 0:
@@ -299,7 +302,7 @@ class Collector:
             d["server_commands"] = {k: v for k, v in
                                     stats_delta(before, self.redis.commandstats()).items()
                                     if k not in SETUP_CMDS}
-        d.update({"mode": mode, "n": n, "round": r, "command": cmd})
+        d.update({"mode": mode, "n": n, "variant": variant, "round": r, "command": cmd})
         return d
 
     def run_lockwire(self, exe, r):
@@ -327,8 +330,10 @@ class Collector:
         contenders = ["lockwire", "redis-py", "node-redlock"]
         if not exe:
             self.skipped.append("locks: lockwire (bench_lock not built)")
-        rows = [("serial", 1), ("throughput", 1), ("throughput", 16), ("throughput", 256),
-                ("handoff", 8), ("handoff", 64)]
+        rows = [("serial", 1, "default"), ("throughput", 1, "default"),
+                ("throughput", 16, "default"), ("throughput", 256, "default"),
+                ("handoff", 8, "default"), ("handoff", 64, "default"),
+                ("handoff", 8, "tuned"), ("handoff", 64, "tuned")]
         runs = []
         for r in range(self.rounds):
             k = r % len(contenders)
@@ -338,12 +343,12 @@ class Collector:
                         log(f"locks round {r + 1}/{self.rounds}: lockwire (bench_lock)")
                         runs += self.run_lockwire(exe, r)
                     continue
-                for mode, n in rows:
-                    log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n}")
-                    runs.append(self.run_peer(who, mode, n, r))
+                for mode, n, variant in rows:
+                    log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n} {variant}")
+                    runs.append(self.run_peer(who, mode, n, variant, r))
         bad = [x for x in runs if "error" in x]
         return {"status": "failed" if bad else "ok", "runs": runs,
-                "rows": [{"mode": m, "n": n} for m, n in rows]}
+                "rows": [{"mode": m, "n": n, "variant": v} for m, n, v in rows]}
 
     # --- suite 6: simulator ---
     def suite_sim(self):

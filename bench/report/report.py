@@ -145,10 +145,14 @@ class Report:
     def w(self, s=""):
         self.lines.append(s)
 
-    def lock(self, who, mode, n, key, sub=None):
+    def match(self, r, who, mode, n, variant="default"):
+        return (r.get("contender") == who and r.get("mode") == mode and r.get("n") == n and
+                r.get("variant", "default") == variant)
+
+    def lock(self, who, mode, n, key, sub=None, variant="default"):
         vals = []
         for r in self.lock_runs:
-            if r.get("contender") == who and r.get("mode") == mode and r.get("n") == n:
+            if self.match(r, who, mode, n, variant):
                 v = r.get(key)
                 if sub is not None:
                     v = (v or {}).get(sub)
@@ -267,32 +271,36 @@ class Report:
                "waiting strategy |")
         self.w("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for c in present:
-            for n in (1, 8, 64):
-                mean = self.lock(c, "handoff", n, "latency_us", "mean")
-                if not mean:
-                    continue
-                count = sum(self.lock(c, "handoff", n, "ops")) or "–"
-                strat = {"lockwire": "server push (tracking / pub/sub) + expiry timer",
-                         "redis-py": "poll SET NX every "
-                         f"{self._setting(c, 'poll_sleep_s', 0.1) * 1e3:.0f} ms",
-                         "node-redlock": "retry every "
-                         f"{self._setting(c, 'retryDelay', 200)}±"
-                         f"{self._setting(c, 'retryJitter', 100)} ms"}[c]
-                self.w(f"| {c} | {n} | {cell(self.lock(c, 'handoff', n, 'latency_us', 'p50'))} "
-                       f"| {cell(self.lock(c, 'handoff', n, 'latency_us', 'p90'))} "
-                       f"| {cell(self.lock(c, 'handoff', n, 'latency_us', 'p99'))} "
-                       f"| {cell(mean)} | {count} | {strat} |")
+            for variant in ("default", "tuned"):
+                for n in (1, 8, 64):
+                    mean = self.lock(c, "handoff", n, "latency_us", "mean", variant)
+                    if not mean:
+                        continue
+                    count = sum(self.lock(c, "handoff", n, "ops", None, variant)) or "–"
+                    self.w(f"| {c} | {n} | "
+                           + " | ".join(cell(self.lock(c, "handoff", n, "latency_us", q, variant))
+                                        for q in ("p50", "p90", "p99"))
+                           + f" | {cell(mean)} | {count} | {self.strategy(c, variant)} |")
         self.w()
         self.w("Peers: waiters+1 contenders on one resource; each holds 2 ms, releases, and "
-               "rejoins as a waiter after the next grant; the peers' library defaults for "
-               "polling. lockwire's bench_lock measures one waiter and reports the mean only.")
+               "rejoins as a waiter after the next grant plus a random arrival delay within one "
+               "polling interval. First with the libraries' default polling, then tuned to poll "
+               "every ~10 ms (more commands per hand-off: see the JSON's commands_per_op). "
+               "lockwire's bench_lock measures one waiter and reports the mean only.")
         self.w()
 
-    def _setting(self, who, key, default):
+    def strategy(self, who, variant):
+        st = {}
         for r in self.lock_runs:
-            if r.get("contender") == who and key in r.get("settings", {}):
-                return r["settings"][key]
-        return default
+            if self.match(r, who, "handoff", r.get("n"), variant):
+                st = r.get("settings", {})
+                break
+        if who == "redis-py":
+            return f"poll SET NX every {st.get('poll_sleep_s', 0.1) * 1e3:.0f} ms ({variant})"
+        if who == "node-redlock":
+            return (f"retry every {st.get('retryDelay', 200)}±{st.get('retryJitter', 100)} ms "
+                    f"({variant})")
+        return "server push (tracking / pub/sub) + expiry timer"
 
     def resp(self):
         s = self.d["suites"].get("resp")
@@ -392,20 +400,23 @@ class Report:
                 self.w(f"_Chart {fn.__name__} failed: {type(e).__name__}: {e}_")
         plt.close("all")
 
-    def pooled(self, who, mode, n):
+    def pooled(self, who, mode, n, variant="default"):
         """All rounds' quantile points pooled: an approximate distribution for the CDF."""
         pts = []
         for r in self.lock_runs:
-            if r.get("contender") == who and r.get("mode") == mode and r.get("n") == n:
+            if self.match(r, who, mode, n, variant):
                 pts += [x for x in r.get("quantiles_us", []) if num(x)]
         return sorted(pts)
 
-    def cdf(self, ax, who, mode, n):
-        pts = self.pooled(who, mode, n)
+    def cdf(self, ax, who, mode, n, variant="default"):
+        pts = self.pooled(who, mode, n, variant)
         if pts:
             ys = [(i + 0.5) / len(pts) for i in range(len(pts))]
-            ax.plot(pts, ys, label=who, color=self.colors[who])
+            ax.plot(pts, ys, label=who if variant == "default" else f"{who} ({variant} polling)",
+                    color=self.colors[who], linestyle="-" if variant == "default" else "--")
             return True
+        if variant != "default":
+            return False
         mean = med(self.lock(who, mode, n, "latency_us", "mean"))
         if mean:
             ax.axvline(mean, color=self.colors[who], linestyle="-.", label=f"{who} (mean only)")
@@ -450,11 +461,15 @@ class Report:
         for ax, n in zip(axes, (8, 64)):
             for c in PEERS:
                 self.cdf(ax, c, "handoff", n)
-            lw = med(self.lock("lockwire", "handoff", n, "latency_us", "mean")) or med(
-                self.lock("lockwire", "handoff", 1, "latency_us", "mean"))
-            if lw:
-                ax.axvline(lw, color=self.colors["lockwire"], linestyle="-.",
-                           label="lockwire (1 waiter, mean)")
+                self.cdf(ax, c, "handoff", n, "tuned")
+            if not self.pooled("lockwire", "handoff", n):
+                lw = med(self.lock("lockwire", "handoff", n, "latency_us", "mean")) or med(
+                    self.lock("lockwire", "handoff", 1, "latency_us", "mean"))
+                if lw:
+                    ax.axvline(lw, color=self.colors["lockwire"], linestyle="-.",
+                               label="lockwire (1 waiter, mean)")
+            else:
+                self.cdf(ax, "lockwire", "handoff", n)
             ax.set_xscale("log")
             ax.set_xlabel("release → next holder (µs, log)")
             ax.set_title(f"{n} waiters")
