@@ -143,6 +143,10 @@ class Redis:
         return stats
 
 
+def num(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x
+
+
 def stats_delta(before, after):
     d = {k: after.get(k, 0) - before.get(k, 0) for k in after}
     return {k: v for k, v in d.items() if v > 0}
@@ -200,7 +204,7 @@ class Collector:
     # --- suite 2: connection, lockwire vs redis-benchmark on the same server ---
     def redis_benchmark(self, tests, pipeline, n):
         cmd = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(self.port), "-c", "1", "-P",
-               str(pipeline), "-n", str(n), "-t", tests, "--csv"]
+               str(pipeline), "-n", str(n), "-t", tests, "--csv", "--precision", "3"]
         rc, out, err, _ = run(cmd, 300)
         if rc != 0:
             raise RuntimeError(f"{' '.join(cmd)}: rc={rc}: {tail(err)}")
@@ -242,28 +246,74 @@ class Collector:
                     except (RuntimeError, KeyError, IndexError, ValueError) as e:
                         return self.fail("connection", ["redis-benchmark"], 1, str(e))
                 elif exe:
-                    out = os.path.join(self.a.tmp, f"bench_loop.{r}.json")
-                    cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json",
-                           f"--benchmark_min_time={0.01 if self.quick else 0.5}"]
-                    env = dict(os.environ, LOCKWIRE_BENCH_URL=self.url,
-                               REDIS_PORT=str(self.port))
-                    rc, stdout, stderr, _ = run(cmd, 600, env)
-                    try:
-                        with open(out) as f:
-                            gb = json.load(f)
-                    except (OSError, ValueError):
-                        gb = None
-                    if rc != 0 or gb is None:
-                        return self.fail("connection", cmd, rc, stderr)
-                    for b in gb.get("benchmarks", []):
-                        if b.get("run_type") == "iteration" and not b.get("error_occurred"):
-                            res["runs"].append({"contender": "lockwire", "round": r,
-                                                "metric": "gbench:" + b["name"],
-                                                "value": b.get("items_per_second"),
-                                                "real_ns": b.get("real_time"),
-                                                "counters": {k: v for k, v in b.items()
-                                                             if isinstance(v, (int, float))}})
+                    err = self.run_bench_loop(exe, r, res)
+                    if err:
+                        return err
         return res
+
+    def run_bench_loop(self, exe, r, res):
+        """bench_loop (Google Benchmark; starts its own redis-server and runs redis-benchmark on
+        it before and after, printing the comparison). LOCKWIRE_BENCH_URL / _QUICK are offered
+        for when it can use the run's server / shorten its redis-benchmark runs."""
+        out = os.path.join(self.a.tmp, f"bench_loop.{r}.json")
+        cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json",
+               f"--benchmark_min_time={0.01 if self.quick else 0.5}"]
+        env = dict(os.environ, LOCKWIRE_BENCH_URL=self.url, REDIS_PORT=str(self.port))
+        if self.quick:
+            env["LOCKWIRE_BENCH_QUICK"] = "1"
+            # Quick mode only (figures mean nothing there): bench_loop runs redis-benchmark with
+            # millions of requests, twice; a shim first in PATH caps -n so CI stays short.
+            shim = os.path.join(self.a.tmp, "shim")
+            os.makedirs(shim, exist_ok=True)
+            real = shutil.which("redis-benchmark") or "redis-benchmark"
+            with open(os.path.join(shim, "redis-benchmark"), "w") as f:
+                f.write("#!/bin/sh\n# bench/report/collect.py --quick: caps -n\n"
+                        "a=''; for x in \"$@\"; do\n"
+                        "  if [ \"$a\" = -n ] && [ \"$x\" -gt 5000 ] 2>/dev/null; then x=5000; fi\n"
+                        "  set -- \"$@\" \"$x\"; shift; a=$x\ndone\n"
+                        f"exec {real} \"$@\"\n")
+            os.chmod(os.path.join(shim, "redis-benchmark"), 0o755)
+            env["PATH"] = shim + os.pathsep + env.get("PATH", "")
+        log(f"connection round {r + 1}/{self.rounds}: bench_loop")
+        rc, stdout, stderr, _ = run(cmd, 600, env)
+        try:
+            with open(out) as f:
+                gb = json.load(f)
+        except (OSError, ValueError):
+            gb = None
+        if rc != 0 or gb is None:
+            return self.fail("connection", cmd, rc, stderr)
+        got = 0
+        for b in gb.get("benchmarks", []):
+            if b.get("run_type") != "iteration" or b.get("error_occurred"):
+                continue
+            name = b.get("run_name", b["name"])
+            m = re.match(r"BM_Pipelined(Set|Get)/(\d+)", name)
+            if name.startswith("BM_PingRoundTrip") and num(b.get("p50_us")):
+                metric, value = "ping_p50_us", b["p50_us"]
+            elif m and num(b.get("items_per_second")):
+                metric, value = f"{m[1].lower()}_p{m[2]}_rps", b["items_per_second"]
+            else:
+                metric, value = "gbench:" + name, b.get("items_per_second")
+            res["runs"].append({"contender": "lockwire", "round": r, "metric": metric,
+                                "value": value, "source": "bench_loop"})
+            got += 1
+        # Its own same-server redis-benchmark figures, from the summary it prints.
+        for line in stdout.splitlines():
+            m = re.match(r"PING round trip p50: lockwire [\d.]+ us, redis-benchmark .*? "
+                         r"([\d.]+) us", line)
+            if m:
+                res["runs"].append({"contender": "redis-benchmark (bench_loop's server)",
+                                    "round": r, "metric": "ping_p50_us", "value": float(m[1])})
+            m = re.match(r"(SET|GET), (\d+) in flight: lockwire [\d.]+/s, redis-benchmark "
+                         r"-c 1 -P \d+ ([\d.]+)/s", line)
+            if m:
+                res["runs"].append({"contender": "redis-benchmark (bench_loop's server)",
+                                    "round": r, "metric": f"{m[1].lower()}_p{m[2]}_rps",
+                                    "value": float(m[3])})
+        if not got:
+            return self.fail("connection", cmd, rc, "bench_loop produced no benchmark")
+        return None
 
     # --- suites 3-5: locks ---
     def peer_cmd(self, who, mode, n, variant):

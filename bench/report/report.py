@@ -345,15 +345,29 @@ class Report:
             self.w()
             return
         runs = s["runs"]
-        metrics = []
+        conts = []
         for r in runs:
-            if (r["contender"], r["metric"]) not in metrics:
-                metrics.append((r["contender"], r["metric"]))
-        self.w("| contender | metric | median [min–max] |")
-        self.w("| --- | --- | --- |")
-        for c, m in metrics:
-            v = [r["value"] for r in runs if r["contender"] == c and r["metric"] == m]
-            self.w(f"| {c} | {CONN_METRICS.get(m, m)} | {cell(v)} |")
+            if r["contender"] not in conts:
+                conts.append(r["contender"])
+        conts.sort(key=lambda c: c != "lockwire")
+        metrics = [m for m in CONN_METRICS if any(r["metric"] == m for r in runs)]
+        metrics += sorted({r["metric"] for r in runs} - set(metrics))
+        rb = [c for c in conts if c.startswith("redis-benchmark")]
+        self.w("| metric | " + " | ".join(conts) + " | " +
+               " | ".join(f"lockwire ÷ {c}" for c in rb if "lockwire" in conts) + " |")
+        self.w("| --- |" + " --- |" * (len(conts) + (len(rb) if "lockwire" in conts else 0)))
+        for m in metrics:
+            v = {c: [r["value"] for r in runs if r["contender"] == c and r["metric"] == m]
+                 for c in conts}
+            ratios = [ratio(med(v["lockwire"]), med(v[c])) for c in rb] if "lockwire" in conts \
+                else []
+            self.w(f"| {CONN_METRICS.get(m, m)} | " + " | ".join(cell(v[c]) for c in conts) +
+                   " | " + " | ".join(ratios) + " |")
+        self.w()
+        self.w("Targets (issue 3): PING p50 ratio ≤ 1.15; 128 in flight ≥ 0.90 of redis-benchmark. "
+               "bench_loop starts its own redis-server and runs redis-benchmark on it before and "
+               "after its own runs (\"bench_loop's server\", best of two); \"redis-benchmark\" "
+               "alone ran on this run's server, interleaved with bench_loop.")
         for n in s.get("notes", []):
             self.w(f"\n{n}.")
         self.w()
