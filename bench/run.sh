@@ -60,7 +60,8 @@ cleanup() {
 }
 trap cleanup EXIT
 for attempt in 1 2 3; do
-  port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
   redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --dir "$sdir" \
     --logfile "$sdir/redis.log" --daemonize no &
   rpid=$!

@@ -10,8 +10,8 @@
 // handoff:    waiters+1 contenders on one resource; each holds for --hold ms then releases and
 //             rejoins the waiters after the next grant (plus a random arrival delay within one
 //             retry interval); the hand-off latency is the time from a holder starting its
-//             release until the next contender holds. Waiters retry on redlock's timer (retryDelay ± retryJitter; the
-//             library defaults unless overridden), which is how redlock waits.
+//             release until the next contender holds. Waiters retry on redlock's timer
+//             (retryDelay ± retryJitter; the library defaults unless overridden): how redlock waits.
 // Client CPU is process.cpuUsage() (user+system) over the measured interval / pairs.
 'use strict';
 const fs = require('fs');
@@ -33,7 +33,9 @@ function parseArgs(argv) {
     a[key] = typeof a[key] === 'string' ? v : Number(v);
     if (typeof a[key] === 'number' && !Number.isFinite(a[key])) throw new Error(`bad --${k} ${v}`);
   }
-  if (!['serial', 'throughput', 'handoff'].includes(a.mode)) throw new Error(`bad --mode ${a.mode}`);
+  if (!['serial', 'throughput', 'handoff'].includes(a.mode)) {
+    throw new Error(`bad --mode ${a.mode}`);
+  }
   return a;
 }
 
@@ -61,7 +63,9 @@ function summarize(samples) {
   const quantiles = [];
   for (let i = 0; i <= 100; i++) quantiles.push(+q(i / 100).toFixed(2));
   return {
-    latency_us: {n, mean: sum / n, min: s[0], p50: q(0.5), p90: q(0.9), p99: q(0.99), max: s[n - 1]},
+    latency_us: {
+      n, mean: sum / n, min: s[0], p50: q(0.5), p90: q(0.9), p99: q(0.99), max: s[n - 1],
+    },
     quantiles_us: quantiles,
   };
 }
@@ -75,7 +79,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
   const a = parseArgs(process.argv);
-  const client = new Redis({host: a.host, port: a.port, lazyConnect: true, enableAutoPipelining: false});
+  const client =
+      new Redis({host: a.host, port: a.port, lazyConnect: true, enableAutoPipelining: false});
   await client.connect();
   await client.ping();
   // Counts the commands this client sends (round trips, since nothing is pipelined here).
@@ -89,8 +94,11 @@ async function main() {
   if (a.retryDelay !== null) settings.retryDelay = a.retryDelay;
   if (a.retryJitter !== null) settings.retryJitter = a.retryJitter;
   const redlock = new Redlock([client], settings);
-  const effective = {retryDelay: redlock.settings.retryDelay, retryJitter: redlock.settings.retryJitter,
-                     retryCount: redlock.settings.retryCount};
+  const effective = {
+    retryDelay: redlock.settings.retryDelay,
+    retryJitter: redlock.settings.retryJitter,
+    retryCount: redlock.settings.retryCount,
+  };
   const deadline = (t0) => t0 + a.duration * 1e6;
   const samples = [];
   let ops = 0;

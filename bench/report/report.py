@@ -183,10 +183,10 @@ class Report:
         self.w(f"- Command: `{d['command']}` (from the repository root)")
         self.w(f"- Run: {d['started']} → {d['finished']}, {d['rounds']} round(s), contenders "
                "interleaved (each round runs every contender once, order rotated per round)")
+        load = d.get("loadavg_start", [])[:1] + d.get("loadavg_end", [])[:1]
         self.w(f"- Machine: {m.get('cpu', '?')}, {m.get('cores')} cores, {m.get('mem_gib')} GiB, "
                f"{m.get('os', '?')}, Linux {m.get('kernel')}; load average "
-               f"{' / '.join(f'{x:.1f}' for x in d.get('loadavg_start', [])[:1] + d.get('loadavg_end', [])[:1])}"
-               " (start / end)")
+               f"{' / '.join(f'{x:.1f}' for x in load)} (start / end)")
         self.w("- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val))
         self.w(f"- Server: redis-server on {d['server']['address']}, "
                f"persistence {d['server']['persistence']}, started by the run")
@@ -248,7 +248,8 @@ class Report:
         self.w("### Many resources, one process: pairs/s with 1, 16, 256 concurrent users")
         self.w()
         self.w("| users | " + " | ".join(f"{c} pairs/s" for c in present) + " | " +
-               " | ".join(f"{c} CPU µs/pair" for c in present) + " | pairs/s: lockwire ÷ best peer | CPU/pair: best peer ÷ lockwire |")
+               " | ".join(f"{c} CPU µs/pair" for c in present) +
+               " | pairs/s: lockwire ÷ best peer | CPU/pair: best peer ÷ lockwire |")
         self.w("| --- |" + " --- |" * (2 * len(present) + 2))
         for n in (1, 16, 256):
             tp = {c: self.lock(c, "throughput", n, "ops_per_sec") for c in present}
@@ -549,8 +550,49 @@ class Report:
         fig.suptitle("RESP parsing throughput (median)")
         self.save(fig, "resp", "RESP parsing: MB/s per payload")
 
+    def summary(self):
+        """The headline rows (what the README shows): lockwire against the best peer."""
+        if not self.lock_runs:
+            return
+        present = [c for c in CONTENDERS if any(r["contender"] == c for r in self.lock_runs)]
+        self.w("## Summary")
+        self.w()
+        self.w("| row | " + " | ".join(present) + " | lockwire vs best peer |")
+        self.w("| --- |" + " --- |" * (len(present) + 1))
+
+        def row(label, vals, higher_better, unit="", digits=None):
+            meds = {c: med(v) for c, v in vals.items()}
+            peers = [meds[p] for p in PEERS if meds.get(p)]
+            best = (max(peers) if higher_better else min(peers)) if peers else None
+            lw = meds.get("lockwire")
+            if lw and best:
+                r = lw / best if higher_better else best / lw
+                verdict = f"{r:.2f}× {'better' if r >= 1 else 'worse'}"
+            else:
+                verdict = "–"
+            self.w(f"| {label} | " + " | ".join(fmt(meds.get(c), unit, digits) for c in present)
+                   + f" | {verdict} |")
+        row("serial pair, µs (lower is better)", {c: self.us_per_pair(c) for c in present},
+            False)
+        for n in (1, 16, 256):
+            row(f"pairs/s, {n} user{'s' if n > 1 else ''}",
+                {c: self.lock(c, "throughput", n, "ops_per_sec") for c in present}, True)
+        row("client CPU µs/pair, 16 users", {c: self.lock(c, "throughput", 16, "cpu_us_per_op")
+                                             for c in present}, False)
+        for n in (8, 64):
+            vals = {c: self.lock(c, "handoff", n, "latency_us", "p50") for c in PEERS}
+            lw = self.lock("lockwire", "handoff", n, "latency_us", "p50")
+            label = f"hand-off p50 µs, {n} waiters (peers' default polling)"
+            if not lw:
+                lw = self.lock("lockwire", "handoff", 1, "latency_us", "mean")
+                label += "; lockwire: 1 waiter, mean"
+            vals["lockwire"] = lw
+            row(label, {c: vals.get(c, []) for c in present}, False)
+        self.w()
+
     def build(self, charts):
         self.header()
+        self.summary()
         self.locks()
         self.resp()
         self.connection()
