@@ -112,6 +112,19 @@ TEST(Determinism, SameSeedSameHashManySeeds) {
   EXPECT_GT(distinct.size(), 50u);
 }
 
+// Debug and Release (and sanitizer) builds must agree: compare the printed hashes across builds.
+TEST(Determinism, PrintHashesForCrossBuildComparison) {
+  std::string line = "cross-build hashes:";
+  for (std::uint64_t seed : {1, 7, 42}) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, " %llu=%016llx", static_cast<unsigned long long>(seed),
+                  static_cast<unsigned long long>(run_scenario(seed)));
+    line += buf;
+  }
+  std::printf("%s\n", line.c_str());
+  RecordProperty("hashes", line);
+}
+
 TEST(Determinism, TimelineIsReadableAndMatchesHash) {
   std::string t1, t2;
   const auto h1 = run_scenario(7, true, &t1);
