@@ -1,12 +1,15 @@
 #include "lockwire/resp/parser.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
 namespace lockwire::resp {
 namespace {
 
-constexpr std::size_t kScratchBit = std::size_t{1} << (sizeof(std::size_t) * 8 - 1);
+// Header forms that are not a plain length.
+constexpr std::uint64_t kStreamed = ~std::uint64_t{0};     // "?"
+constexpr std::uint64_t kNullLen = ~std::uint64_t{0} - 1;  // "-1"
 
 class ParseCategory final : public std::error_category {
  public:
@@ -57,9 +60,15 @@ class ParseCategory final : public std::error_category {
     ++p;
   }
   if (p == e) return p;
+  // Up to 18 digits cannot overflow: no per-digit range check on the common path.
+  std::uint64_t v = 0;
+  const char* fast_end = e - p > 18 ? p + 18 : e;
+  for (; p != fast_end; ++p) {
+    if (!is_digit(*p)) return p;
+    v = v * 10 + static_cast<std::uint64_t>(*p - '0');
+  }
   // Magnitude limit: 2^63 for negatives, 2^63-1 otherwise.
   const std::uint64_t lim = neg ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
-  std::uint64_t v = 0;
   for (; p != e; ++p) {
     if (!is_digit(*p)) return p;
     const std::uint64_t d = static_cast<std::uint64_t>(*p - '0');
@@ -125,7 +134,8 @@ class ParseCategory final : public std::error_category {
   return true;
 }
 
-enum : unsigned char { kLine = 1, kBlob = 2, kAgg = 3, kEnd = 4, kChunk = 5 };
+// Kinds from kBlob on carry a length or count in their header line.
+enum : unsigned char { kLine = 1, kEnd = 2, kBlob = 3, kAgg = 4, kChunk = 5 };
 
 struct TypeTable {
   unsigned char kind[256]{};
@@ -167,26 +177,25 @@ std::error_code make_error_code(ParseError e) noexcept {
 
 Parser::Parser(Limits limits) noexcept : limits_(limits) {}
 
-Frame Parser::frame() const noexcept {
-  if (!done_ || failed_.status == ParseResult::Status::error) return {};
-  return {nodes_.data(), nodes_.size()};
-}
-
 void Parser::reset() noexcept {
   start_frame();
   done_ = true;
-  nodes_.clear();
+  need_ = 0;
   failed_ = {};
 }
 
 void Parser::start_frame() noexcept {
   nodes_.clear();
   refs_.clear();
+  streamed_.clear();
   stack_.clear();
   scratch_.clear();
   pos_ = need_ = scan_ = stream_start_ = 0;
   in_stream_ = false;
+  direct_ = true;
   done_ = false;
+  has_frame_ = false;
+  line_wait_ = false;
 }
 
 ParseResult Parser::fail(ParseError e, std::size_t at) noexcept {
@@ -194,6 +203,8 @@ ParseResult Parser::fail(ParseError e, std::size_t at) noexcept {
   failed_.error = e;
   failed_.error_at = at;
   failed_.consumed = 0;
+  has_frame_ = false;
+  need_ = 0;
   return failed_;
 }
 
@@ -222,20 +233,103 @@ Parser::Step Parser::aggregate_done(bool attribute) noexcept {
   return Step::more;
 }
 
-ParseResult Parser::parse(std::string_view input) {
-  if (failed_.status == ParseResult::Status::error) return failed_;
-  if (done_) start_frame();
+// Completes a frame made of one scalar node [vb, ve), `consumed` bytes long.
+ParseResult Parser::single(Type type, const char* vb, const char* ve, std::size_t consumed) {
+  Node& node = nodes_.emplace_back();
+  node.type = type;
+  node.value = std::string_view(vb, static_cast<std::size_t>(ve - vb));
+  done_ = has_frame_ = true;
+  need_ = 1;  // an empty input after a frame returns at once (see parse())
   ParseResult r;
-  if (input.size() < need_) return r;
+  r.status = ParseResult::Status::complete;
+  r.consumed = consumed;
+  return r;
+}
 
+// The frame will span calls: replace this call's views by offsets (once per frame).
+void Parser::to_offsets(const char* base) {
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    Node& n = nodes_[i];
+    if (!n.value.empty() || n.type == Type::verbatim) {
+      refs_.push_back(Ref{static_cast<std::uint32_t>(i),
+                          static_cast<std::size_t>(n.value.data() - base), n.value.size()});
+    }
+    n.value = {};
+    n.format = {};
+  }
+  direct_ = false;
+}
+
+inline void Parser::add_scalar(Type type, std::uint32_t depth, const char* base, std::size_t off,
+                               std::size_t len) {
+  Node& n = nodes_.emplace_back();
+  n.type = type;
+  n.depth = depth;
+  if (direct_) {
+    n.value = std::string_view(base + off, len);
+    if (type == Type::verbatim) n.format = std::string_view(base + off - 4, 3);
+  } else if (len != 0 || type == Type::verbatim) {
+    refs_.push_back(Ref{static_cast<std::uint32_t>(nodes_.size() - 1), off, len});
+  }
+}
+
+ParseResult Parser::parse_more(std::string_view input) {
+  if (failed_.status == ParseResult::Status::error) return failed_;
   const char* const b = input.data();
   const std::size_t n = input.size();
+  if (line_wait_) {
+    // Still looking for the end of a line: only the bytes after scan_ are new.
+    std::size_t q = scan_;
+    while (q < n && b[q] != '\r') ++q;
+    if (q == n) {
+      scan_ = n;
+      need_ = n + 1;
+      return {};
+    }
+    scan_ = q;
+    line_wait_ = false;
+  }
+  if (done_) {
+    start_frame();
+    // Fast path for the most common replies, a whole top-level +, -, : or $ frame; anything
+    // unusual (incomplete, malformed, long) falls through to the general parser below.
+    if (n >= 4) {
+      const char t = b[0];
+      const char* const e = b + n;
+      const char* q = b + 1;
+      if (t == '+' || t == '-') {
+        const char* lim = std::min(e, b + 64);
+        while (q != lim && *q != '\r' && *q != '\n') ++q;
+        if (q + 1 < e && q[0] == '\r' && q[1] == '\n') {
+          return single(t == '+' ? Type::simple_string : Type::simple_error, b + 1, q, q + 2 - b);
+        }
+      } else if (t == ':') {
+        if (*q == '-') ++q;
+        const char* digits = q;
+        const char* lim = std::min(e, q + 18);  // 18 digits never overflow
+        while (q != lim && is_digit(*q)) ++q;
+        if (q != digits && q + 1 < e && q[0] == '\r' && q[1] == '\n') {
+          return single(Type::number, b + 1, q, q + 2 - b);
+        }
+      } else if (t == '$') {
+        std::uint64_t len = 0;
+        const char* lim = std::min(e, q + 18);
+        while (q != lim && is_digit(*q)) len = len * 10 + static_cast<std::uint64_t>(*q++ - '0');
+        if (q != b + 1 && q + 1 < e && q[0] == '\r' && q[1] == '\n' && len <= limits_.max_blob &&
+            static_cast<std::uint64_t>(e - q) >= len + 4 && q[2 + len] == '\r' &&
+            q[3 + len] == '\n') {
+          return single(Type::blob_string, q + 2, q + 2 + len, (q + 4 + len) - b);
+        }
+      }
+    }
+  }
   std::size_t p = pos_;
 
   auto suspend = [&](std::size_t need) {
+    if (direct_) to_offsets(b);
     pos_ = p;
     need_ = need;
-    return r;
+    return ParseResult{};
   };
 
   for (;;) {
@@ -244,29 +338,65 @@ ParseResult Parser::parse(std::string_view input) {
     const unsigned char kind = kTypes.kind[static_cast<unsigned char>(t)];
     if (kind == 0) return fail(ParseError::bad_type, p);
     if (in_stream_ != (kind == kChunk)) return fail(ParseError::bad_stream, p);
-
-    // The header line [p+1, cr); the element's next byte after it is cr + 2.
-    std::size_t from = p + 1;
-    if (p == pos_ && scan_ > from) from = scan_;
-    std::size_t cr;
-    {
-      const void* hit = from < n ? std::memchr(b + from, '\r', n - from) : nullptr;
-      if (hit == nullptr) {
-        scan_ = n;
-        return suspend(n + 1);
-      }
-      cr = static_cast<std::size_t>(static_cast<const char*>(hit) - b);
-    }
-    if (cr + 1 >= n) {
-      scan_ = cr;
-      return suspend(cr + 2);
-    }
-    if (b[cr + 1] != '\n') return fail(ParseError::bad_terminator, cr + 1);
-    scan_ = 0;
-    const char* lb = b + p + 1;  // line content
-    const char* le = b + cr;
-    std::size_t next = cr + 2;
     const auto depth = static_cast<std::uint32_t>(stack_.size());
+
+    // Lengths and counts: plain digits then CRLF is the fast path; anything else ('?', "-1",
+    // errors) goes through the general line handling below.
+    std::uint64_t len = 0;
+    std::size_t next = 0;  // first byte after the header line, 0 if not on the fast path
+    if (kind >= kBlob) {
+      std::size_t q = p + 1;
+      const std::size_t lim = std::min(n, p + 20);  // at most 19 digits: no overflow
+      while (q < lim && is_digit(b[q])) len = len * 10 + static_cast<std::uint64_t>(b[q++] - '0');
+      if (q > p + 1 && q < n && b[q] == '\r') {
+        if (q + 1 >= n) return suspend(q + 2);
+        if (b[q + 1] != '\n') return fail(ParseError::bad_terminator, q + 1);
+        next = q + 2;
+      }
+    }
+
+    const char* lb = b + p + 1;  // header line content [lb, le)
+    const char* le = nullptr;
+    if (next != 0) {
+      le = b + next - 2;
+    } else {
+      std::size_t from = p + 1;
+      if (p == pos_ && scan_ > from) from = scan_;
+      std::size_t cr = from;
+      // Short lines are the norm: a plain loop beats a memchr call for them.
+      const std::size_t short_end = std::min(n, from + 16);
+      while (cr < short_end && b[cr] != '\r') ++cr;
+      if (cr == short_end) {
+        const void* hit = cr < n ? std::memchr(b + cr, '\r', n - cr) : nullptr;
+        if (hit == nullptr) {
+          scan_ = n;
+          line_wait_ = true;
+          return suspend(n + 1);
+        }
+        cr = static_cast<std::size_t>(static_cast<const char*>(hit) - b);
+      }
+      if (cr + 1 >= n) {
+        scan_ = cr;
+        return suspend(cr + 2);
+      }
+      if (b[cr + 1] != '\n') return fail(ParseError::bad_terminator, cr + 1);
+      scan_ = 0;
+      le = b + cr;
+      next = cr + 2;
+      if (kind >= kBlob) {
+        // Not plain digits: special forms or a malformed length.
+        if (le - lb == 1 && *lb == '?') {
+          len = kStreamed;
+        } else if (le - lb == 2 && lb[0] == '-' && lb[1] == '1') {
+          len = kNullLen;
+        } else {
+          const char* bad = nullptr;
+          if (!parse_len(lb, le, len, &bad)) {
+            return fail(kind == kChunk ? ParseError::bad_stream : ParseError::bad_length, bad - b);
+          }
+        }
+      }
+    }
     Step step = Step::more;
 
     switch (kind) {
@@ -277,10 +407,14 @@ ParseResult Parser::parse(std::string_view input) {
           case '-': {
             // Simple strings and errors cannot contain LF (CR already ends the line).
             if (t == '-') type = Type::simple_error;
-            const void* lf = std::memchr(lb, '\n', static_cast<std::size_t>(le - lb));
-            if (lf != nullptr) {
-              return fail(ParseError::bad_terminator, static_cast<const char*>(lf) - b);
+            const char* lf = lb;
+            if (le - lb < 32) {
+              while (lf != le && *lf != '\n') ++lf;
+            } else {
+              const void* hit = std::memchr(lb, '\n', static_cast<std::size_t>(le - lb));
+              lf = hit != nullptr ? static_cast<const char*>(hit) : le;
             }
+            if (lf != le) return fail(ParseError::bad_terminator, lf - b);
             break;
           }
           case ':': {
@@ -317,51 +451,44 @@ ParseResult Parser::parse(std::string_view input) {
             if (lb != le) return fail(ParseError::bad_terminator, lb - b);
             break;
         }
-        nodes_.push_back(Node{type, depth, 0, {}, {}});
-        refs_.push_back(Ref{p + 1, cr - p - 1});
+        add_scalar(type, depth, b, p + 1, static_cast<std::size_t>(le - lb));
         p = next;
         step = value_done();
         break;
       }
 
       case kBlob: {
-        if (t == '$' && le - lb == 1 && *lb == '?') {
-          nodes_.push_back(Node{Type::blob_string, depth, 0, {}, {}});
-          refs_.push_back(Ref{kScratchBit | scratch_.size(), 0});
+        if (len == kStreamed || len == kNullLen) {
+          if (t != '$') return fail(ParseError::bad_length, lb - b);
+          if (len == kNullLen) {
+            add_scalar(Type::null, depth, b, p, 0);
+            p = next;
+            step = value_done();
+            break;
+          }
+          add_scalar(Type::blob_string, depth, b, p, 0);
           stream_start_ = scratch_.size();
           in_stream_ = true;
           p = next;
           break;
         }
-        if (t == '$' && le - lb == 2 && lb[0] == '-' && lb[1] == '1') {
-          nodes_.push_back(Node{Type::null, depth, 0, {}, {}});
-          refs_.push_back(Ref{});
-          p = next;
-          step = value_done();
-          break;
-        }
-        std::uint64_t len = 0;
-        const char* bad = nullptr;
-        if (!parse_len(lb, le, len, &bad)) return fail(ParseError::bad_length, bad - b);
         if (len > limits_.max_blob) return fail(ParseError::blob_too_long, p + 1);
         if (n - next < len + 2) {
           // Resume at the header (cheap to re-read) once the whole body can be there.
-          pos_ = p;
-          need_ = next + len + 2;
           scan_ = 0;
-          return r;
+          return suspend(next + len + 2);
         }
         const std::size_t end = next + len;
         if (b[end] != '\r') return fail(ParseError::bad_terminator, end);
         if (b[end + 1] != '\n') return fail(ParseError::bad_terminator, end + 1);
-        if (t == '=') {
+        if (t == '$') {
+          add_scalar(Type::blob_string, depth, b, next, len);
+        } else if (t == '!') {
+          add_scalar(Type::blob_error, depth, b, next, len);
+        } else {
           if (len < 4) return fail(ParseError::bad_verbatim, next + len);
           if (b[next + 3] != ':') return fail(ParseError::bad_verbatim, next + 3);
-          nodes_.push_back(Node{Type::verbatim, depth, 0, {}, {}});
-          refs_.push_back(Ref{next + 4, len - 4});
-        } else {
-          nodes_.push_back(Node{t == '$' ? Type::blob_string : Type::blob_error, depth, 0, {}, {}});
-          refs_.push_back(Ref{next, len});
+          add_scalar(Type::verbatim, depth, b, next + 4, len - 4);
         }
         p = end + 2;
         step = value_done();
@@ -369,11 +496,10 @@ ParseResult Parser::parse(std::string_view input) {
       }
 
       case kChunk: {
-        std::uint64_t len = 0;
-        const char* bad = nullptr;
-        if (!parse_len(lb, le, len, &bad)) return fail(ParseError::bad_stream, bad - b);
+        if (len == kStreamed || len == kNullLen) return fail(ParseError::bad_stream, lb - b);
         if (len == 0) {
-          refs_.back().len = scratch_.size() - stream_start_;
+          streamed_.push_back(Ref{static_cast<std::uint32_t>(nodes_.size() - 1), stream_start_,
+                                  scratch_.size() - stream_start_});
           in_stream_ = false;
           p = next;
           step = value_done();
@@ -383,10 +509,8 @@ ParseResult Parser::parse(std::string_view input) {
           return fail(ParseError::blob_too_long, p + 1);
         }
         if (n - next < len + 2) {
-          pos_ = p;
-          need_ = next + len + 2;
           scan_ = 0;
-          return r;
+          return suspend(next + len + 2);
         }
         const std::size_t end = next + len;
         if (b[end] != '\r') return fail(ParseError::bad_terminator, end);
@@ -398,36 +522,34 @@ ParseResult Parser::parse(std::string_view input) {
 
       case kAgg: {
         const Type type = agg_type(t);
-        bool streamed = false;
-        std::uint64_t count = 0;
-        if (le - lb == 1 && *lb == '?') {
+        const bool streamed = len == kStreamed;
+        if (streamed) {
           if (t != '*' && t != '%' && t != '~') return fail(ParseError::bad_length, lb - b);
-          streamed = true;
-        } else if (t == '*' && le - lb == 2 && lb[0] == '-' && lb[1] == '1') {
-          nodes_.push_back(Node{Type::null, depth, 0, {}, {}});
-          refs_.push_back(Ref{});
+          len = 0;
+        } else if (len == kNullLen) {
+          if (t != '*') return fail(ParseError::bad_length, lb - b);
+          add_scalar(Type::null, depth, b, p, 0);
           p = next;
           step = value_done();
           break;
-        } else {
-          const char* bad = nullptr;
-          if (!parse_len(lb, le, count, &bad)) return fail(ParseError::bad_length, bad - b);
-          if (count > limits_.max_aggregate) return fail(ParseError::aggregate_too_long, p + 1);
+        } else if (len > limits_.max_aggregate || len > (std::uint64_t{1} << 62)) {
+          return fail(ParseError::aggregate_too_long, p + 1);
         }
         if (depth >= limits_.max_depth) return fail(ParseError::depth_exceeded, p);
-        nodes_.push_back(Node{type, depth, count, {}, {}});
-        refs_.push_back(Ref{});
+        Node& node = nodes_.emplace_back();
+        node.type = type;
+        node.depth = depth;
+        node.size = len;
         p = next;
-        if (!streamed && count == 0) {
+        if (!streamed && len == 0) {
           step = aggregate_done(type == Type::attribute);
           break;
         }
-        Open o;
-        o.remaining = child_count(type, count);
+        Open& o = stack_.emplace_back();
+        o.remaining = child_count(type, len);
         o.node = static_cast<std::uint32_t>(nodes_.size() - 1);
         o.streamed = streamed;
         o.attribute = type == Type::attribute;
-        stack_.push_back(o);
         break;
       }
 
@@ -436,7 +558,7 @@ ParseResult Parser::parse(std::string_view input) {
           return fail(ParseError::bad_stream, p);
         }
         if (lb != le) return fail(ParseError::bad_terminator, lb - b);
-        Open o = stack_.back();
+        const Open o = stack_.back();
         Node& agg = nodes_[o.node];
         if (agg.type == Type::map) {
           if (o.seen % 2 != 0) return fail(ParseError::bad_stream, p);
@@ -452,19 +574,23 @@ ParseResult Parser::parse(std::string_view input) {
     }
 
     if (step == Step::done) {
-      // Views are created only now: the input (and scratch) no longer move for this frame.
-      const char* sb = scratch_.data();
-      for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        const Ref& ref = refs_[i];
-        if (ref.len == 0 && nodes_[i].type != Type::verbatim) continue;
-        const char* base = (ref.off & kScratchBit) ? sb + (ref.off & ~kScratchBit) : b + ref.off;
-        nodes_[i].value = std::string_view(base, ref.len);
-        if (nodes_[i].type == Type::verbatim) nodes_[i].format = std::string_view(base - 4, 3);
+      // A frame that spanned calls gets its views now that neither input nor scratch moves.
+      if (!direct_) {
+        for (const Ref& r : refs_) {
+          Node& node = nodes_[r.node];
+          node.value = std::string_view(b + r.off, r.len);
+          if (node.type == Type::verbatim) node.format = std::string_view(b + r.off - 4, 3);
+        }
       }
-      done_ = true;
-      r.status = ParseResult::Status::complete;
-      r.consumed = p;
-      return r;
+      for (const Ref& r : streamed_) {
+        nodes_[r.node].value = std::string_view(scratch_.data() + r.off, r.len);
+      }
+      done_ = has_frame_ = true;
+      need_ = 1;
+      ParseResult res;
+      res.status = ParseResult::Status::complete;
+      res.consumed = p;
+      return res;
     }
   }
 }

@@ -55,10 +55,20 @@ class Parser {
   // An incomplete call remembers how far it got; the next call resumes there, so a large frame
   // arriving in small pieces costs O(total bytes), never a rescan. After an error the parser must
   // be reset() before further use.
-  [[nodiscard]] ParseResult parse(std::string_view input);
+  [[nodiscard]] ParseResult parse(std::string_view input) {
+    // Inline: fed in small pieces, most calls only learn that the awaited bytes are not there.
+    if (input.size() < need_) {
+      has_frame_ = false;
+      return {};
+    }
+    return parse_more(input);
+  }
 
   // The last complete frame. Valid until the next parse()/reset() and while the input bytes live.
-  [[nodiscard]] Frame frame() const noexcept;
+  [[nodiscard]] Frame frame() const noexcept {
+    if (!has_frame_) return {};
+    return {nodes_.data(), nodes_.size()};
+  }
 
   // Forget any partial frame (for example after a reconnect).
   void reset() noexcept;
@@ -74,30 +84,41 @@ class Parser {
     bool attribute = false;
     bool after_attr = false;  // last child was an attribute still awaiting its value
   };
-  // Where a scalar's bytes are while the frame is incomplete: the caller may move its buffer
-  // between calls, so views are only materialised once the frame is complete.
+  // A node's bytes by offset. The caller may move its buffer between calls, so a frame that
+  // spans calls keeps offsets and gets its views only once complete; a frame parsed within one
+  // call (the common case) writes views directly and never needs these.
   struct Ref {
-    std::size_t off = 0;  // kScratchBit set: offset into scratch_ (streamed strings)
+    std::uint32_t node = 0;
+    std::size_t off = 0;  // into the input, or into scratch_ for streamed strings
     std::size_t len = 0;
   };
   enum class Step : std::uint8_t { more, done };
 
+  ParseResult parse_more(std::string_view input);
   void start_frame() noexcept;
+  ParseResult single(Type type, const char* vb, const char* ve, std::size_t consumed);
   Step value_done() noexcept;
   Step aggregate_done(bool attribute) noexcept;
+  void to_offsets(const char* base);
+  void add_scalar(Type type, std::uint32_t depth, const char* base, std::size_t off,
+                  std::size_t len);
   ParseResult fail(ParseError e, std::size_t at) noexcept;
 
   Limits limits_;
   std::vector<Node> nodes_;
-  std::vector<Ref> refs_;    // parallel to nodes_
-  std::vector<Open> stack_;  // bounded by limits_.max_depth
-  std::string scratch_;      // concatenated chunks of streamed strings
-  std::size_t pos_ = 0;      // start of the next unparsed element of the current frame
-  std::size_t need_ = 0;     // no progress is possible while input.size() < need_
-  std::size_t scan_ = 0;     // the CRLF search for the line at pos_ already covered [.., scan_)
+  std::vector<Ref> refs_;      // input offsets of nodes' bytes when !direct_
+  std::vector<Ref> streamed_;  // scratch_ offsets of completed streamed strings
+  std::vector<Open> stack_;    // bounded by limits_.max_depth
+  std::string scratch_;        // concatenated chunks of streamed strings
+  std::size_t pos_ = 0;        // start of the next unparsed element of the current frame
+  std::size_t need_ = 0;       // no progress is possible while input.size() < need_
+  std::size_t scan_ = 0;       // the CRLF search for the line at pos_ already covered [.., scan_)
   std::size_t stream_start_ = 0;  // scratch_ offset of the open streamed string
   bool in_stream_ = false;        // inside a $? string: only ';' chunks may follow
-  bool done_ = true;              // the last call completed a frame: the next call starts afresh
+  bool direct_ = true;            // nodes hold views into this call's input (see Ref)
+  bool done_ = true;              // the last frame is complete: the next call starts afresh
+  bool has_frame_ = false;        // the last call returned a complete frame
+  bool line_wait_ = false;        // suspended looking for the CR of the line at pos_
   ParseResult failed_{};          // sticky error until reset()
 };
 
