@@ -413,6 +413,16 @@ TEST_F(LockwireCli, SignalWhileWaitingGivesUpWithoutLeavingAClaim) {
   EXPECT_EQ(p->wait(), 128 + SIGINT);
   EXPECT_FALSE(exists(marker));
   EXPECT_EQ(server_.cli({"HKEYS", "lockwire:{w}"}), "x:holder\n");
+
+  // The same for a waiting one-shot acquire.
+  auto a = start({"acquire", "w", "--ttl", "5s", "--owner", "waiter2", "--wait", "30s"});
+  ASSERT_TRUE(eventually([&] {
+    return server_.cli({"CLIENT", "LIST"}).find("lockwire-cli") != std::string::npos;
+  }));
+  a->signal(SIGTERM);
+  EXPECT_EQ(a->wait(), 128 + SIGTERM);
+  EXPECT_EQ(a->out(), "");
+  EXPECT_EQ(server_.cli({"HKEYS", "lockwire:{w}"}), "x:holder\n");
 }
 
 TEST_F(LockwireCli, LeaseLossByForceReleaseKillsCommand) {

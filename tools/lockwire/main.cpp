@@ -182,6 +182,7 @@ class Session {
         connect_then([this] { run_acquire(); });
         break;
       case Command::acquire:
+        install_signals();
         arm_watchdog(o_.connect_timeout + o_.wait + 10s);
         connect_then([this] { acquire(); });
         break;
@@ -314,13 +315,13 @@ class Session {
       if (terminating) finish(kOk);
       return;
     }
-    // run:
+    // run (and acquire, which never has a child):
     if (child_running_) {
       note("%s: forwarding signal %d to COMMAND (pid %d)", o_.resource.c_str(), sig, child_pid_);
       uv_process_kill(proc_, sig);
       return;
     }
-    if (!terminating || lease_.valid() || aborting_) return;
+    if (!terminating || lease_.valid() || aborting_ || exit_ >= 0) return;
     // Still waiting for the lock: give up. An acquire block may be in flight; withdraw our claim
     // (only our own owner's field can be touched) so nothing is left behind.
     aborting_ = true;
@@ -379,7 +380,7 @@ class Session {
 
   void acquire() {
     client_->lock(lock_request(), [this](Ec ec, lock::Lease lease) {
-      if (exit_ >= 0) return;
+      if (exit_ >= 0 || aborting_) return;
       if (ec == lock::Errc::timed_out || ec == lock::Errc::already_held) return report_busy(ec);
       if (ec) return lock_error(ec);
       if (o_.json) {
