@@ -32,10 +32,10 @@ struct Conn {
   std::string name;
   Node* node[2] = {nullptr, nullptr};
   SimStream* end[2] = {nullptr, nullptr};
-  bool accepted = false;   // the server-side stream exists
+  bool accepted = false;          // the server-side stream exists
   bool done[2] = {false, false};  // no more callbacks to this side; its writes are ignored
   bool fin_sent[2] = {false, false};
-  bool broken = false;     // reset or blackholed: nothing more is carried
+  bool broken = false;  // reset or blackholed: nothing more is carried
   std::deque<Chunk> q[2];
   Nanos last_at[2] = {Nanos(0), Nanos(0)};
   std::uint64_t sent[2] = {0, 0};
@@ -47,7 +47,8 @@ struct Conn {
 class SimTimer final : public loop::Timer {
  public:
   SimTimer(SimLoop& loop, std::function<void()> fn)
-      : loop_(loop), fn_(std::make_shared<std::function<void()>>(std::move(fn))),
+      : loop_(loop),
+        fn_(std::make_shared<std::function<void()>>(std::move(fn))),
         serial_(loop.next_timer_serial_++) {}
   ~SimTimer() override { stop(); }
 
@@ -151,9 +152,13 @@ SimStream::~SimStream() {
   close();
 }
 
-std::uint64_t SimStream::id() const noexcept { return conn_->id; }
+std::uint64_t SimStream::id() const noexcept {
+  return conn_->id;
+}
 
-bool SimStream::is_open() const noexcept { return !conn_->done[side_] && !conn_->broken; }
+bool SimStream::is_open() const noexcept {
+  return !conn_->done[side_] && !conn_->broken;
+}
 
 void SimStream::write(std::string bytes) {
   if (conn_->done[side_] || conn_->fin_sent[side_] || bytes.empty()) return;
@@ -216,7 +221,9 @@ Network::~Network() {
 void Network::listen(Node& node, std::uint16_t port, AcceptFn on_accept) {
   listeners_[{node.id(), port}] = Listener{&node, std::move(on_accept)};
 }
-void Network::unlisten(Node& node, std::uint16_t port) { listeners_.erase({node.id(), port}); }
+void Network::unlisten(Node& node, std::uint16_t port) {
+  listeners_.erase({node.id(), port});
+}
 void Network::add_address(std::string address, Node& node) {
   addresses_[std::move(address)] = &node;
 }
@@ -240,10 +247,9 @@ Nanos Network::arrival(const Node& from, const Node& to, Nanos base_min) {
   Nanos base = std::max(world_.now(), base_min);
   auto ci = clogged_until_.find(k);
   if (ci != clogged_until_.end()) base = std::max(base, ci->second);
-  const Nanos jitter =
-      l.jitter > Nanos(0) ? Nanos(static_cast<std::int64_t>(
-                                rng_.below(static_cast<std::uint64_t>(l.jitter.count()) + 1)))
-                          : Nanos(0);
+  const Nanos jitter = l.jitter > Nanos(0) ? Nanos(static_cast<std::int64_t>(rng_.below(
+                                                 static_cast<std::uint64_t>(l.jitter.count()) + 1)))
+                                           : Nanos(0);
   return base + l.latency + jitter;
 }
 
@@ -268,8 +274,7 @@ std::unique_ptr<SimStream> Network::connect(Node& from, const loop::Endpoint& ep
       if (c->done[0]) return;
       c->done[0] = true;
       c->done[1] = true;
-      world_.trace().record(world_.now(), c->name, "connect-failed",
-                            make_error_code(e).message());
+      world_.trace().record(world_.now(), c->name, "connect-failed", make_error_code(e).message());
       SimStream* s = c->end[0];
       forget(c->id);
       if (s != nullptr && s->handler_ != nullptr) s->handler_->on_connected(make_error_code(e));
@@ -295,8 +300,8 @@ std::unique_ptr<SimStream> Network::connect(Node& from, const loop::Endpoint& ep
     }
     auto it = listeners_.find({to->id(), port});
     const auto lk = links_.find(key_of(*c->node[0], *to));
-    const bool refuse = lk != links_.end() ? lk->second.refuse_connects
-                                           : default_link_.refuse_connects;
+    const bool refuse =
+        lk != links_.end() ? lk->second.refuse_connects : default_link_.refuse_connects;
     if (it == listeners_.end() || !to->alive() || refuse) {
       fail(arrival(*to, *c->node[0], Nanos(0)), NetErrc::refused);
       return;
@@ -326,8 +331,7 @@ void Network::schedule_delivery(const std::shared_ptr<Conn>& c, int dir, Nanos a
   world_.schedule(at, receiver, [this, c, dir] { deliver_due(c, dir); });
 }
 
-void Network::send_control(const std::shared_ptr<Conn>& c, int dir, int kind,
-                           bool drop_in_flight) {
+void Network::send_control(const std::shared_ptr<Conn>& c, int dir, int kind, bool drop_in_flight) {
   if (c->node[1 - dir] == nullptr) return;
   if (drop_in_flight) c->q[dir].clear();
   Nanos at = arrival(*c->node[dir], *c->node[1 - dir], c->last_at[dir]);
@@ -353,8 +357,7 @@ void Network::transmit(const std::shared_ptr<Conn>& c, int side, std::string byt
     const Node& from = *c->node[side];
     const Node& to = *c->node[1 - side];
     auto li = links_.find(key_of(from, to));
-    const std::uint32_t split =
-        (li == links_.end() ? default_link_ : li->second).split_per_million;
+    const std::uint32_t split = (li == links_.end() ? default_link_ : li->second).split_per_million;
     std::vector<std::size_t> cuts;
     if (bytes.size() > 1 && split > 0 && rng_.chance(split)) {
       const std::size_t pieces = 2 + rng_.below(3);
@@ -460,7 +463,9 @@ void Network::node_died(Node& n, bool crashed) {
   }
 }
 
-void Network::forget(std::uint64_t id) { conns_.erase(id); }
+void Network::forget(std::uint64_t id) {
+  conns_.erase(id);
+}
 
 std::vector<std::uint64_t> Network::connections_of(const Node& n) const {
   std::vector<std::uint64_t> out;

@@ -28,16 +28,16 @@ constexpr std::int64_t kLLMin = std::numeric_limits<std::int64_t>::min();
 enum : std::uint32_t {
   F_WRITE = 1u << 0,
   F_READONLY = 1u << 1,
-  F_LOADING = 1u << 2,   // allowed while loading
+  F_LOADING = 1u << 2,  // allowed while loading
   F_STALE = 1u << 3,
   F_NO_AUTH = 1u << 4,
   F_ALLOW_BUSY = 1u << 5,
   F_PUBSUB = 1u << 6,
   F_NOSCRIPT = 1u << 7,
   F_FAST = 1u << 8,
-  F_CLIENT_SUB = 1u << 9,  // a CLIENT subcommand (keeps CLIENT CACHING's one-shot flag)
-  F_NOT_QUEUED = 1u << 10, // runs immediately inside MULTI (EXEC, DISCARD, MULTI, WATCH, ...)
-  F_SUB_OK = 1u << 11,     // allowed in RESP2 subscribed mode
+  F_CLIENT_SUB = 1u << 9,   // a CLIENT subcommand (keeps CLIENT CACHING's one-shot flag)
+  F_NOT_QUEUED = 1u << 10,  // runs immediately inside MULTI (EXEC, DISCARD, MULTI, WATCH, ...)
+  F_SUB_OK = 1u << 11,      // allowed in RESP2 subscribed mode
 };
 
 std::string lower(std::string_view s) {
@@ -107,7 +107,9 @@ bool string2d(std::string_view s, double& out) {
   return true;
 }
 
-std::string ll2s(std::int64_t v) { return std::to_string(v); }
+std::string ll2s(std::int64_t v) {
+  return std::to_string(v);
+}
 
 std::string d2s(double d) {
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
@@ -205,12 +207,23 @@ bool split_args(std::string_view line, Args& out) {
           ++i;
           char c = line[i];
           switch (c) {
-            case 'n': c = '\n'; break;
-            case 'r': c = '\r'; break;
-            case 't': c = '\t'; break;
-            case 'b': c = '\b'; break;
-            case 'a': c = '\a'; break;
-            default: break;
+            case 'n':
+              c = '\n';
+              break;
+            case 'r':
+              c = '\r';
+              break;
+            case 't':
+              c = '\t';
+              break;
+            case 'b':
+              c = '\b';
+              break;
+            case 'a':
+              c = '\a';
+              break;
+            default:
+              break;
           }
           cur.push_back(c);
         } else if (line[i] == '"') {
@@ -269,7 +282,7 @@ struct Value {
   Kind kind = Kind::string;
   std::string str;
   std::vector<std::pair<std::string, std::string>> hash;  // insertion order, like a listpack
-  std::vector<std::string> set;                             // see set_order()
+  std::vector<std::string> set;                           // see set_order()
   std::map<std::string, double> zscores;
   std::set<std::pair<double, std::string>> zorder;
 };
@@ -374,7 +387,9 @@ struct RedisModel::Impl {
   static const std::vector<CmdDef>& table();
 
   Impl(Hooks h, Rng r, RedisModelOptions o)
-      : hooks(std::move(h)), rng(std::move(r)), opt(std::move(o)),
+      : hooks(std::move(h)),
+        rng(std::move(r)),
+        opt(std::move(o)),
         dbs(static_cast<std::size_t>(std::max(1, opt.databases))) {}
 
   std::int64_t wall_ms() const { return hooks.wall_us ? hooks.wall_us() / 1000 : 0; }
@@ -1039,7 +1054,9 @@ namespace {
 
 using Impl = RedisModel::Impl;
 
-Db& DB(Impl& s, Client& c) { return s.dbs[static_cast<std::size_t>(c.db)]; }
+Db& DB(Impl& s, Client& c) {
+  return s.dbs[static_cast<std::size_t>(c.db)];
+}
 
 bool get_ll(Impl& s, Client& c, const std::string& arg, std::int64_t& v,
             const char* msg = nullptr) {
@@ -1064,7 +1081,9 @@ void cmd_ping(Impl& s, Client& c, Args& a) {
   if (a.size() == 1) return s.raw(c, "+PONG\r\n");
   s.bulk(c, a[1]);
 }
-void cmd_echo(Impl& s, Client& c, Args& a) { s.bulk(c, a[1]); }
+void cmd_echo(Impl& s, Client& c, Args& a) {
+  s.bulk(c, a[1]);
+}
 void cmd_select(Impl& s, Client& c, Args& a) {
   std::int64_t id = 0;
   if (!string2ll(a[1], id) || id < std::numeric_limits<int>::min() ||
@@ -1161,7 +1180,9 @@ void cmd_hello(Impl& s, Client& c, Args& a) {
   s.array(c, 0);
 }
 void discard_transaction(Impl& s, Client& c);
-void unwatch_all(Client& c) { c.watched.clear(); }
+void unwatch_all(Client& c) {
+  c.watched.clear();
+}
 void cmd_quit(Impl& s, Client& c, Args&) {
   s.ok(c);
   c.closing = true;
@@ -1181,7 +1202,9 @@ void cmd_reset(Impl& s, Client& c, Args&) {
 }
 
 // ---- CLIENT ----
-void client_id(Impl& s, Client& c, Args&) { s.integer(c, static_cast<std::int64_t>(c.id)); }
+void client_id(Impl& s, Client& c, Args&) {
+  s.integer(c, static_cast<std::int64_t>(c.id));
+}
 void client_setname(Impl& s, Client& c, Args& a) {
   if (set_name(s, c, a[2])) s.ok(c);
 }
@@ -1281,8 +1304,7 @@ void client_tracking(Impl& s, Client& c, Args& a) {
           const std::size_t m = std::min(p.size(), old.size());
           if (p.compare(0, m, old, 0, m) == 0)
             return s.error(c, "Prefix '" + std::string(cstr(p)) +
-                                  "' overlaps with an existing prefix '" +
-                                  std::string(cstr(old)) +
+                                  "' overlaps with an existing prefix '" + std::string(cstr(old)) +
                                   "'. Prefixes for a single client must not overlap.");
         }
         for (std::size_t j = i + 1; j < prefixes.size(); ++j) {
@@ -1290,10 +1312,9 @@ void client_tracking(Impl& s, Client& c, Args& a) {
           const auto& q = prefixes[j];
           const std::size_t m = std::min(p.size(), q.size());
           if (p.compare(0, m, q, 0, m) == 0)
-            return s.error(c, "Prefix '" + std::string(cstr(p)) +
-                                  "' overlaps with another provided prefix '" +
-                                  std::string(cstr(q)) +
-                                  "'. Prefixes for a single client must not overlap.");
+            return s.error(
+                c, "Prefix '" + std::string(cstr(p)) + "' overlaps with another provided prefix '" +
+                       std::string(cstr(q)) + "'. Prefixes for a single client must not overlap.");
         }
       }
     }
@@ -1371,8 +1392,15 @@ void cmd_get(Impl& s, Client& c, Args& a) {
 }
 
 enum : int {
-  S_NX = 1, S_XX = 2, S_GET = 4, S_KEEPTTL = 8, S_PERSIST = 16, S_EX = 32, S_PX = 64,
-  S_EXAT = 128, S_PXAT = 256
+  S_NX = 1,
+  S_XX = 2,
+  S_GET = 4,
+  S_KEEPTTL = 8,
+  S_PERSIST = 16,
+  S_EX = 32,
+  S_PX = 64,
+  S_EXAT = 128,
+  S_PXAT = 256
 };
 
 // parseExtendedStringArgumentsOrReply
@@ -1574,14 +1602,20 @@ void cmd_exists(Impl& s, Client& c, Args& a) {
 const char* type_name(const Value* v) {
   if (v == nullptr) return "none";
   switch (v->kind) {
-    case Value::Kind::string: return "string";
-    case Value::Kind::hash: return "hash";
-    case Value::Kind::set: return "set";
-    case Value::Kind::zset: return "zset";
+    case Value::Kind::string:
+      return "string";
+    case Value::Kind::hash:
+      return "hash";
+    case Value::Kind::set:
+      return "set";
+    case Value::Kind::zset:
+      return "zset";
   }
   return "none";
 }
-void cmd_type(Impl& s, Client& c, Args& a) { s.status(c, type_name(s.lookup(c, a[1]))); }
+void cmd_type(Impl& s, Client& c, Args& a) {
+  s.status(c, type_name(s.lookup(c, a[1])));
+}
 
 void incr_by(Impl& s, Client& c, const std::string& key, std::int64_t incr) {
   Value* v = s.lookup(c, key);
@@ -1606,8 +1640,12 @@ void incr_by(Impl& s, Client& c, const std::string& key, std::int64_t incr) {
   s.propagate(c, Args{"SET", key, ll2s(nv), "KEEPTTL"});
   s.integer(c, nv);
 }
-void cmd_incr(Impl& s, Client& c, Args& a) { incr_by(s, c, a[1], 1); }
-void cmd_decr(Impl& s, Client& c, Args& a) { incr_by(s, c, a[1], -1); }
+void cmd_incr(Impl& s, Client& c, Args& a) {
+  incr_by(s, c, a[1], 1);
+}
+void cmd_decr(Impl& s, Client& c, Args& a) {
+  incr_by(s, c, a[1], -1);
+}
 void cmd_incrby(Impl& s, Client& c, Args& a) {
   std::int64_t n = 0;
   if (!get_ll(s, c, a[2], n)) return;
@@ -1665,11 +1703,15 @@ void expire_generic(Impl& s, Client& c, Args& a, std::int64_t base, bool seconds
   s.propagate(c, Args{"PEXPIREAT", a[1], ll2s(when)});
   s.integer(c, 1);
 }
-void cmd_expire(Impl& s, Client& c, Args& a) { expire_generic(s, c, a, s.cmd_ms, true, "expire"); }
+void cmd_expire(Impl& s, Client& c, Args& a) {
+  expire_generic(s, c, a, s.cmd_ms, true, "expire");
+}
 void cmd_pexpire(Impl& s, Client& c, Args& a) {
   expire_generic(s, c, a, s.cmd_ms, false, "pexpire");
 }
-void cmd_expireat(Impl& s, Client& c, Args& a) { expire_generic(s, c, a, 0, true, "expireat"); }
+void cmd_expireat(Impl& s, Client& c, Args& a) {
+  expire_generic(s, c, a, 0, true, "expireat");
+}
 void cmd_pexpireat(Impl& s, Client& c, Args& a) {
   expire_generic(s, c, a, 0, false, "pexpireat");
 }
@@ -1690,8 +1732,12 @@ void ttl_generic(Impl& s, Client& c, Args& a, bool ms) {
   if (ttl < 0) ttl = 0;
   s.integer(c, ms ? ttl : (ttl + 500) / 1000);
 }
-void cmd_ttl(Impl& s, Client& c, Args& a) { ttl_generic(s, c, a, false); }
-void cmd_pttl(Impl& s, Client& c, Args& a) { ttl_generic(s, c, a, true); }
+void cmd_ttl(Impl& s, Client& c, Args& a) {
+  ttl_generic(s, c, a, false);
+}
+void cmd_pttl(Impl& s, Client& c, Args& a) {
+  ttl_generic(s, c, a, true);
+}
 void cmd_dbsize(Impl& s, Client& c, Args&) {
   s.integer(c, static_cast<std::int64_t>(DB(s, c).dict.size()));
 }
@@ -1735,7 +1781,9 @@ void cmd_time(Impl& s, Client& c, Args&) {
 }
 // Deterministic key order for KEYS/SCAN: by a 63-bit hash, then by name (so SCAN cursors are
 // stateless positions, as in Redis).
-std::uint64_t scan_hash(const std::string& k) { return (fnv1a64(k) >> 1) | 1; }
+std::uint64_t scan_hash(const std::string& k) {
+  return (fnv1a64(k) >> 1) | 1;
+}
 std::vector<std::pair<std::uint64_t, const std::string*>> ordered_keys(Db& db) {
   std::vector<std::pair<std::uint64_t, const std::string*>> v;
   v.reserve(db.dict.size());
@@ -1815,8 +1863,7 @@ void cmd_scan(Impl& s, Client& c, Args& a) {
 }
 
 // ---- hashes ----
-Value* lookup_or_create(Impl& s, Client& c, const std::string& key, Value::Kind kind,
-                        bool& wrong) {
+Value* lookup_or_create(Impl& s, Client& c, const std::string& key, Value::Kind kind, bool& wrong) {
   wrong = false;
   Value* v = s.lookup(c, key);
   if (v != nullptr) {
@@ -1898,8 +1945,8 @@ void cmd_hdel(Impl& s, Client& c, Args& a) {
   if (v == nullptr) return s.integer(c, 0);
   std::int64_t n = 0;
   for (std::size_t i = 2; i < a.size(); ++i) {
-    auto it = std::find_if(v->hash.begin(), v->hash.end(),
-                           [&](auto& p) { return p.first == a[i]; });
+    auto it =
+        std::find_if(v->hash.begin(), v->hash.end(), [&](auto& p) { return p.first == a[i]; });
     if (it != v->hash.end()) {
       v->hash.erase(it);
       ++n;
@@ -2282,8 +2329,12 @@ void zrange_generic(Impl& s, Client& c, Args& a, bool byscore_cmd) {
   }
   emit_range(s, c, items, withscores);
 }
-void cmd_zrange(Impl& s, Client& c, Args& a) { zrange_generic(s, c, a, false); }
-void cmd_zrangebyscore(Impl& s, Client& c, Args& a) { zrange_generic(s, c, a, true); }
+void cmd_zrange(Impl& s, Client& c, Args& a) {
+  zrange_generic(s, c, a, false);
+}
+void cmd_zrangebyscore(Impl& s, Client& c, Args& a) {
+  zrange_generic(s, c, a, true);
+}
 void cmd_zremrangebyscore(Impl& s, Client& c, Args& a) {
   ScoreRange r;
   if (!parse_score(a[2], r.min, r.minex) || !parse_score(a[3], r.max, r.maxex))
@@ -2401,7 +2452,9 @@ void cmd_punsubscribe(Impl& s, Client& c, Args& a) {
   if (a.size() == 1) return s.punsubscribe_all(c, true);
   for (std::size_t i = 1; i < a.size(); ++i) s.punsubscribe(c, a[i], true);
 }
-void cmd_publish(Impl& s, Client& c, Args& a) { s.integer(c, s.publish(a[1], a[2])); }
+void cmd_publish(Impl& s, Client& c, Args& a) {
+  s.integer(c, s.publish(a[1], a[2]));
+}
 
 // ---- replication ----
 void cmd_role(Impl& s, Client& c, Args&) {
@@ -2433,7 +2486,11 @@ void cmd_wait(Impl& s, Client& c, Args& a) {
   if (!get_ll(s, c, a[1], n)) return;
   if (!string2ll(a[2], timeout)) return s.error(c, "timeout is not an integer or out of range");
   if (timeout < 0) return s.error(c, "timeout is negative");
-  if (s.replica) return s.error(c, "WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
+  if (s.replica)
+    return s.error(c,
+                   "WAIT cannot be used with replica instances. Please also note that since Redis "
+                   "4.0 if a replica is configured to be writable (which is not the default) "
+                   "writes to replicas are just local and are not propagated.");
   std::int64_t acked = 0;
   for (auto& [addr, off] : s.replica_acks)
     if (off >= s.repl_offset) ++acked;
@@ -2593,15 +2650,23 @@ void RedisModel::cron() {
   impl_->flush_outputs();
 }
 
-void RedisModel::set_loading(bool on) noexcept { impl_->loading = on; }
-void RedisModel::set_busy(bool on) noexcept { impl_->busy = on; }
+void RedisModel::set_loading(bool on) noexcept {
+  impl_->loading = on;
+}
+void RedisModel::set_busy(bool on) noexcept {
+  impl_->busy = on;
+}
 void RedisModel::set_replica(bool on, std::string host, int port) {
   impl_->replica = on;
   impl_->master_host = std::move(host);
   impl_->master_port = port;
 }
-bool RedisModel::is_replica() const noexcept { return impl_->replica; }
-std::int64_t RedisModel::repl_offset() const noexcept { return impl_->repl_offset; }
+bool RedisModel::is_replica() const noexcept {
+  return impl_->replica;
+}
+std::int64_t RedisModel::repl_offset() const noexcept {
+  return impl_->repl_offset;
+}
 void RedisModel::set_replica_acks(std::vector<std::pair<std::string, std::int64_t>> r) {
   impl_->replica_acks = std::move(r);
 }
@@ -2638,7 +2703,9 @@ std::shared_ptr<const RedisSnapshot> RedisModel::snapshot() const {
   return s;
 }
 
-void RedisModel::restore(const RedisSnapshot& snap) { impl_->dbs = snap.dbs; }
+void RedisModel::restore(const RedisSnapshot& snap) {
+  impl_->dbs = snap.dbs;
+}
 
 void RedisModel::flush_all_data() {
   for (auto& db : impl_->dbs) db = Db{};
@@ -2665,7 +2732,9 @@ std::vector<RedisModel::ClientId> RedisModel::clients() const {
   for (auto& [id, c] : impl_->clients) v.push_back(id);
   return v;
 }
-std::uint64_t RedisModel::commands_processed() const noexcept { return impl_->processed; }
+std::uint64_t RedisModel::commands_processed() const noexcept {
+  return impl_->processed;
+}
 
 RedisModel::Peek RedisModel::peek(std::string_view key, int db) const {
   Peek p;
@@ -2698,6 +2767,8 @@ RedisModel::Peek RedisModel::peek(std::string_view key, int db) const {
   }
   return p;
 }
-std::int64_t RedisModel::wall_ms() const { return impl_->wall_ms(); }
+std::int64_t RedisModel::wall_ms() const {
+  return impl_->wall_ms();
+}
 
 }  // namespace lockwire::sim

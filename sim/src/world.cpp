@@ -14,12 +14,18 @@ class NetCategory final : public std::error_category {
   const char* name() const noexcept override { return "lockwire.sim.net"; }
   std::string message(int c) const override {
     switch (static_cast<NetErrc>(c)) {
-      case NetErrc::ok: return "ok";
-      case NetErrc::eof: return "connection closed by peer";
-      case NetErrc::reset: return "connection reset";
-      case NetErrc::refused: return "connection refused";
-      case NetErrc::timed_out: return "connect timed out";
-      case NetErrc::host_unknown: return "unknown host";
+      case NetErrc::ok:
+        return "ok";
+      case NetErrc::eof:
+        return "connection closed by peer";
+      case NetErrc::reset:
+        return "connection reset";
+      case NetErrc::refused:
+        return "connection refused";
+      case NetErrc::timed_out:
+        return "connect timed out";
+      case NetErrc::host_unknown:
+        return "unknown host";
     }
     return "unknown sim network error";
   }
@@ -39,7 +45,9 @@ const std::error_category& net_category() noexcept {
   static const NetCategory c;
   return c;
 }
-std::error_code make_error_code(NetErrc e) noexcept { return {static_cast<int>(e), net_category()}; }
+std::error_code make_error_code(NetErrc e) noexcept {
+  return {static_cast<int>(e), net_category()};
+}
 
 // ---- Trace ----
 
@@ -147,8 +155,12 @@ Node::Node(World& world, std::uint32_t id, std::string name)
 
 Node::~Node() = default;
 
-loop::MonoTime Node::mono_now() const noexcept { return loop::MonoTime{mono_.at(world_.now())}; }
-loop::WallTime Node::wall_now() const noexcept { return loop::WallTime{wall_.at(world_.now())}; }
+loop::MonoTime Node::mono_now() const noexcept {
+  return loop::MonoTime{mono_.at(world_.now())};
+}
+loop::WallTime Node::wall_now() const noexcept {
+  return loop::WallTime{wall_.at(world_.now())};
+}
 
 Nanos Node::true_time_of_mono(loop::MonoTime t) const noexcept {
   return mono_.true_time_of(t.since_origin, world_.now());
@@ -201,8 +213,12 @@ void Node::die(bool crashed) {
   for (auto& h : death_hooks_) h(crashed);
 }
 
-void Node::kill() { die(false); }
-void Node::crash() { die(true); }
+void Node::kill() {
+  die(false);
+}
+void Node::crash() {
+  die(true);
+}
 
 void Node::restart() {
   if (alive_) die(false);
@@ -247,8 +263,8 @@ Node* World::find_node(std::string_view name) noexcept {
 
 std::uint64_t World::schedule(Nanos at, Node* owner, std::function<void()> fn, bool background) {
   const std::uint64_t id = next_event_++;
-  Event ev{std::max(at, now_), sched_.next(), id, owner,
-           owner ? owner->incarnation() : 0u, background, std::move(fn)};
+  Event ev{std::max(at, now_), sched_.next(), id, owner, owner ? owner->incarnation() : 0u,
+           background,         std::move(fn)};
   if (!background) ++foreground_;
   heap_.push_back(std::move(ev));
   std::push_heap(heap_.begin(), heap_.end(), Later{});
@@ -269,7 +285,9 @@ void World::cancel(std::uint64_t id) noexcept {
   cancelled_.insert(id);
 }
 
-void World::hold(Event ev) { held_[ev.owner->id()].push_back(std::move(ev)); }
+void World::hold(Event ev) {
+  held_[ev.owner->id()].push_back(std::move(ev));
+}
 
 void World::release_held(Node& n) {
   auto it = held_.find(n.id());

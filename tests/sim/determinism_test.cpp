@@ -42,7 +42,8 @@ ConnectionOptions options_for(const SimRedis& r) {
 }
 
 // Three clients race on a counter, a NX lock with a TTL, a WATCH transaction and pub/sub.
-std::uint64_t run_scenario(std::uint64_t seed, bool keep_lines = false, std::string* timeline = nullptr) {
+std::uint64_t run_scenario(std::uint64_t seed, bool keep_lines = false,
+                           std::string* timeline = nullptr) {
   World w(seed);
   w.trace().set_keep_lines(keep_lines);
   Node& server = w.add_node("redis");
@@ -190,7 +191,8 @@ TEST(Faults, CutAtEveryByteBoundary) {
       w.run_for(std::chrono::milliseconds(10));
       const bool applied = redis.model().exists("k");
       std::string where = "cut after ";
-      where.append(std::to_string(cut)).append(dir == 0 ? " bytes to server: " : " bytes to client: ");
+      where.append(std::to_string(cut))
+          .append(dir == 0 ? " bytes to server: " : " bytes to client: ");
       where.append(reply);
       if (!result) {
         EXPECT_TRUE(applied) << where;
@@ -239,14 +241,13 @@ TEST(Faults, ExpiryFollowsServerWallClock) {
   Connection c(cn.loop(), options_for(redis));
   c.start();
   bool set = false;
-  c.command({"SET", "lease", "x", "PX", "10000"}, [&](std::error_code ec, const loop::Replies&) {
-    set = !ec;
-  });
+  c.command({"SET", "lease", "x", "PX", "10000"},
+            [&](std::error_code ec, const loop::Replies&) { set = !ec; });
   w.run_until([&] { return set; }, std::chrono::seconds(2));
   ASSERT_TRUE(set);
   w.run_for(std::chrono::milliseconds(200));
   EXPECT_TRUE(redis.model().exists("lease"));
-  s.step_wall(std::chrono::seconds(11));  // the server's clock jumps: the lease is gone
+  s.step_wall(std::chrono::seconds(11));      // the server's clock jumps: the lease is gone
   w.run_for(std::chrono::milliseconds(150));  // one active-expiry cycle
   EXPECT_FALSE(redis.model().exists("lease"));
 }

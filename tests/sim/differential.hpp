@@ -71,7 +71,8 @@ inline std::string unescape(std::string_view s) {
 inline std::string encode_command(const std::vector<std::string>& args) {
   std::string out;
   out.append("*").append(std::to_string(args.size())).append("\r\n");
-  for (auto& a : args) out.append("$").append(std::to_string(a.size())).append("\r\n").append(a).append("\r\n");
+  for (auto& a : args)
+    out.append("$").append(std::to_string(a.size())).append("\r\n").append(a).append("\r\n");
   return out;
 }
 
@@ -341,9 +342,8 @@ inline std::string compare(const std::vector<Step>& steps, const Transcript& mod
         for (auto& f : it->second) rv.push_back(normalize(f, mode));
       if (mv != rv) {
         report += "step " + std::to_string(i + 1) + " [" +
-                  (i < steps.size() ? steps[i].text : std::string("after the script")) +
-                  "] conn " + std::to_string(n) + ":\n  model: " + show(mv) +
-                  "\n  real:  " + show(rv) + "\n";
+                  (i < steps.size() ? steps[i].text : std::string("after the script")) + "] conn " +
+                  std::to_string(n) + ":\n  model: " + show(mv) + "\n  real:  " + show(rv) + "\n";
       }
     }
   }

@@ -9,6 +9,9 @@
 #include <string_view>
 
 #include "serve.hpp"
+#ifdef LOCKWIRE_SIM_RACES
+#include "lockwire/races/races.hpp"
+#endif
 
 namespace {
 
@@ -59,6 +62,13 @@ struct Subcommand {
 
 const Subcommand kCommands[] = {
     {"serve", "run the simulated Redis on a real TCP port (real clock)", cmd_serve},
+#ifdef LOCKWIRE_SIM_RACES
+    {"list", "named race scenarios and client strategies", lockwire::races::cli_list},
+    {"replay", "replay NAME [--seed S] [--strategy X] [--trace]: a named race scenario",
+     lockwire::races::cli_replay},
+    {"explore", "explore --seeds N [--from S] [--profile ...]: seeded fault exploration",
+     lockwire::races::cli_explore},
+#endif
 };
 
 int usage(FILE* f) {

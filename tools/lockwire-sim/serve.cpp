@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -45,7 +45,7 @@ struct Conn {
 };
 
 constexpr std::size_t kMaxOutput = 256ull * 1024 * 1024;  // client-output-buffer-limit
-constexpr std::size_t kMaxConns = 10000;                   // maxclients
+constexpr std::size_t kMaxConns = 10000;                  // maxclients
 
 }  // namespace
 
@@ -124,7 +124,8 @@ int serve(const ServeOptions& opt) {
     for (auto& [id, c] : conns)
       pfds.push_back({c.fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
     const std::int64_t wait = std::max<std::int64_t>(0, next_cron - real_mono_ms());
-    const int rc = ::poll(pfds.data(), pfds.size(), static_cast<int>(std::min<std::int64_t>(wait, 100)));
+    const int rc =
+        ::poll(pfds.data(), pfds.size(), static_cast<int>(std::min<std::int64_t>(wait, 100)));
     if (rc < 0 && errno != EINTR) break;
     std::vector<sim::RedisModel::ClientId> gone;
     for (std::size_t i = 1; i < pfds.size(); ++i) {

@@ -39,11 +39,11 @@ class SimRedis {
   [[nodiscard]] loop::Endpoint endpoint() const;
 
   // --- faults ---
-  void stall(Nanos d);        // like DEBUG SLEEP: nothing is processed for d, bytes queue up
-  void drop_connections();    // every client connection is reset
-  void kill();                // process dies (clients see EOF); restart() brings it back
+  void stall(Nanos d);      // like DEBUG SLEEP: nothing is processed for d, bytes queue up
+  void drop_connections();  // every client connection is reset
+  void kill();              // process dies (clients see EOF); restart() brings it back
   void restart(Persistence keep = Persistence::none);
-  void save();                // take the RDB snapshot used by Persistence::last_save
+  void save();  // take the RDB snapshot used by Persistence::last_save
   void set_loading(bool on) { model_->set_loading(on); }
   void set_busy(bool on) { model_->set_busy(on); }
 

@@ -37,11 +37,11 @@ class Network;
 // Error codes the simulated network reports through StreamHandler callbacks.
 enum class NetErrc {
   ok = 0,
-  eof,              // the peer closed (FIN)
-  reset,            // the connection was reset (cut, kill, RST)
-  refused,          // nothing listens there / connects refused
-  timed_out,        // connect did not complete within its timeout
-  host_unknown,     // no node has that name or address
+  eof,           // the peer closed (FIN)
+  reset,         // the connection was reset (cut, kill, RST)
+  refused,       // nothing listens there / connects refused
+  timed_out,     // connect did not complete within its timeout
+  host_unknown,  // no node has that name or address
 };
 [[nodiscard]] const std::error_category& net_category() noexcept;
 [[nodiscard]] std::error_code make_error_code(NetErrc e) noexcept;
