@@ -324,10 +324,15 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       case protocol::Outcome::contended:
         if (auto* m = metrics()) m->on_contended(w->req.resource);
         if (w->done || q->one_shot) {
-          // Caller gone or one attempt only: just withdraw our claim.
-          send(protocol::exclusive_release(w->keys, w->req.owner), [](Ec, const loop::Replies&) {});
-          complete(w, Errc::timed_out);
-          advance(q);
+          // Caller gone or one attempt only: withdraw our claim; a one-shot caller is answered
+          // once it is withdrawn, so no claim of ours outlives the answer.
+          send(protocol::exclusive_release(w->keys, w->req.owner),
+               [wk = weak(), q, w](Ec, const loop::Replies&) {
+                 auto self = wk.lock();
+                 if (!self || self->closed) return;
+                 self->complete(w, Errc::timed_out);
+                 self->advance(q);
+               });
           return;
         }
         send(protocol::wait_read(w->keys, w->field),

@@ -99,7 +99,7 @@ std::optional<std::int64_t> int_at(resp::Frame f, std::size_t i) {
   return resp::to_int64(f[i]);
 }
 
-// Strings of an array/set node at i (HKEYS): appended to out.
+// Strings of an array/set node at i: appended to out.
 bool strings_at(resp::Frame f, std::size_t i, std::vector<std::string>& out) {
   if (i >= f.size()) return false;
   if (f[i].type != resp::Type::array && f[i].type != resp::Type::set) return false;
@@ -110,6 +110,21 @@ bool strings_at(resp::Frame f, std::size_t i, std::vector<std::string>& out) {
       return false;
     }
     out.emplace_back(f[e].value);
+  }
+  return true;
+}
+
+// Field names of an HGETALL reply at i: a RESP3 map, or a flat RESP2 array of pairs.
+bool fields_at(resp::Frame f, std::size_t i, std::vector<std::string>& out) {
+  if (i >= f.size()) return false;
+  if (f[i].type != resp::Type::map && f[i].type != resp::Type::array) return false;
+  std::vector<std::size_t> el;
+  resp::elements(f, i, el);
+  if (el.size() % 2 != 0) return false;
+  for (std::size_t k = 0; k < el.size(); k += 2) {
+    const resp::Node& n = f[el[k]];
+    if (n.type != resp::Type::blob_string && n.type != resp::Type::simple_string) return false;
+    out.emplace_back(n.value);
   }
   return true;
 }
@@ -197,7 +212,7 @@ loop::Request wait_read(const Keys& k, std::string_view own_field) {
   if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
   return b.add("CLIENT", "CACHING", "YES")
       .add("PTTL", k.holders)
-      .add("HKEYS", k.holders)
+      .add("HGETALL", k.holders)
       .add("EXEC")
       .done();
 }
@@ -214,7 +229,7 @@ WaitRead parse_wait_read(resp::Frame exec, bool with_hdel) {
   const auto pttl = int_at(exec, el[base + 1]);
   if (!pttl) return out;
   out.pttl = *pttl;
-  if (!strings_at(exec, el[base + 2], out.fields)) return out;
+  if (!fields_at(exec, el[base + 2], out.fields)) return out;
   out.ok = true;
   return out;
 }
@@ -247,7 +262,7 @@ Decision decide(Kind kind, std::string_view owner, const std::vector<std::string
 loop::Request shared_watch(const Keys& k, std::string_view owner) {
   return Builder()
       .add("WATCH", k.holders, k.companion(owner))
-      .add("HKEYS", k.holders)
+      .add("HGETALL", k.holders)
       .add("EXISTS", k.companion(owner))
       .done();
 }
@@ -256,7 +271,7 @@ SharedRead parse_shared_watch(const loop::Replies& r) {
   SharedRead out;
   if (r.size() != 3) return out;
   const resp::Frame keys = r[1];
-  if (keys.empty() || !strings_at(keys, resp::value_index(keys), out.fields)) return out;
+  if (keys.empty() || !fields_at(keys, resp::value_index(keys), out.fields)) return out;
   const auto ex = single_int(r[2]);
   if (!ex) return out;
   out.companion_exists = *ex == 1;
@@ -427,7 +442,7 @@ loop::Request stale_cleanup(const Keys& k, const std::vector<std::string>& field
 loop::Request force_release(const Keys& k) {
   return Builder(loop::RequestKind::atomic)
       .add("MULTI")
-      .add("HKEYS", k.holders)
+      .add("HGETALL", k.holders)
       .add("DEL", k.holders)
       .add("EXEC")
       .done();
@@ -437,7 +452,7 @@ bool parse_force_release(resp::Frame exec, std::vector<std::string>& fields) {
   std::vector<std::size_t> el;
   bool aborted = false;
   if (!exec_elements(exec, el, aborted) || aborted || el.size() != 2) return false;
-  return strings_at(exec, el[0], fields) && int_at(exec, el[1]).has_value();
+  return fields_at(exec, el[0], fields) && int_at(exec, el[1]).has_value();
 }
 
 loop::Request delete_companions(const Keys& k, const std::vector<std::string>& owners) {

@@ -111,7 +111,7 @@ TEST(ExclusiveAcquire, InterpretsReplies) {
 }
 
 TEST(WaitRead, ParsesTrackedRead) {
-  Parsed f("*4\r\n:1\r\n+OK\r\n:8947\r\n*1\r\n$3\r\nx:b\r\n");
+  Parsed f("*4\r\n:1\r\n+OK\r\n:8947\r\n%1\r\n$3\r\nx:b\r\n$2\r\n10\r\n");
   const auto w = p::parse_wait_read(f.frame(), true);
   ASSERT_TRUE(w.ok);
   EXPECT_TRUE(w.tracked);

@@ -62,7 +62,7 @@ struct AcquireReply {
 // `exec` is the EXEC reply frame (Replies::back()).
 [[nodiscard]] AcquireReply parse_exclusive_acquire(resp::Frame exec);
 
-// --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HKEYS EXEC ----------------------------
+// --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HGETALL EXEC ----------------------------
 // Removes our losing claim (if `own_field` is not empty) and registers tracking interest in the
 // holder set with the read that decides whether to wait.
 [[nodiscard]] loop::Request wait_read(const Keys& k, std::string_view own_field);
@@ -79,7 +79,7 @@ enum class Decision : std::uint8_t { free, blocked, already_held, blocked_by_sha
 [[nodiscard]] Decision decide(Kind kind, std::string_view owner,
                               const std::vector<std::string>& fields);
 
-// --- shared acquire: WATCH holders companion; HKEYS; EXISTS  then  MULTI ... EXEC ---------------
+// --- shared acquire: WATCH holders companion; HGETALL; EXISTS  then  MULTI ... EXEC ---------------
 [[nodiscard]] loop::Request shared_watch(const Keys& k, std::string_view owner);
 struct SharedRead {
   bool ok = false;
@@ -116,7 +116,7 @@ enum class RenewResult : std::uint8_t { renewed, aborted, not_held, bad_reply };
                                                           std::size_t owners);
 [[nodiscard]] loop::Request stale_cleanup(const Keys& k, const std::vector<std::string>& fields);
 
-// --- force_release: MULTI HKEYS DEL EXEC, then DEL companions ----------------------------------
+// --- force_release: MULTI HGETALL DEL EXEC, then DEL companions ----------------------------------
 [[nodiscard]] loop::Request force_release(const Keys& k);
 // Fields that were present (empty when none); false on a malformed reply.
 [[nodiscard]] bool parse_force_release(resp::Frame exec, std::vector<std::string>& fields);

@@ -1,0 +1,325 @@
+// The same lock semantics as lock_test.cpp, on the deterministic simulator: the unchanged
+// lock::Client runs on SimLoops against the simulated Redis, with faults the real server cannot
+// be made to produce on demand (stalls, dropped connections after a write). Every test runs over
+// several seeds; a failure names its seed.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockwire/lock/client.hpp"
+#include "lockwire/sim/sim_redis.hpp"
+#include "lockwire/sim/world.hpp"
+
+namespace lockwire::lock {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string numbered(std::string_view prefix, int i) {
+  std::string s(prefix);
+  s.append(std::to_string(i));
+  return s;
+}
+
+struct Env {
+  explicit Env(std::uint64_t seed) : world(seed), redis(world, world.add_node("redis")) {}
+
+  Client& client(std::shared_ptr<Metrics> m = nullptr) {
+    sim::Node& n = world.add_node(numbered("c", static_cast<int>(clients.size())));
+    loop::ConnectionOptions o;
+    o.endpoint = redis.endpoint();
+    o.connect_timeout = 1s;
+    o.reconnect.initial = 5ms;
+    o.reconnect.max = 50ms;
+    ClientOptions co;
+    co.metrics = std::move(m);
+    clients.push_back(std::make_unique<Client>(n.loop(), o, co));
+    clients.back()->start();
+    return *clients.back();
+  }
+
+  void run_until(const std::function<bool()>& pred, Nanos limit = 60s) {
+    ASSERT_TRUE(world.run_until(pred, world.now() + limit)) << "seed " << world.seed();
+  }
+  void run_for(Nanos d) { world.run_for(d); }
+
+  struct Acq {
+    std::error_code ec;
+    Lease lease;
+    bool done = false;
+  };
+  std::shared_ptr<Acq> start(Client& c, LockRequest r) {
+    auto a = std::make_shared<Acq>();
+    c.lock(std::move(r), [a](std::error_code ec, Lease l) {
+      a->ec = ec;
+      a->lease = std::move(l);
+      a->done = true;
+    });
+    return a;
+  }
+  Acq acquire(Client& c, LockRequest r) {
+    auto a = start(c, std::move(r));
+    run_until([&] { return a->done; });
+    return *a;
+  }
+  std::error_code release(Client& c, const Lease& l) {
+    std::error_code out;
+    bool done = false;
+    c.release(l, [&](std::error_code ec) {
+      out = ec;
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  }
+  std::error_code renew(Client& c, const Lease& l) {
+    std::error_code out;
+    bool done = false;
+    c.renew(l, [&](std::error_code ec) {
+      out = ec;
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  }
+  LockInfo inspect(Client& c, const std::string& r) {
+    LockInfo out;
+    bool done = false;
+    c.inspect(r, [&](std::error_code ec, const LockInfo& i) {
+      EXPECT_FALSE(ec) << ec.message();
+      out = i;
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  }
+
+  sim::World world;
+  sim::SimRedis redis;
+  std::vector<std::unique_ptr<Client>> clients;  // destroyed before the world
+};
+
+LockRequest req(std::string res, std::string owner, Nanos ttl = 10s, Nanos wait = 0s,
+                Kind kind = Kind::exclusive) {
+  LockRequest r;
+  r.resource = std::move(res);
+  r.owner = std::move(owner);
+  r.ttl = ttl;
+  r.wait = wait;
+  r.kind = kind;
+  return r;
+}
+
+constexpr std::uint64_t kSeeds[] = {1, 2, 3, 7, 42};
+
+TEST(LockSim, ExclusiveSharedCompatibilityAndTokens) {
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    Client& a = e.client();
+    Client& b = e.client();
+    auto x = e.acquire(a, req("r", "a"));
+    ASSERT_FALSE(x.ec) << seed << " " << x.ec.message();
+    EXPECT_EQ(e.acquire(b, req("r", "b")).ec, Errc::timed_out);
+    EXPECT_EQ(e.acquire(b, req("r", "s", 10s, 0s, Kind::shared)).ec, Errc::timed_out);
+    EXPECT_EQ(e.acquire(b, req("r", "a")).ec, Errc::already_held);
+    EXPECT_FALSE(e.release(a, x.lease));
+    auto s1 = e.acquire(a, req("r", "s1", 10s, 0s, Kind::shared));
+    auto s2 = e.acquire(b, req("r", "s2", 5s, 0s, Kind::shared));
+    ASSERT_FALSE(s1.ec);
+    ASSERT_FALSE(s2.ec);
+    EXPECT_GT(s1.lease.token(), x.lease.token());
+    EXPECT_GT(s2.lease.token(), s1.lease.token());
+    EXPECT_EQ(e.acquire(b, req("r", "x")).ec, Errc::timed_out);
+    EXPECT_EQ(e.inspect(a, "r").holders.size(), 2u);
+    EXPECT_FALSE(e.release(a, s1.lease));
+    EXPECT_FALSE(e.release(b, s2.lease));
+    auto y = e.acquire(b, req("r", "y"));
+    ASSERT_FALSE(y.ec);
+    EXPECT_GT(y.lease.token(), s2.lease.token());
+  }
+}
+
+TEST(LockSim, ExpiryTakeoverAndStaleLeaseTouchesNothing) {
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    Client& a = e.client();
+    Client& b = e.client();
+    bool lost = false;
+    auto r = req("r", "a", 200ms);
+    r.on_lost = [&](std::error_code) { lost = true; };
+    auto la = e.acquire(a, r);
+    ASSERT_FALSE(la.ec);
+    auto lb = e.acquire(b, req("r", "b", 10s, 5s));
+    ASSERT_FALSE(lb.ec) << seed;
+    EXPECT_GT(lb.lease.token(), la.lease.token());
+    e.run_until([&] { return lost; });
+    EXPECT_EQ(e.renew(a, la.lease), Errc::not_held);
+    EXPECT_EQ(e.release(a, la.lease), Errc::not_held);
+    const LockInfo info = e.inspect(b, "r");
+    ASSERT_EQ(info.holders.size(), 1u);
+    EXPECT_EQ(info.holders[0].owner, "b");
+    EXPECT_TRUE(lb.lease.held());
+  }
+}
+
+TEST(LockSim, AutoRenewSurvivesManyTtlsAndReportsLossOnStall) {
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    auto m = std::make_shared<CountingMetrics>();
+    Client& a = e.client(m);
+    bool lost = false;
+    auto r = req("r", "a", 300ms);
+    r.auto_renew = true;
+    r.on_lost = [&](std::error_code ec) {
+      EXPECT_EQ(ec, Errc::lost);
+      lost = true;
+    };
+    auto la = e.acquire(a, r);
+    ASSERT_FALSE(la.ec);
+    e.run_for(3s);  // ten TTLs
+    EXPECT_FALSE(lost) << seed;
+    EXPECT_TRUE(la.lease.held());
+    EXPECT_GE(m->renewed.load(), 9u);
+    e.redis.stall(1s);  // like DEBUG SLEEP: renewals go unanswered past the TTL
+    e.run_until([&] { return lost; });
+    EXPECT_EQ(la.lease.state(), LeaseState::lost);
+  }
+}
+
+TEST(LockSim, WakeOnReleaseAndOnExpiryWithoutPolling) {
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    auto mb = std::make_shared<CountingMetrics>();
+    Client& a = e.client();
+    Client& b = e.client(mb);
+    auto la = e.acquire(a, req("r", "a", 2s));
+    ASSERT_FALSE(la.ec);
+    auto wb = e.start(b, req("r", "b", 10s, 30s));
+    e.run_for(200ms);
+    const auto settled = mb->requests.load();
+    EXPECT_LE(settled, 3u);  // CLIENT TRACKING, the attempt, the tracked read
+    e.run_for(1s);
+    EXPECT_EQ(mb->requests.load(), settled);  // nothing sent while waiting
+    EXPECT_FALSE(e.release(a, la.lease));
+    e.run_until([&] { return wb->done; });
+    ASSERT_FALSE(wb->ec);
+    EXPECT_EQ(mb->requests.load(), settled + 1);  // one attempt after the push
+    // Wake on expiry: b never releases; a waits.
+    auto wa = e.start(a, req("r", "a2", 10s, 30s));
+    e.run_until([&] { return wa->done; });
+    EXPECT_FALSE(wa->ec) << seed;
+  }
+}
+
+TEST(LockSim, ManyWaitersShareOneInterest) {
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    auto mb = std::make_shared<CountingMetrics>();
+    Client& a = e.client();
+    Client& b = e.client(mb);
+    auto la = e.acquire(a, req("r", "holder"));
+    ASSERT_FALSE(la.ec);
+    std::vector<std::shared_ptr<Env::Acq>> ws;
+    for (int i = 0; i < 20; ++i) ws.push_back(e.start(b, req("r", numbered("w", i), 10s, 60s)));
+    e.run_for(500ms);
+    EXPECT_LE(mb->requests.load(), 3u) << seed;
+    EXPECT_FALSE(e.release(a, la.lease));
+    std::uint64_t last = la.lease.token();
+    for (auto& w : ws) {
+      e.run_until([&] { return w->done; });
+      ASSERT_FALSE(w->ec) << w->ec.message();
+      EXPECT_GT(w->lease.token(), last);  // FIFO within one client
+      last = w->lease.token();
+      EXPECT_FALSE(e.release(b, w->lease));
+    }
+  }
+}
+
+TEST(LockSim, DeadlineDuringInFlightAcquireLeavesNoLock) {
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    Client& a = e.client();
+    Client& b = e.client();
+    (void)e.inspect(a, "r");
+    (void)e.inspect(b, "r");
+    e.redis.stall(500ms);
+    auto wa = e.start(a, req("r", "a", 10s, 100ms));
+    e.run_until([&] { return wa->done; });
+    EXPECT_EQ(wa->ec, Errc::timed_out);
+    e.run_for(1s);  // the late EXEC reply arrives and is released
+    EXPECT_EQ(e.inspect(b, "r").holders.size(), 0u) << seed;
+    EXPECT_FALSE(e.acquire(b, req("r", "b")).ec);
+  }
+}
+
+TEST(LockSim, LostReplyIsResolvedNotReplayed) {
+  // The connection drops after the acquire block was written: the outcome is unknown. The client
+  // removes its own claim (if any) and acquires afresh; exactly one lease results, no orphan.
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    Client& a = e.client();
+    Client& b = e.client();
+    (void)e.inspect(a, "r");
+    e.redis.stall(50ms);
+    auto wa = e.start(a, req("r", "a", 10s, 5s));
+    e.run_for(10ms);
+    e.redis.drop_connections();
+    e.run_until([&] { return wa->done; });
+    ASSERT_FALSE(wa->ec) << seed << " " << wa->ec.message();
+    const LockInfo info = e.inspect(b, "r");
+    ASSERT_EQ(info.holders.size(), 1u);
+    EXPECT_EQ(info.holders[0].owner, "a");
+    EXPECT_EQ(info.last_token, wa->lease.token());  // the handed-out token is the live grant's
+    EXPECT_FALSE(e.release(a, wa->lease));
+    EXPECT_EQ(e.inspect(b, "r").holders.size(), 0u);
+  }
+}
+
+TEST(LockSim, MutualExclusionManyClients) {
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    constexpr int kClients = 5;
+    constexpr int kRounds = 10;
+    for (int i = 0; i < kClients; ++i) e.client();
+    int inside = 0, max_inside = 0, finished = 0;
+    std::uint64_t last_token = 0;
+    bool increasing = true;
+    std::vector<int> rounds(kClients, 0);
+    std::vector<std::unique_ptr<loop::Timer>> timers(kClients);
+    std::function<void(int)> next = [&](int i) {
+      if (rounds[i] == kRounds) {
+        ++finished;
+        return;
+      }
+      Client& c = *e.clients[i];
+      c.lock(req("m", numbered("c", i), 5s, 60s), [&, i](std::error_code ec, Lease l) {
+        ASSERT_FALSE(ec) << ec.message();
+        max_inside = std::max(max_inside, ++inside);
+        if (l.token() <= last_token) increasing = false;
+        last_token = l.token();
+        Client& cc = *e.clients[i];
+        timers[i] = e.world.find_node(numbered("c", i))->loop().make_timer([&, i, l] {
+          --inside;
+          e.clients[i]->release(l, [&, i](std::error_code rec) {
+            EXPECT_FALSE(rec);
+            ++rounds[i];
+            next(i);
+          });
+        });
+        (void)cc;
+        timers[i]->start(3ms);
+      });
+    };
+    for (int i = 0; i < kClients; ++i) next(i);
+    e.run_until([&] { return finished == kClients; }, 600s);
+    EXPECT_EQ(max_inside, 1) << seed;
+    EXPECT_TRUE(increasing) << seed;
+    timers.clear();
+  }
+}
+
+}  // namespace
+}  // namespace lockwire::lock
