@@ -164,4 +164,56 @@ void append_stream_aggregate_end(std::string& out) {
   out.append(".\r\n", 3);
 }
 
+void append_frame(std::string& out, Frame frame) {
+  for (const Node& n : frame) {
+    switch (n.type) {
+      case Type::simple_string:
+        append_line(out, '+', n.value);
+        break;
+      case Type::simple_error:
+        append_line(out, '-', n.value);
+        break;
+      case Type::number:
+        append_line(out, ':', n.value);
+        break;
+      case Type::blob_string:
+        detail::append_bulk(out, n.value);
+        break;
+      case Type::blob_error:
+        append_blob_error(out, n.value);
+        break;
+      case Type::verbatim:
+        append_verbatim(out, n.format, n.value);
+        break;
+      case Type::double_:
+        append_line(out, ',', n.value);
+        break;
+      case Type::boolean:
+        append_line(out, '#', n.value);
+        break;
+      case Type::big_number:
+        append_line(out, '(', n.value);
+        break;
+      case Type::null:
+        out.append("_\r\n", 3);
+        break;
+      case Type::array:
+        append_header(out, '*', n.size);
+        break;
+      case Type::map:
+        append_header(out, '%', n.size);
+        break;
+      case Type::set:
+        append_header(out, '~', n.size);
+        break;
+      case Type::push:
+        append_header(out, '>', n.size);
+        break;
+      case Type::attribute:
+        append_header(out, '|', n.size);
+        break;
+    }
+  }
+}
+
 }  // namespace lockwire::resp

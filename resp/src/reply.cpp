@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 namespace lockwire::resp {
 
@@ -73,8 +75,10 @@ std::optional<double> to_double(const Node& n) noexcept {
   const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
   if (res.ptr != s.data() + s.size()) return std::nullopt;
   if (res.ec == std::errc::result_out_of_range) {
-    // from_chars reports overflow/underflow without a value; mirror strtod.
-    return std::nullopt;
+    // Valid text beyond double's range ("1e400", "1e-400"): as strtod, +-inf or +-0.
+    const std::string copy(s);
+    const double v2 = std::strtod(copy.c_str(), nullptr);
+    return neg ? -v2 : v2;
   }
   if (res.ec != std::errc()) return std::nullopt;
   return neg ? -v : v;

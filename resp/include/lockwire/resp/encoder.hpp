@@ -14,6 +14,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "lockwire/resp/node.hpp"
+
 namespace lockwire::resp {
 
 enum class Proto : std::uint8_t { resp2 = 2, resp3 = 3 };
@@ -109,6 +111,10 @@ void append_stream_string_end(std::string& out);
 enum class StreamKind : std::uint8_t { array, set, map };
 void append_stream_aggregate_begin(std::string& out, StreamKind kind);
 void append_stream_aggregate_end(std::string& out);
+
+// Re-encodes a parsed frame in canonical RESP3 (streamed forms and RESP2 nulls become their
+// plain RESP3 equivalents; scalar texts are written as received). Forwarding, tests, fuzzing.
+void append_frame(std::string& out, Frame frame);
 
 // Writes d exactly as Redis 7.0 prints a double ("%.17g"; "inf" / "-inf"); returns the length.
 // buf must hold at least 32 bytes.
