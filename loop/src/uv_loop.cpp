@@ -671,9 +671,16 @@ class UvTimer final : public Timer {
              [](uv_handle_t* h) { delete static_cast<Core*>(h->data); });
   }
   void start(Nanos delay, Nanos repeat) override {
-    // A stale cached loop time would make the timer fire early.
-    uv_update_time(core_->h.loop);
-    uv_timer_start(&core_->h, &on_fire, ms_ceil(delay), ms_ceil(repeat));
+    // libuv counts whole milliseconds of a cached (possibly coarse) clock and fires once that
+    // clock reaches the due millisecond. Aim at the first millisecond boundary at or after
+    // hrtime-now + delay, so the timer never fires before `delay` has passed on now().
+    uv_loop_t* l = core_->h.loop;
+    uv_update_time(l);
+    const std::int64_t d = std::max<std::int64_t>(delay.count(), 0);
+    const std::uint64_t target_ms =
+        (uv_hrtime() + static_cast<std::uint64_t>(d) + 999'999) / 1'000'000;
+    const std::uint64_t base = uv_now(l);
+    uv_timer_start(&core_->h, &on_fire, target_ms > base ? target_ms - base : 0, ms_ceil(repeat));
   }
   void stop() noexcept override { uv_timer_stop(&core_->h); }
   bool active() const noexcept override {

@@ -1,0 +1,239 @@
+// TLS (OpenSSL with memory BIOs inside the libuv stream) against redis-server --tls-port, with
+// certificates made by the openssl CLI for this test run.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/x509_vfy.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "lockwire/loop/connection.hpp"
+#include "lockwire/loop/uv_loop.hpp"
+#include "lockwire/resp/reply.hpp"
+#include "redis_server.hpp"
+
+namespace lockwire::loop {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  return bool(f);
+}
+
+bool sh(const std::string& cmd) {
+  return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// CA, server cert (SAN localhost + 127.0.0.1), client cert, and an unrelated CA.
+struct Certs {
+  std::string dir;
+  bool ok = false;
+  Certs() {
+    char tmpl[] = "/tmp/lockwire-tls-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+    const std::string d = dir + "/";
+    const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
+    ok = sh("openssl req -x509" + ec + "-keyout " + d + "ca.key -out " + d +
+            "ca.crt -days 2 -subj /CN=lockwire-test-ca") &&
+         sh("openssl req -x509" + ec + "-keyout " + d + "other.key -out " + d +
+            "other.crt -days 2 -subj /CN=unrelated-ca") &&
+         sh("openssl req" + ec + "-keyout " + d + "server.key -out " + d +
+            "server.csr -subj /CN=localhost") &&
+         write_file(d + "san.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n") &&
+         sh("openssl x509 -req -in " + d + "server.csr -CA " + d + "ca.crt -CAkey " + d +
+            "ca.key -CAcreateserial -out " + d + "server.crt -days 2 -extfile " + d + "san.ext") &&
+         sh("openssl req" + ec + "-keyout " + d + "client.key -out " + d +
+            "client.csr -subj /CN=client") &&
+         sh("openssl x509 -req -in " + d + "client.csr -CA " + d + "ca.crt -CAkey " + d +
+            "ca.key -CAcreateserial -out " + d + "client.crt -days 2");
+  }
+  ~Certs() { sh("rm -rf '" + dir + "'"); }
+  std::string operator()(const char* f) const { return dir + "/" + f; }
+};
+
+class Tls : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { certs_ = new Certs; }
+  static void TearDownTestSuite() {
+    delete certs_;
+    certs_ = nullptr;
+  }
+  void SetUp() override { ASSERT_TRUE(certs_->ok) << "openssl CLI failed"; }
+
+  static std::unique_ptr<test::RedisServer> server(bool client_auth, std::uint16_t& tls_port) {
+    const Certs& c = *certs_;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      tls_port = free_port();
+      try {
+        return std::make_unique<test::RedisServer>(std::vector<std::string>{
+            "--tls-port", std::to_string(tls_port), "--tls-cert-file", c("server.crt"),
+            "--tls-key-file", c("server.key"), "--tls-ca-cert-file", c("ca.crt"),
+            "--tls-auth-clients", client_auth ? "yes" : "no"});
+      } catch (const std::exception&) {
+      }
+    }
+    return nullptr;
+  }
+
+  static ConnectionOptions options(std::uint16_t port, TlsOptions t) {
+    ConnectionOptions o;
+    o.endpoint.port = port;
+    o.endpoint.tls = std::move(t);
+    o.auto_reconnect = false;
+    o.connect_timeout = 3s;
+    return o;
+  }
+
+  // Connects; returns the error that ended the attempt (empty: ready, PING answered).
+  static std::error_code try_connection(ConnectionOptions o, std::string* detail = nullptr) {
+    UvLoop loop;
+    std::error_code result;
+    bool done = false;
+    {
+      Connection c(loop, std::move(o));
+      c.add_state_handler([&](ConnectionState s, std::error_code ec) {
+        if (s == ConnectionState::disconnected && !done) {
+          result = ec;
+          done = true;
+        }
+      });
+      c.command({"PING"}, [&](std::error_code ec, const Replies& r) {
+        if (!ec && resp::equals(r[0][0], "PONG")) {
+          done = true;
+        } else if (!done) {
+          result = ec;
+          done = true;
+        }
+      });
+      c.start();
+      auto tick = loop.make_timer([] {});
+      tick->start(2ms, 2ms);
+      while (!done) loop.run_once(true);
+      if (detail != nullptr) *detail = c.last_error();
+    }
+    loop.run();
+    EXPECT_TRUE(loop.empty());
+    return result;
+  }
+
+  static Certs* certs_;
+};
+Certs* Tls::certs_ = nullptr;
+
+TEST_F(Tls, VerifiedConnectionCarriesPipelinesAndLargeValues) {
+  std::uint16_t port = 0;
+  auto srv = server(false, port);
+  ASSERT_TRUE(srv);
+  TlsOptions t;
+  t.ca_file = (*certs_)("ca.crt");
+  UvLoop loop;
+  {
+    Connection c(loop, options(port, t));
+    c.start();
+    const std::string big(2 * 1024 * 1024 + 3, 'v');
+    int done = 0, bad = 0;
+    std::string got;
+    c.command({"SET", "big", big}, [&](std::error_code ec, const Replies&) { bad += ec ? 1 : 0; });
+    for (int i = 0; i < 1000; ++i) {
+      c.command({"INCR", "n"}, [&, i](std::error_code ec, const Replies& r) {
+        if (ec || resp::to_int64(r[0][0]) != i + 1) ++bad;
+        ++done;
+      });
+    }
+    c.command({"GET", "big"}, [&](std::error_code ec, const Replies& r) {
+      got = ec ? "error: " + ec.message() : std::string(r[0][0].value);
+    });
+    auto tick = loop.make_timer([] {});
+    tick->start(2ms, 2ms);
+    const MonoTime end = loop.now() + 10s;
+    while ((done < 1000 || got.empty()) && loop.now() < end) loop.run_once(true);
+    EXPECT_EQ(done, 1000) << c.last_error();
+    EXPECT_EQ(bad, 0) << c.last_error();
+    EXPECT_EQ(got, big);
+  }
+  loop.run();
+  EXPECT_TRUE(loop.empty());
+}
+
+TEST_F(Tls, HostNameAndSniAreChecked) {
+  std::uint16_t port = 0;
+  auto srv = server(false, port);
+  ASSERT_TRUE(srv);
+  TlsOptions t;
+  t.ca_file = (*certs_)("ca.crt");
+  auto o = options(port, t);
+  o.endpoint.host = "localhost";  // DNS SAN
+  EXPECT_FALSE(try_connection(o));
+  t.server_name = "wrong.example";
+  std::string detail;
+  const auto ec = try_connection(options(port, t), &detail);
+  EXPECT_EQ(ec, std::error_code(X509_V_ERR_HOSTNAME_MISMATCH, x509_category()));
+  EXPECT_NE(detail.find("ostname mismatch"), std::string::npos) << detail;
+}
+
+TEST_F(Tls, WrongCaFailsVerificationUnlessVerificationIsOff) {
+  std::uint16_t port = 0;
+  auto srv = server(false, port);
+  ASSERT_TRUE(srv);
+  TlsOptions t;
+  t.ca_file = (*certs_)("other.crt");
+  std::string detail;
+  const auto ec = try_connection(options(port, t), &detail);
+  // 19 or 20, depending on whether the server sends its CA along.
+  EXPECT_EQ(ec.category(), x509_category()) << ec.message();
+  EXPECT_NE(detail.find("certificate verification failed"), std::string::npos) << detail;
+  t.verify_peer = false;
+  EXPECT_FALSE(try_connection(options(port, t)));
+}
+
+TEST_F(Tls, ClientCertificates) {
+  std::uint16_t port = 0;
+  auto srv = server(true, port);
+  ASSERT_TRUE(srv);
+  TlsOptions t;
+  t.ca_file = (*certs_)("ca.crt");
+  // Without a certificate the server rejects us (after the handshake in TLS 1.3).
+  EXPECT_TRUE(try_connection(options(port, t)));
+  t.cert_file = (*certs_)("client.crt");
+  t.key_file = (*certs_)("client.key");
+  EXPECT_FALSE(try_connection(options(port, t)));
+}
+
+TEST_F(Tls, MisconfigurationIsAClearErrorBeforeAnyNetworkTraffic) {
+  const std::uint16_t nobody = free_port();  // never contacted
+  TlsOptions t;
+  t.key_file = (*certs_)("client.key");
+  EXPECT_EQ(try_connection(options(nobody, t)), TlsErrc::key_without_cert);
+  t = TlsOptions{};
+  t.ca_file = "/nonexistent/ca.pem";
+  EXPECT_EQ(try_connection(options(nobody, t)), TlsErrc::bad_ca);
+  t = TlsOptions{};
+  t.cert_file = (*certs_)("client.crt");
+  t.key_file = (*certs_)("server.key");  // does not match
+  EXPECT_EQ(try_connection(options(nobody, t)), TlsErrc::bad_key);
+  t.cert_file = (*certs_)("san.ext");  // not PEM
+  EXPECT_EQ(try_connection(options(nobody, t)), TlsErrc::bad_cert);
+  EXPECT_NE(make_error_code(TlsErrc::bad_key).message().find("key"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockwire::loop
