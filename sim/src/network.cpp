@@ -136,6 +136,11 @@ std::unique_ptr<loop::Stream> SimLoop::connect(const loop::Endpoint& endpoint,
   return node_.world().net().connect(node_, endpoint, handler, timeout);
 }
 
+void SimLoop::forget_pending() noexcept {
+  posted_.clear();
+  drain_scheduled_ = false;
+}
+
 void SimLoop::reschedule_timers() {
   for (auto& [serial, t] : timers_) t->rearm_after_clock_change();
 }

@@ -47,8 +47,10 @@ SimRedis::SimRedis(World& world, Node& node, SimRedisOptions options)
       // In-order delivery on the replication link, like the replication stream's TCP socket.
       l.last_at = std::max(world_.now() + l.lag, l.last_at);
       std::weak_ptr<bool> alive = r->alive_;
-      world_.schedule(l.last_at, &r->node_, [r, alive, db, argv, this] {
-        if (alive.expired()) return;
+      std::shared_ptr<bool> open = l.open;
+      world_.schedule(l.last_at, &r->node_, [r, alive, open, db, argv, this] {
+        // Bytes in flight on a replication link that was torn down (failover) are lost.
+        if (alive.expired() || !*open) return;
         r->model_->apply(db, argv);
         std::vector<std::pair<std::string, std::int64_t>> acks;
         for (auto& x : replicas_)
@@ -177,6 +179,8 @@ void SimRedis::add_replica(SimRedis& replica, Nanos lag) {
 void SimRedis::promote() {
   if (primary_ != nullptr) {
     auto& v = primary_->replicas_;
+    for (auto& l : v)
+      if (l.replica == this) *l.open = false;
     v.erase(std::remove_if(v.begin(), v.end(), [this](const Link& l) { return l.replica == this; }),
             v.end());
     primary_ = nullptr;

@@ -208,6 +208,7 @@ void Node::die(bool crashed) {
   paused_ = false;
   ++incarnation_;
   world_.held_.erase(id_);
+  loop_->forget_pending();
   world_.trace().record(world_.now(), name_, crashed ? "crash" : "kill");
   world_.net().node_died(*this, crashed);
   for (auto& h : death_hooks_) h(crashed);
@@ -224,6 +225,7 @@ void Node::restart() {
   if (alive_) die(false);
   alive_ = true;
   ++incarnation_;
+  loop_->forget_pending();
   // The loop object stays (objects of the dead process may still point at it); work scheduled
   // by the old incarnation never runs. A restarted client needs fresh client objects.
   world_.trace().record(world_.now(), name_, "restart");

@@ -74,6 +74,7 @@ class SimRedis {
     SimRedis* replica;
     Nanos lag;
     Nanos last_at{0};
+    std::shared_ptr<bool> open = std::make_shared<bool>(true);  // false: link torn down
   };
   std::vector<Link> replicas_;
   SimRedis* primary_ = nullptr;

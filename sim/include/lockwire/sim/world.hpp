@@ -159,7 +159,8 @@ class SimLoop final : public loop::Loop {
   [[nodiscard]] std::uint64_t random() noexcept override { return rng_.next(); }
 
   [[nodiscard]] Node& node() noexcept { return node_; }
-  void reschedule_timers();  // after a clock change
+  void reschedule_timers();        // after a clock change
+  void forget_pending() noexcept;  // the process died: posted work is gone
 
  private:
   friend class SimTimer;

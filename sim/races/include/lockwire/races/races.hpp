@@ -1,0 +1,256 @@
+// The race catalogue: client lock strategies (lockwire and deliberately broken ones), a scenario
+// harness over the simulator with ground-truth invariant checkers, named scenarios, seeded
+// exploration and the `lockwire-sim list|replay|explore` commands.
+//
+// Ground truth: after every simulator event the harness samples, without side effects
+// (RedisModel::peek), which attempt's lease the server holds, and each client's own belief. The
+// checkers judge only those timelines plus what clients reported and what the fenced resource
+// accepted — never the strategy's own bookkeeping.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "lockwire/loop/connection.hpp"
+#include "lockwire/sim/sim_redis.hpp"
+#include "lockwire/sim/world.hpp"
+
+namespace lockwire::races {
+
+using Nanos = std::chrono::nanoseconds;
+using namespace std::chrono_literals;
+
+// ---- strategies --------------------------------------------------------------------------------
+
+struct AcquireSpec {
+  std::string resource = "r";
+  std::string owner;  // unique per attempt (the harness names them client.n)
+  Nanos ttl{100ms};
+  Nanos wait{0};
+  bool auto_renew = false;
+};
+
+struct AcquireResult {
+  std::error_code ec;  // empty: granted
+  std::uint64_t token = 0;
+  int lease = -1;
+};
+
+// One client process's way of taking locks. Every operation sends real RESP through
+// loop::Connection on the process's SimLoop; callbacks run there.
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual void start() = 0;
+  virtual void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) = 0;
+  virtual void release(int lease, std::function<void(std::error_code)> done) = 0;
+  virtual void renew(int lease, std::function<void(std::error_code)> done) = 0;
+  // The client's own belief that it may act as holder right now.
+  [[nodiscard]] virtual bool believes_held(int lease) const = 0;
+  // Ground truth in this strategy's key layout: does the server hold `owner`'s exclusive lease?
+  // `expire_at_ms` receives the lease's expiry on the server's clock (-1: none).
+  [[nodiscard]] virtual bool server_holds(const sim::RedisModel& m, std::string_view resource,
+                                          std::string_view owner,
+                                          std::int64_t* expire_at_ms) const = 0;
+  // Requests written and not yet answered (leak check).
+  [[nodiscard]] virtual std::size_t in_flight() const = 0;
+  virtual void close() = 0;
+  // Set by the harness: the client was told that `lease` is lost.
+  std::function<void(int lease)> on_lost;
+};
+
+struct StrategyInfo {
+  std::string_view name;
+  std::string_view summary;
+};
+[[nodiscard]] std::span<const StrategyInfo> strategies() noexcept;
+// nullptr for an unknown name.
+[[nodiscard]] std::unique_ptr<Strategy> make_strategy(std::string_view name, sim::Node& node,
+                                                      loop::ConnectionOptions options);
+
+// ---- the harness -------------------------------------------------------------------------------
+
+struct RunConfig {
+  std::uint64_t seed = 1;
+  std::string strategy = "lockwire";
+  int clients = 3;
+  bool keep_trace = false;
+  bool deterministic_links = true;  // scenarios: no jitter/splits unless they ask
+  Nanos orphan_grace{1s};           // a failed attempt's lease must be gone after this
+  Nanos wake_bound{300ms};          // a free lock with a waiter must be granted within this
+  Nanos deadline_bound{500ms};      // a wait returns by its deadline + this
+};
+
+enum class Check : std::uint8_t {
+  mutual_exclusion,
+  no_orphan,
+  honest_release_renew,
+  lease_loss_notice,
+  liveness,
+};
+inline constexpr Check kChecks[] = {Check::mutual_exclusion, Check::no_orphan,
+                                    Check::honest_release_renew, Check::lease_loss_notice,
+                                    Check::liveness};
+[[nodiscard]] std::string_view check_name(Check c) noexcept;
+
+struct Verdict {
+  Check check;
+  std::vector<std::string> violations;  // empty: passed
+};
+
+struct Job {
+  std::string resource = "r";
+  Nanos ttl{100ms};
+  Nanos wait{0};
+  bool auto_renew = false;
+  std::vector<Nanos> writes{};  // after the grant: write to the fenced resource (if believed held)
+  Nanos renew_after{-1};      // after the grant (negative: never)
+  Nanos release_after{-1};    // after the grant (negative: never)
+};
+
+class Run {
+ public:
+  explicit Run(RunConfig config);
+  ~Run();
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  [[nodiscard]] sim::World& world() noexcept { return *world_; }
+  [[nodiscard]] sim::SimRedis& redis() noexcept { return *primary_; }
+  [[nodiscard]] sim::Node& server() noexcept { return primary_->node(); }
+  [[nodiscard]] sim::Node& node(int client) noexcept;
+  [[nodiscard]] Strategy& strategy(int client) noexcept;
+  [[nodiscard]] const RunConfig& config() const noexcept { return config_; }
+  // The client's current connection (for cuts).
+  [[nodiscard]] std::uint64_t connection_of(int client) const;
+
+  // --- the DSL ---
+  // Runs `fn` at true time `t` (a world event, not owned by any process).
+  void at(Nanos t, std::function<void()> fn);
+  // Checks `pred` every `step` from `from` until it holds (then runs `fn` once) or `until`.
+  // Lets a fault land exactly inside a race window whatever the strategy's round trips are.
+  void when(Nanos from, Nanos until, Nanos step, std::function<bool()> pred,
+            std::function<void()> fn);
+  // Client `c` starts `job` at true time `t`: acquire, then writes/renew/release relative to the
+  // grant. `on_done` sees the acquire result. Returns the attempt's owner id.
+  std::string job(int c, Nanos t, Job job, std::function<void(const AcquireResult&)> on_done = {});
+  // Direct operations on the latest lease of client c (for scripted races).
+  void release_latest(int c);
+  void renew_latest(int c);
+  void write_latest(int c);
+  // Coverage: a scenario names the race it meant to hit; `hit` records it.
+  void mark(std::string_view name);
+  [[nodiscard]] bool marked(std::string_view name) const;
+
+  // --- servers ---
+  sim::SimRedis& add_replica(Nanos lag);
+  // Clients now reach `to` under the service name; the old primary's connections drop.
+  void fail_over_to(sim::SimRedis& to);
+
+  // Runs the world to true time `until`, sampling ground truth after every event. Then
+  // `finish()` heals nothing itself: the scenario decides.
+  void run_until(Nanos until);
+  // Liveness/leak phase: lets everything settle for `d`, closes clients, checks leaks.
+  void finish(Nanos settle = 3s);
+
+  [[nodiscard]] std::vector<Verdict> verdicts() const;
+  [[nodiscard]] bool all_pass(std::span<const Check> except = {}) const;
+  [[nodiscard]] std::string report() const;  // checker verdicts + marks, one line each
+  [[nodiscard]] std::string timeline() const { return world_->trace().timeline(); }
+  [[nodiscard]] std::uint64_t trace_hash() const { return world_->trace().hash(); }
+
+  // --- queries for coverage marks (ground truth so far) ---
+  struct Span {
+    Nanos start{-1};
+    Nanos end{-1};  // -1: still open / not reported
+    bool expired = false;
+  };
+  [[nodiscard]] std::vector<Span> server_spans(std::string_view owner) const;
+  [[nodiscard]] Span acquire_span(std::string_view owner) const;  // start, reported
+  [[nodiscard]] bool acquire_failed(std::string_view owner) const;
+  [[nodiscard]] Span release_span(std::string_view owner) const;
+  [[nodiscard]] Nanos granted_at(std::string_view owner) const;   // -1: not granted
+  [[nodiscard]] std::vector<Nanos> accepted_writes(std::string_view owner) const;
+  [[nodiscard]] std::vector<Nanos> rejected_writes(std::string_view owner) const;
+  [[nodiscard]] bool server_holds_now(std::string_view owner);
+
+  // Faults are healed from this instant on (liveness bounds apply only after it).
+  void set_healed_at(Nanos t) noexcept { healed_at_ = t; }
+  // Pending events were dropped on purpose (client killed): skip its liveness/leak checks.
+  void exempt_client(int c);
+
+  struct Impl;
+
+ private:
+  void note(std::string_view what, std::string_view detail);
+  RunConfig config_;
+  std::unique_ptr<sim::World> world_;
+  sim::SimRedis* primary_ = nullptr;
+  std::vector<std::unique_ptr<sim::SimRedis>> servers_;
+  Nanos healed_at_{0};
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- named scenarios ---------------------------------------------------------------------------
+
+struct Scenario {
+  std::string_view name;
+  std::string_view summary;
+  std::string_view broken;  // the broken strategy this scenario defeats
+  std::string_view mark;    // coverage mark the script must hit (with any strategy)
+  // Checkers lockwire is documented to fail here (limitations, see docs/races.md); usually none.
+  std::vector<Check> lockwire_limits;
+  void (*script)(Run& run);
+  int clients = 3;
+};
+[[nodiscard]] std::span<const Scenario> scenarios();
+[[nodiscard]] const Scenario* find_scenario(std::string_view name);
+
+struct ScenarioResult {
+  std::vector<Verdict> verdicts;
+  bool marked = false;
+  std::uint64_t hash = 0;
+  std::string timeline;  // when asked
+  std::string report;
+};
+[[nodiscard]] ScenarioResult run_scenario(const Scenario& s, std::string_view strategy,
+                                          std::uint64_t seed, bool keep_trace = false);
+
+// ---- exploration -------------------------------------------------------------------------------
+
+struct Profile {
+  bool latency = false, jitter = false, splits = false, clogs = false, cuts = false;
+  bool pauses = false, stalls = false, mono_steps = false, wall_steps = false;
+  bool restarts = false;  // with full persistence (AOF always): no data is lost
+  int clients = 3;
+  int resources = 1;
+  int intensity = 1;  // 1..3: how many faults and how hard
+  [[nodiscard]] std::string describe() const;
+};
+// The swarm profile a seed picks (`forced` non-empty: a comma list of faults, or "none"/"all").
+[[nodiscard]] Profile profile_for(std::uint64_t seed, std::string_view forced = {});
+
+struct ExploreResult {
+  bool ok = true;
+  std::vector<Verdict> verdicts;
+  std::uint64_t hash = 0;
+  std::uint64_t grants = 0;
+  std::string timeline;
+};
+[[nodiscard]] ExploreResult explore_one(std::uint64_t seed, std::string_view strategy,
+                                        const Profile& profile, bool keep_trace = false);
+
+// ---- command line (lockwire-sim list | replay | explore) ---------------------------------------
+int cli_list(int argc, char** argv);
+int cli_replay(int argc, char** argv);
+int cli_explore(int argc, char** argv);
+
+}  // namespace lockwire::races

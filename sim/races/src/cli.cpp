@@ -1,0 +1,194 @@
+// lockwire-sim list | replay | explore (dispatched from tools/lockwire-sim/main.cpp).
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "lockwire/races/races.hpp"
+
+namespace lockwire::races {
+
+namespace {
+
+bool parse_u64(const char* s, std::uint64_t& out) {
+  if (s == nullptr || *s == '\0' || *s == '-') return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  out = v;
+  return true;
+}
+
+bool known_strategy(std::string_view n) {
+  for (const auto& s : strategies())
+    if (s.name == n) return true;
+  return false;
+}
+
+void print_verdicts(const std::vector<Verdict>& vs) {
+  for (const auto& v : vs) {
+    std::printf("  %-22s %s\n", std::string(check_name(v.check)).c_str(),
+                v.violations.empty() ? "pass" : "FIRES");
+    for (const auto& x : v.violations) std::printf("      %s\n", x.c_str());
+  }
+}
+
+bool any_fires(const std::vector<Verdict>& vs) {
+  for (const auto& v : vs)
+    if (!v.violations.empty()) return true;
+  return false;
+}
+
+}  // namespace
+
+int cli_list(int argc, char**) {
+  if (argc != 0) {
+    std::fprintf(stderr, "usage: lockwire-sim list\n");
+    return 2;
+  }
+  std::printf("scenarios (lockwire-sim replay NAME [--seed S] [--strategy X] [--trace]):\n");
+  for (const auto& s : scenarios()) {
+    std::printf("  %-30s %s\n", std::string(s.name).c_str(), std::string(s.summary).c_str());
+    if (!s.broken.empty()) {
+      std::printf("  %-30s   fails with --strategy %s\n", "", std::string(s.broken).c_str());
+    }
+  }
+  std::printf("\nstrategies:\n");
+  for (const auto& s : strategies()) {
+    std::printf("  %-22s %s\n", std::string(s.name).c_str(), std::string(s.summary).c_str());
+  }
+  return 0;
+}
+
+int cli_replay(int argc, char** argv) {
+  const char* usage =
+      "usage: lockwire-sim replay NAME [--seed S] [--strategy lockwire|BROKEN] [--trace]\n";
+  if (argc < 1) {
+    std::fprintf(stderr, "%s", usage);
+    return 2;
+  }
+  const Scenario* sc = find_scenario(argv[0]);
+  if (sc == nullptr) {
+    std::fprintf(stderr, "lockwire-sim replay: unknown scenario '%s' (see: lockwire-sim list)\n",
+                 argv[0]);
+    return 2;
+  }
+  std::uint64_t seed = 1;
+  std::string strategy = "lockwire";
+  bool trace = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (a == "--seed" && parse_u64(v, seed)) {
+      ++i;
+    } else if (a == "--strategy" && v != nullptr && known_strategy(v)) {
+      strategy = v;
+      ++i;
+    } else if (a == "--trace") {
+      trace = true;
+    } else {
+      std::fprintf(stderr, "%s  bad or incomplete argument: %s\n", usage, argv[i]);
+      return 2;
+    }
+  }
+  const ScenarioResult r = run_scenario(*sc, strategy, seed, trace);
+  if (trace) std::printf("%s\n", r.timeline.c_str());
+  std::printf("scenario %s  strategy %s  seed %llu  trace %016llx\n",
+              std::string(sc->name).c_str(), strategy.c_str(),
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(r.hash));
+  std::printf("  race hit (%s): %s\n", std::string(sc->mark).c_str(), r.marked ? "yes" : "NO");
+  print_verdicts(r.verdicts);
+  if (strategy == "lockwire" && !sc->lockwire_limits.empty() && any_fires(r.verdicts)) {
+    std::printf("  note: documented limitation of any Redis lock here (docs/races.md)\n");
+  }
+  return any_fires(r.verdicts) ? 1 : 0;
+}
+
+int cli_explore(int argc, char** argv) {
+  const char* usage =
+      "usage: lockwire-sim explore --seeds N [--from S] [--profile none|all|f1,f2,...]\n"
+      "                            [--strategy NAME] [--recheck K] [--trace]\n"
+      "  faults: latency jitter splits clogs cuts pauses stalls mono-steps wall-steps restarts\n";
+  std::uint64_t n = 0, from = 1, recheck = 50;
+  std::string profile, strategy = "lockwire";
+  bool trace = false;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (a == "--seeds" && parse_u64(v, n) && n > 0) {
+      ++i;
+    } else if (a == "--from" && parse_u64(v, from)) {
+      ++i;
+    } else if (a == "--recheck" && parse_u64(v, recheck)) {
+      ++i;
+    } else if (a == "--profile" && v != nullptr) {
+      profile = v;
+      ++i;
+    } else if (a == "--strategy" && v != nullptr && known_strategy(v)) {
+      strategy = v;
+      ++i;
+    } else if (a == "--trace") {
+      trace = true;
+    } else {
+      std::fprintf(stderr, "%s  bad or incomplete argument: %s\n", usage, argv[i]);
+      return 2;
+    }
+  }
+  if (n == 0) {
+    std::fprintf(stderr, "%s", usage);
+    return 2;
+  }
+  std::printf("explore: seeds %llu..%llu  strategy %s  profile %s  (nondeterminism re-check: "
+              "every %llu)\n",
+              static_cast<unsigned long long>(from), static_cast<unsigned long long>(from + n - 1),
+              strategy.c_str(), profile.empty() ? "per seed (swarm)" : profile.c_str(),
+              static_cast<unsigned long long>(recheck));
+  std::fflush(stdout);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::uint64_t failed = 0, nondet = 0;
+  for (std::uint64_t k = 0; k < n; ++k) {
+    const std::uint64_t seed = from + k;
+    const Profile p = profile_for(seed, profile);
+    const ExploreResult r = explore_one(seed, strategy, p, trace && n == 1);
+    if (trace && n == 1) std::printf("%s\n", r.timeline.c_str());
+    if (n == 1 || !r.ok) {
+      std::printf("seed %llu  %s  trace %016llx  %s\n", static_cast<unsigned long long>(seed),
+                  p.describe().c_str(), static_cast<unsigned long long>(r.hash),
+                  r.ok ? "ok" : "VIOLATION");
+    }
+    if (!r.ok) {
+      ++failed;
+      print_verdicts(r.verdicts);
+      std::printf("  replay: lockwire-sim explore --seeds 1 --from %llu%s%s%s%s --trace\n",
+                  static_cast<unsigned long long>(seed), profile.empty() ? "" : " --profile ",
+                  profile.c_str(), strategy == "lockwire" ? "" : " --strategy ",
+                  strategy == "lockwire" ? "" : strategy.c_str());
+    }
+    if (recheck > 0 && k % recheck == 0) {
+      const ExploreResult again = explore_one(seed, strategy, p);
+      if (again.hash != r.hash) {
+        ++nondet;
+        std::printf("seed %llu  NONDETERMINISTIC: trace %016llx then %016llx\n",
+                    static_cast<unsigned long long>(seed), static_cast<unsigned long long>(r.hash),
+                    static_cast<unsigned long long>(again.hash));
+      }
+    }
+    if (n >= 20 && (k + 1) % (n / 10) == 0) {
+      std::printf("  ... %llu/%llu seeds, %llu violation(s)\n",
+                  static_cast<unsigned long long>(k + 1), static_cast<unsigned long long>(n),
+                  static_cast<unsigned long long>(failed));
+      std::fflush(stdout);
+    }
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("explore: %llu seeds, %llu violation(s), %llu nondeterministic, %.1f s, %.1f "
+              "seeds/s\n",
+              static_cast<unsigned long long>(n), static_cast<unsigned long long>(failed),
+              static_cast<unsigned long long>(nondet), secs, static_cast<double>(n) / secs);
+  return failed == 0 && nondet == 0 ? 0 : 1;
+}
+
+}  // namespace lockwire::races

@@ -1,0 +1,186 @@
+// Seeded exploration: the seed picks a swarm fault profile (which faults are on, how hard), a
+// random workload and fault schedule; after the faults heal, a liveness phase in which every
+// client must still get the lock. Same seed -> same run -> same trace hash.
+#include <algorithm>
+
+#include "lockwire/races/races.hpp"
+
+namespace lockwire::races {
+
+namespace {
+
+constexpr Nanos kFaultsEnd{2500ms};
+constexpr Nanos kHeal{3s};
+
+bool has(std::string_view list, std::string_view item) {
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    const std::size_t c = std::min(list.find(',', pos), list.size());
+    if (list.substr(pos, c - pos) == item) return true;
+    pos = c + 1;
+  }
+  return false;
+}
+
+Nanos ms(std::int64_t v) { return std::chrono::milliseconds(v); }
+
+}  // namespace
+
+std::string Profile::describe() const {
+  std::string s;
+  auto add = [&](bool on, const char* n) {
+    if (!on) return;
+    if (!s.empty()) s += ",";
+    s += n;
+  };
+  add(latency, "latency");
+  add(jitter, "jitter");
+  add(splits, "splits");
+  add(clogs, "clogs");
+  add(cuts, "cuts");
+  add(pauses, "pauses");
+  add(stalls, "stalls");
+  add(mono_steps, "mono-steps");
+  add(wall_steps, "wall-steps");
+  add(restarts, "restarts");
+  if (s.empty()) s = "none";
+  return "faults=" + s + " intensity=" + std::to_string(intensity) +
+         " clients=" + std::to_string(clients) + " resources=" + std::to_string(resources);
+}
+
+Profile profile_for(std::uint64_t seed, std::string_view forced) {
+  sim::Rng r(sim::splitmix64(seed));
+  Profile p;
+  const bool all = forced == "all";
+  const bool none = forced == "none";
+  auto pick = [&](const char* name) {
+    const bool coin = r.chance(500000);
+    if (all) return true;
+    if (none) return false;
+    if (!forced.empty()) return has(forced, name);
+    return coin;
+  };
+  p.latency = pick("latency");
+  p.jitter = pick("jitter");
+  p.splits = pick("splits");
+  p.clogs = pick("clogs");
+  p.cuts = pick("cuts");
+  p.pauses = pick("pauses");
+  p.stalls = pick("stalls");
+  p.mono_steps = pick("mono-steps");
+  p.wall_steps = pick("wall-steps");
+  p.restarts = pick("restarts");
+  p.intensity = static_cast<int>(r.between(1, 3));
+  p.clients = static_cast<int>(r.between(2, 4));
+  p.resources = static_cast<int>(r.between(1, 2));
+  return p;
+}
+
+ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const Profile& p,
+                          bool keep_trace) {
+  RunConfig c;
+  c.seed = seed;
+  c.strategy = std::string(strategy);
+  c.clients = p.clients;
+  c.keep_trace = keep_trace;
+  c.deterministic_links = !(p.jitter || p.splits);
+  Run run(c);
+  sim::World& w = run.world();
+  sim::Rng& r = w.scenario_rng();
+  if (p.latency || p.jitter) {
+    sim::LinkOptions lo;
+    lo.latency = p.latency ? Nanos(r.between(50'000, 2'000'000 * p.intensity)) : Nanos(50us);
+    lo.jitter = p.jitter ? Nanos(r.between(10'000, 1'000'000 * p.intensity)) : Nanos{0};
+    lo.split_per_million = p.splits ? 300000 : 0;
+    for (int i = 0; i < p.clients; ++i) w.net().link(run.node(i), run.server()) = lo;
+  } else if (p.splits) {
+    for (int i = 0; i < p.clients; ++i) w.net().link(run.node(i), run.server()).split_per_million = 300000;
+  }
+
+  // Workload: every client runs a few jobs at random times on random resources.
+  for (int i = 0; i < p.clients; ++i) {
+    const int jobs = static_cast<int>(r.between(2, 5));
+    for (int k = 0; k < jobs; ++k) {
+      Job j;
+      j.resource = std::string("r").append(std::to_string(r.below(static_cast<std::uint64_t>(p.resources))));
+      j.ttl = ms(r.between(80, 400));
+      j.wait = r.chance(200000) ? Nanos{0} : ms(r.between(20, 800));
+      const Nanos hold = ms(r.between(1, 2 * j.ttl.count() / 1'000'000));
+      j.auto_renew = r.chance(250000);
+      j.writes = {Nanos{0}, hold / 2};
+      if (r.chance(300000)) j.renew_after = hold / 3;
+      j.release_after = r.chance(850000) ? hold : Nanos{-1};
+      run.job(i, ms(r.between(0, 2200)), std::move(j));
+    }
+  }
+
+  // Faults, all over by kFaultsEnd.
+  const int n_faults = 2 + 3 * p.intensity;
+  for (int f = 0; f < n_faults; ++f) {
+    const Nanos t = ms(r.between(1, kFaultsEnd.count() / 1'000'000 - 400));
+    const int who = static_cast<int>(r.below(static_cast<std::uint64_t>(p.clients)));
+    std::vector<int> kinds;
+    if (p.clogs) kinds.push_back(0);
+    if (p.cuts) kinds.push_back(1);
+    if (p.pauses) kinds.push_back(2);
+    if (p.stalls) kinds.push_back(3);
+    if (p.mono_steps) kinds.push_back(4);
+    if (p.wall_steps) kinds.push_back(5);
+    if (p.restarts) kinds.push_back(6);
+    if (kinds.empty()) break;
+    const int kind = kinds[r.below(kinds.size())];
+    const Nanos d = ms(r.between(1, 120 * p.intensity));
+    const std::uint64_t bytes = r.below(200);
+    const bool dir = r.chance(500000);
+    switch (kind) {
+      case 0:
+        run.at(t, [&run, who, d] { run.world().net().clog(run.node(who), run.server(), d); });
+        break;
+      case 1:
+        run.at(t, [&run, who, bytes, dir] {
+          if (const auto id = run.connection_of(who)) run.world().net().cut_after(id, dir, bytes);
+        });
+        break;
+      case 2:
+        run.at(t, [&run, who] { run.node(who).pause(); });
+        run.at(t + d, [&run, who] { run.node(who).resume(); });
+        break;
+      case 3:
+        run.at(t, [&run, d] { run.redis().stall(d); });
+        break;
+      case 4:
+        run.at(t, [&run, who, d] { run.node(who).step_mono(d); });
+        break;
+      case 5:
+        run.at(t, [&run, who, d, dir] { run.node(who).step_wall(dir ? d * 10 : -d * 10); });
+        break;
+      case 6:
+        run.at(t, [&run] { run.redis().restart(sim::Persistence::all); });
+        break;
+    }
+  }
+  run.set_healed_at(kHeal);
+
+  // Liveness phase: after the heal every client must still get the lock on every resource.
+  for (int i = 0; i < p.clients; ++i) {
+    for (int k = 0; k < p.resources; ++k) {
+      Job j;
+      j.resource = std::string("r").append(std::to_string(k));
+      j.ttl = 300ms;
+      j.wait = 4s;
+      j.writes = {Nanos{0}};
+      j.release_after = 5ms;
+      run.job(i, kHeal + ms(r.between(0, 100)), std::move(j));
+    }
+  }
+  run.run_until(kHeal + 5s);
+  run.finish(2s);
+  ExploreResult out;
+  out.verdicts = run.verdicts();
+  out.ok = run.all_pass();
+  out.hash = run.trace_hash();
+  if (keep_trace) out.timeline = run.timeline();
+  return out;
+}
+
+}  // namespace lockwire::races

@@ -1,0 +1,675 @@
+// The scenario harness: a world with a simulated Redis and client processes, scripted jobs, a
+// fenced downstream resource, ground-truth sampling after every event, and the checkers.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "lockwire/races/races.hpp"
+
+namespace lockwire::races {
+
+namespace {
+
+constexpr Nanos kNever{-1};
+
+std::string fmt_t(Nanos t) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.3fms", static_cast<double>(t.count()) / 1e6);
+  return b;
+}
+
+}  // namespace
+
+std::string_view check_name(Check c) noexcept {
+  switch (c) {
+    case Check::mutual_exclusion:
+      return "mutual-exclusion";
+    case Check::no_orphan:
+      return "no-orphan";
+    case Check::honest_release_renew:
+      return "honest-release-renew";
+    case Check::lease_loss_notice:
+      return "lease-loss-notice";
+    case Check::liveness:
+      return "liveness";
+  }
+  return "?";
+}
+
+struct Run::Impl {
+  struct Client {
+    sim::Node* node = nullptr;
+    std::unique_ptr<Strategy> s;
+    int attempts = 0;
+    int latest = -1;  // index into leases
+    bool exempt = false;
+  };
+  struct Interval {
+    Nanos start{0};
+    Nanos end = kNever;
+    bool expired = false;        // ended because its TTL ran out on the server clock
+    bool own_release = false;    // ended while its holder's release was in progress
+  };
+  struct Attempt {
+    int client = 0;
+    std::string owner, resource;
+    Nanos start{0}, deadline{0}, reported = kNever;
+    std::error_code ec;
+    int lease = -1;  // index into leases
+    bool held = false;
+    std::int64_t expire_at = -1;
+    std::vector<Interval> server;
+  };
+  struct LeaseRec {
+    int attempt = 0;
+    int id = -1;  // strategy's lease id
+    std::uint64_t token = 0;
+    Nanos granted{0};
+    Nanos belief_end = kNever;
+    Nanos lost_notice = kNever;
+    Nanos release_start = kNever, release_end = kNever;
+  };
+  struct Write {
+    int lease;
+    Nanos t;
+    bool accepted;
+  };
+
+  Run& run;
+  std::vector<Client> clients;
+  std::vector<Attempt> attempts;
+  std::vector<LeaseRec> leases;
+  std::vector<Write> writes;
+  std::map<std::string, std::uint64_t> fence;  // resource -> highest token seen
+  std::set<std::string, std::less<>> marks;
+  std::vector<std::string> honest_violations, leak_violations;
+  std::uint64_t last_processed = ~std::uint64_t{0};
+  Nanos last_sample{-1};
+  bool dirty = true;
+  Nanos end{0};
+  bool finished = false;
+
+  explicit Impl(Run& r) : run(r) {}
+
+  Strategy& oracle() { return *clients.at(0).s; }
+
+  bool in_release(const Attempt& a, Nanos t) const {
+    if (a.lease < 0) return false;
+    const LeaseRec& l = leases[static_cast<std::size_t>(a.lease)];
+    return l.release_start != kNever && l.release_start <= t &&
+           (l.release_end == kNever || l.release_end >= t);
+  }
+
+  void sample() {
+    sim::World& w = run.world();
+    sim::RedisModel& m = run.redis().model();
+    const Nanos now = w.now();
+    const std::uint64_t processed = m.commands_processed();
+    if (!dirty && now == last_sample && processed == last_processed) return;
+    dirty = false;
+    last_sample = now;
+    last_processed = processed;
+    const bool alive = run.redis().node().alive();
+    const std::int64_t wall = m.wall_ms();
+    for (Attempt& a : attempts) {
+      std::int64_t exp = -1;
+      const bool held = alive && oracle().server_holds(m, a.resource, a.owner, &exp);
+      if (held && !a.held) {
+        a.server.push_back(Interval{now});
+      } else if (!held && a.held) {
+        Interval& iv = a.server.back();
+        iv.end = now;
+        iv.expired = alive && a.expire_at >= 0 && wall >= a.expire_at;
+        iv.own_release = in_release(a, now);
+      }
+      a.held = held;
+      a.expire_at = exp;
+    }
+    for (LeaseRec& l : leases) {
+      if (l.belief_end != kNever) continue;
+      const Attempt& a = attempts[static_cast<std::size_t>(l.attempt)];
+      if (!clients[static_cast<std::size_t>(a.client)].s->believes_held(l.id)) l.belief_end = now;
+    }
+  }
+
+  void write(int lease_idx) {
+    LeaseRec& l = leases[static_cast<std::size_t>(lease_idx)];
+    const Attempt& a = attempts[static_cast<std::size_t>(l.attempt)];
+    std::uint64_t& hi = fence[a.resource];
+    const bool ok = l.token >= hi;
+    if (ok) hi = l.token;
+    writes.push_back(Write{lease_idx, run.world().now(), ok});
+    run.note("write", a.owner + " token " + std::to_string(l.token) +
+                          (ok ? " accepted" : " REJECTED (stale token)"));
+  }
+
+  // Ground truth right now, for report-time checks.
+  bool held_now(const Attempt& a) {
+    return run.redis().node().alive() &&
+           oracle().server_holds(run.redis().model(), a.resource, a.owner, nullptr);
+  }
+
+  void do_release(int li) {
+    LeaseRec& l = leases[static_cast<std::size_t>(li)];
+    if (l.release_start != kNever) return;
+    l.release_start = run.world().now();
+    dirty = true;
+    const Attempt& a = attempts[static_cast<std::size_t>(l.attempt)];
+    run.note("release", a.owner);
+    Strategy& s = *clients[static_cast<std::size_t>(a.client)].s;
+    s.release(l.id, [this, li](std::error_code ec) {
+      LeaseRec& l2 = leases[static_cast<std::size_t>(li)];
+      const Attempt& a2 = attempts[static_cast<std::size_t>(l2.attempt)];
+      l2.release_end = run.world().now();
+      dirty = true;
+      run.note("released", a2.owner + (ec ? " -> " + ec.message() : " -> ok"));
+      if (!ec) {
+        if (held_now(a2)) {
+          honest_violations.push_back(a2.owner + ": release reported success at " +
+                                      fmt_t(l2.release_end) + " but the lease is still held");
+        }
+        pending_release_checks.push_back(li);
+      }
+    });
+  }
+
+  void do_renew(int li) {
+    LeaseRec& l = leases[static_cast<std::size_t>(li)];
+    const Attempt& a = attempts[static_cast<std::size_t>(l.attempt)];
+    run.note("renew", a.owner);
+    clients[static_cast<std::size_t>(a.client)].s->renew(l.id, [this, li](std::error_code ec) {
+      LeaseRec& l2 = leases[static_cast<std::size_t>(li)];
+      const Attempt& a2 = attempts[static_cast<std::size_t>(l2.attempt)];
+      dirty = true;
+      run.note("renewed", a2.owner + (ec ? " -> " + ec.message() : " -> ok"));
+      if (!ec && !held_now(a2)) {
+        honest_violations.push_back(a2.owner + ": renew reported success at " +
+                                    fmt_t(run.world().now()) +
+                                    " but the server does not hold its lease");
+      }
+    });
+  }
+
+  std::vector<int> pending_release_checks;
+};
+
+Run::Run(RunConfig config) : config_(std::move(config)) {
+  world_ = std::make_unique<sim::World>(config_.seed);
+  world_->trace().set_keep_lines(config_.keep_trace);
+  if (config_.deterministic_links) {
+    sim::LinkOptions lo;
+    lo.jitter = Nanos{0};
+    lo.split_per_million = 0;
+    world_->net().set_default_link(lo);
+  }
+  impl_ = std::make_unique<Impl>(*this);
+  sim::Node& sn = world_->add_node("redis-a");
+  servers_.push_back(std::make_unique<sim::SimRedis>(*world_, sn));
+  primary_ = servers_.back().get();
+  world_->net().add_address("redis", sn);
+  for (int i = 0; i < config_.clients; ++i) {
+    Impl::Client c;
+    c.node = &world_->add_node(std::string("c").append(std::to_string(i + 1)));
+    loop::ConnectionOptions o;
+    o.endpoint.host = "redis";
+    o.endpoint.port = 6379;
+    o.connect_timeout = 1s;
+    o.reconnect.initial = 5ms;
+    o.reconnect.max = 100ms;
+    c.s = make_strategy(config_.strategy, *c.node, o);
+    if (!c.s) c.s = make_strategy("lockwire", *c.node, o);
+    const int idx = i;
+    c.s->on_lost = [this, idx](int lease_id) {
+      Impl& im = *impl_;
+      for (auto& l : im.leases) {
+        const auto& a = im.attempts[static_cast<std::size_t>(l.attempt)];
+        if (a.client == idx && l.id == lease_id && l.lost_notice == kNever) {
+          l.lost_notice = world_->now();
+          note("lost", a.owner);
+        }
+      }
+      im.dirty = true;
+    };
+    c.s->start();
+    impl_->clients.push_back(std::move(c));
+  }
+}
+
+Run::~Run() {
+  for (auto& c : impl_->clients) c.s.reset();
+  servers_.clear();
+}
+
+sim::Node& Run::node(int client) noexcept {
+  return *impl_->clients[static_cast<std::size_t>(client)].node;
+}
+Strategy& Run::strategy(int client) noexcept {
+  return *impl_->clients[static_cast<std::size_t>(client)].s;
+}
+std::uint64_t Run::connection_of(int client) const {
+  auto v = world_->net().connections_of(*impl_->clients[static_cast<std::size_t>(client)].node);
+  return v.empty() ? 0 : v.back();
+}
+
+void Run::note(std::string_view what, std::string_view detail) {
+  world_->trace().record(world_->now(), "races", what, detail);
+}
+
+void Run::at(Nanos t, std::function<void()> fn) {
+  world_->schedule(t, nullptr, [this, fn = std::move(fn)] {
+    impl_->dirty = true;
+    fn();
+  });
+}
+
+void Run::when(Nanos from, Nanos until, Nanos step, std::function<bool()> pred,
+               std::function<void()> fn) {
+  at(from, [this, from, until, step, pred = std::move(pred), fn = std::move(fn)]() mutable {
+    if (pred()) return fn();
+    if (from + step <= until) when(from + step, until, step, std::move(pred), std::move(fn));
+  });
+}
+
+std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResult&)> on_done) {
+  Impl& im = *impl_;
+  Impl::Client& cl = im.clients[static_cast<std::size_t>(c)];
+  const std::string owner = cl.node->name() + "." + std::to_string(++cl.attempts);
+  sim::Node* node = cl.node;
+  world_->schedule(t, node, [this, c, owner, j, on_done = std::move(on_done)] {
+    Impl& im2 = *impl_;
+    Impl::Attempt a;
+    a.client = c;
+    a.owner = owner;
+    a.resource = j.resource;
+    a.start = world_->now();
+    a.deadline = a.start + j.wait;
+    const int ai = static_cast<int>(im2.attempts.size());
+    im2.attempts.push_back(a);
+    im2.dirty = true;
+    AcquireSpec spec;
+    spec.resource = j.resource;
+    spec.owner = owner;
+    spec.ttl = j.ttl;
+    spec.wait = j.wait;
+    spec.auto_renew = j.auto_renew;
+    note("acquire", owner + " ttl " + fmt_t(j.ttl) + " wait " + fmt_t(j.wait));
+    im2.clients[static_cast<std::size_t>(c)].s->acquire(
+        spec, [this, ai, c, j, on_done](AcquireResult r) {
+          Impl& im3 = *impl_;
+          Impl::Attempt& at = im3.attempts[static_cast<std::size_t>(ai)];
+          at.reported = world_->now();
+          at.ec = r.ec;
+          im3.dirty = true;
+          if (r.ec) {
+            note("acquire-failed", at.owner + " " + r.ec.message());
+          } else {
+            Impl::LeaseRec l;
+            l.attempt = ai;
+            l.id = r.lease;
+            l.token = r.token;
+            l.granted = world_->now();
+            const int li = static_cast<int>(im3.leases.size());
+            im3.leases.push_back(l);
+            at.lease = li;
+            im3.clients[static_cast<std::size_t>(c)].latest = li;
+            note("granted", at.owner + " token " + std::to_string(r.token));
+            sim::Node* n = im3.clients[static_cast<std::size_t>(c)].node;
+            for (Nanos wdt : j.writes) {
+              // The holder checks its belief, then its write lands 1 ms later (the window a
+              // process pause can fall into).
+              world_->schedule(world_->now() + wdt, n, [this, c, li, n] {
+                Impl& i4 = *impl_;
+                const auto& l4 = i4.leases[static_cast<std::size_t>(li)];
+                if (!i4.clients[static_cast<std::size_t>(c)].s->believes_held(l4.id)) return;
+                world_->schedule(world_->now() + 1ms, n, [this, li] { impl_->write(li); });
+              });
+            }
+            if (j.renew_after >= Nanos{0}) {
+              world_->schedule(world_->now() + j.renew_after, n, [this, li] { impl_->do_renew(li); });
+            }
+            if (j.release_after >= Nanos{0}) {
+              world_->schedule(world_->now() + j.release_after, n,
+                               [this, li] { impl_->do_release(li); });
+            }
+          }
+          if (on_done) on_done(r);
+        });
+  });
+  return owner;
+}
+
+void Run::release_latest(int c) {
+  const int li = impl_->clients[static_cast<std::size_t>(c)].latest;
+  if (li >= 0) impl_->do_release(li);
+}
+void Run::renew_latest(int c) {
+  const int li = impl_->clients[static_cast<std::size_t>(c)].latest;
+  if (li >= 0) impl_->do_renew(li);
+}
+void Run::write_latest(int c) {
+  const int li = impl_->clients[static_cast<std::size_t>(c)].latest;
+  if (li >= 0) impl_->write(li);
+}
+
+void Run::mark(std::string_view name) {
+  if (impl_->marks.insert(std::string(name)).second) note("mark", name);
+}
+bool Run::marked(std::string_view name) const {
+  return impl_->marks.find(name) != impl_->marks.end();
+}
+
+sim::SimRedis& Run::add_replica(Nanos lag) {
+  sim::Node& n = world_->add_node("redis-" + std::string(1, static_cast<char>('a' + servers_.size())));
+  servers_.push_back(std::make_unique<sim::SimRedis>(*world_, n));
+  primary_->add_replica(*servers_.back(), lag);
+  return *servers_.back();
+}
+
+void Run::fail_over_to(sim::SimRedis& to) {
+  sim::SimRedis* old = primary_;
+  impl_->sample();
+  to.promote();
+  world_->net().add_address("redis", to.node());
+  primary_ = &to;
+  impl_->dirty = true;
+  old->kill();
+  impl_->sample();
+}
+
+namespace {
+template <class V>
+auto* find_attempt(V& attempts, std::string_view owner) {
+  for (auto& a : attempts)
+    if (a.owner == owner) return &a;
+  return static_cast<decltype(&attempts[0])>(nullptr);
+}
+}  // namespace
+
+std::vector<Run::Span> Run::server_spans(std::string_view owner) const {
+  std::vector<Span> v;
+  if (auto* a = find_attempt(impl_->attempts, owner))
+    for (const auto& iv : a->server) v.push_back(Span{iv.start, iv.end, iv.expired});
+  return v;
+}
+Run::Span Run::acquire_span(std::string_view owner) const {
+  if (auto* a = find_attempt(impl_->attempts, owner)) return Span{a->start, a->reported};
+  return {};
+}
+bool Run::acquire_failed(std::string_view owner) const {
+  auto* a = find_attempt(impl_->attempts, owner);
+  return a && a->reported != kNever && a->ec;
+}
+Run::Span Run::release_span(std::string_view owner) const {
+  auto* a = find_attempt(impl_->attempts, owner);
+  if (!a || a->lease < 0) return {};
+  const auto& l = impl_->leases[static_cast<std::size_t>(a->lease)];
+  return Span{l.release_start, l.release_end};
+}
+Nanos Run::granted_at(std::string_view owner) const {
+  auto* a = find_attempt(impl_->attempts, owner);
+  if (!a || a->lease < 0) return kNever;
+  return impl_->leases[static_cast<std::size_t>(a->lease)].granted;
+}
+std::vector<Nanos> Run::accepted_writes(std::string_view owner) const {
+  std::vector<Nanos> v;
+  auto* a = find_attempt(impl_->attempts, owner);
+  if (!a || a->lease < 0) return v;
+  for (const auto& w : impl_->writes)
+    if (w.lease == a->lease && w.accepted) v.push_back(w.t);
+  return v;
+}
+std::vector<Nanos> Run::rejected_writes(std::string_view owner) const {
+  std::vector<Nanos> v;
+  auto* a = find_attempt(impl_->attempts, owner);
+  if (!a || a->lease < 0) return v;
+  for (const auto& w : impl_->writes)
+    if (w.lease == a->lease && !w.accepted) v.push_back(w.t);
+  return v;
+}
+bool Run::server_holds_now(std::string_view owner) {
+  auto* a = find_attempt(impl_->attempts, owner);
+  return a && impl_->held_now(*a);
+}
+
+void Run::exempt_client(int c) {
+  impl_->clients[static_cast<std::size_t>(c)].exempt = true;
+}
+
+void Run::run_until(Nanos until) {
+  impl_->sample();
+  world_->run_until(
+      [this] {
+        impl_->sample();
+        return false;
+      },
+      until);
+  impl_->sample();
+}
+
+void Run::finish(Nanos settle) {
+  Impl& im = *impl_;
+  run_until(world_->now() + settle);
+  for (std::size_t i = 0; i < im.clients.size(); ++i) {
+    auto& c = im.clients[i];
+    if (c.exempt || !c.node->alive()) continue;
+    if (const auto n = c.s->in_flight(); n != 0) {
+      im.leak_violations.push_back(c.node->name() + ": " + std::to_string(n) +
+                                   " request(s) still in flight after settling");
+    }
+  }
+  im.end = world_->now();
+  for (auto& c : im.clients) c.s->close();
+  const std::uint64_t n = world_->run_until_idle(200'000);
+  if (n >= 200'000) im.leak_violations.push_back("events keep coming after close (leaked timer?)");
+  im.finished = true;
+}
+
+std::vector<Verdict> Run::verdicts() const {
+  const Impl& im = *impl_;
+  const Nanos end = im.finished ? im.end : world_->now();
+  std::vector<Verdict> out;
+  for (Check c : kChecks) out.push_back(Verdict{c, {}});
+  auto add = [&](Check c, std::string s) {
+    auto& v = out[static_cast<std::size_t>(c)].violations;
+    if (v.size() < 20) v.push_back(std::move(s));
+  };
+  auto owner_of = [&](int li) -> const Impl::Attempt& {
+    return im.attempts[static_cast<std::size_t>(im.leases[static_cast<std::size_t>(li)].attempt)];
+  };
+  auto belief_end = [&](const Impl::LeaseRec& l) {
+    Nanos e = l.belief_end == kNever ? end : l.belief_end;
+    if (l.release_start != kNever) e = std::min(e, l.release_start);
+    if (l.lost_notice != kNever) e = std::min(e, l.lost_notice);
+    return e;
+  };
+
+  // --- mutual exclusion ---
+  for (std::size_t i = 0; i < im.leases.size(); ++i) {
+    for (std::size_t k = i + 1; k < im.leases.size(); ++k) {
+      const auto& a = im.leases[i];
+      const auto& b = im.leases[k];
+      const auto& aa = owner_of(static_cast<int>(i));
+      const auto& ba = owner_of(static_cast<int>(k));
+      if (aa.resource != ba.resource) continue;
+      const Nanos s = std::max(a.granted, b.granted);
+      const Nanos e = std::min(belief_end(a), belief_end(b));
+      if (s >= e) continue;
+      // The older grant is the stale one; its accepted writes in the overlap are the damage.
+      const std::size_t stale = a.granted <= b.granted ? i : k;
+      for (const auto& w : im.writes) {
+        if (static_cast<std::size_t>(w.lease) == stale && w.accepted && w.t >= s && w.t <= e) {
+          add(Check::mutual_exclusion,
+              owner_of(static_cast<int>(stale)).owner + " wrote at " + fmt_t(w.t) +
+                  " (accepted) while " + (stale == i ? ba.owner : aa.owner) +
+                  " also believed it held " + aa.resource);
+        }
+      }
+    }
+  }
+  {
+    std::map<std::string, std::pair<int, std::set<int>>> seq;  // resource -> (last, earlier)
+    for (const auto& w : im.writes) {
+      if (!w.accepted) continue;
+      const auto& a = owner_of(w.lease);
+      auto& [last, earlier] = seq.try_emplace(a.resource, -1, std::set<int>{}).first->second;
+      if (w.lease != last) {
+        if (earlier.count(w.lease)) {
+          add(Check::mutual_exclusion, a.owner + "'s write at " + fmt_t(w.t) +
+                                           " accepted after another holder's writes (lost "
+                                           "update: fencing did not stop it)");
+        }
+        if (last >= 0) earlier.insert(last);
+        last = w.lease;
+      }
+    }
+    std::map<std::string, std::uint64_t> hi;
+    std::vector<std::size_t> order(im.leases.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return im.leases[x].granted < im.leases[y].granted;
+    });
+    std::map<std::string, bool> seen;
+    for (std::size_t i : order) {
+      const auto& l = im.leases[i];
+      const auto& a = owner_of(static_cast<int>(i));
+      if (seen[a.resource] && l.token <= hi[a.resource]) {
+        add(Check::mutual_exclusion, a.owner + " got token " + std::to_string(l.token) +
+                                         " after token " + std::to_string(hi[a.resource]) +
+                                         " was handed out (regression/repeat)");
+      }
+      seen[a.resource] = true;
+      hi[a.resource] = std::max(hi[a.resource], l.token);
+    }
+  }
+
+  // --- no orphan ---
+  for (const auto& a : im.attempts) {
+    if (a.reported == kNever || !a.ec) continue;
+    if (im.clients[static_cast<std::size_t>(a.client)].exempt) continue;
+    const Nanos c = std::max(a.reported, healed_at_) + config_.orphan_grace;
+    if (c > end) continue;
+    for (const auto& iv : a.server) {
+      if (iv.start <= c && (iv.end == kNever || iv.end > c)) {
+        add(Check::no_orphan, a.owner + " reported " + a.ec.message() + " at " +
+                                  fmt_t(a.reported) + " but its lease is held on the server at " +
+                                  fmt_t(c) + " (from " + fmt_t(iv.start) + ")");
+        break;
+      }
+      if (iv.start > c) {
+        add(Check::no_orphan, a.owner + " reported " + a.ec.message() + " at " +
+                                  fmt_t(a.reported) + " but was granted on the server at " +
+                                  fmt_t(iv.start));
+        break;
+      }
+    }
+  }
+
+  // --- honest release / renew ---
+  for (const auto& s : im.honest_violations) add(Check::honest_release_renew, s);
+  for (int li : im.pending_release_checks) {
+    const auto& l = im.leases[static_cast<std::size_t>(li)];
+    const auto& a = owner_of(li);
+    bool ok = false;
+    for (const auto& iv : a.server) {
+      if (iv.end != kNever && iv.end >= l.release_start && iv.end <= l.release_end &&
+          !iv.expired && iv.own_release) {
+        ok = true;
+      }
+    }
+    if (!ok) {
+      add(Check::honest_release_renew,
+          a.owner + ": release reported success at " + fmt_t(l.release_end) +
+              " but the release did not end its lease (it had expired or was gone before " +
+              fmt_t(l.release_start) + ")");
+    }
+  }
+
+  // --- lease-loss notice ---
+  for (std::size_t i = 0; i < im.leases.size(); ++i) {
+    const auto& l = im.leases[i];
+    const auto& a = owner_of(static_cast<int>(i));
+    if (im.clients[static_cast<std::size_t>(a.client)].exempt) continue;
+    const Impl::Interval* iv = nullptr;
+    for (const auto& x : a.server) {
+      if (x.start <= l.granted) iv = &x;
+    }
+    if (iv == nullptr || iv->end == kNever || iv->own_release) continue;
+    const Nanos told = belief_end(l);
+    if (told > iv->end) {
+      add(Check::lease_loss_notice,
+          a.owner + "'s lease ended on the server at " + fmt_t(iv->end) +
+              (iv->expired ? " (expired)" : " (removed by someone else)") +
+              " but the holder believed it held until " +
+              (told >= end ? std::string("the end") : fmt_t(told)));
+    } else if (l.lost_notice == kNever && l.release_start == kNever) {
+      add(Check::lease_loss_notice, a.owner + "'s lease ended on the server at " + fmt_t(iv->end) +
+                                        " and the holder was never told");
+    }
+  }
+
+  // --- liveness ---
+  for (const auto& s : im.leak_violations) add(Check::liveness, s);
+  std::map<std::string, std::vector<std::pair<Nanos, Nanos>>> busy;  // resource -> held spans
+  for (const auto& a : im.attempts) {
+    for (const auto& iv : a.server) {
+      busy[a.resource].emplace_back(iv.start, iv.end == kNever ? end : iv.end);
+    }
+  }
+  for (auto& [r, v] : busy) std::sort(v.begin(), v.end());
+  for (const auto& a : im.attempts) {
+    if (im.clients[static_cast<std::size_t>(a.client)].exempt) continue;
+    const Nanos due = std::max(a.deadline, a.start) + config_.deadline_bound;
+    if (a.deadline >= healed_at_ && due <= end && (a.reported == kNever || a.reported > due)) {
+      add(Check::liveness, a.owner + " waited until " +
+                               (a.reported == kNever ? std::string("the end") : fmt_t(a.reported)) +
+                               ", deadline " + fmt_t(a.deadline));
+    }
+    // A free lock while this attempt waited (after the heal): must be granted within the bound.
+    const Nanos ws = std::max(a.start, healed_at_);
+    const Nanos we = std::min(a.reported == kNever ? end : a.reported, a.deadline);
+    if (ws >= we) continue;
+    Nanos free_from = ws;
+    auto it = busy.find(a.resource);
+    std::vector<std::pair<Nanos, Nanos>> spans;
+    if (it != busy.end()) spans = it->second;
+    spans.emplace_back(we, we);
+    for (const auto& [s, e] : spans) {
+      if (e <= free_from) continue;
+      const Nanos gap_end = std::min(s, we);
+      if (gap_end - free_from > config_.wake_bound) {
+        add(Check::liveness, a.owner + " kept waiting while " + a.resource + " was free from " +
+                                 fmt_t(free_from) + " to " + fmt_t(gap_end));
+        break;
+      }
+      free_from = std::max(free_from, e);
+      if (free_from >= we) break;
+    }
+  }
+  return out;
+}
+
+bool Run::all_pass(std::span<const Check> except) const {
+  for (const auto& v : verdicts()) {
+    if (v.violations.empty()) continue;
+    if (std::find(except.begin(), except.end(), v.check) != except.end()) continue;
+    return false;
+  }
+  return true;
+}
+
+std::string Run::report() const {
+  std::string s;
+  for (const auto& v : verdicts()) {
+    s.append("  ").append(check_name(v.check));
+    s.append(std::string(22 - check_name(v.check).size(), ' '));
+    s.append(v.violations.empty() ? "pass\n" : "FIRES\n");
+    for (const auto& x : v.violations) s.append("      ").append(x).append("\n");
+  }
+  s.append("  marks: ");
+  for (const auto& m : impl_->marks) s.append(m).append(" ");
+  s.append("\n");
+  return s;
+}
+
+}  // namespace lockwire::races

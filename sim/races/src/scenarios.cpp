@@ -1,0 +1,365 @@
+// The named race scenarios. Links are deterministic (50 µs one way, no jitter, no splits) unless
+// a scenario changes them, so the timings below are exact; each script checks at the end that its
+// race window was really hit (the coverage mark).
+#include <algorithm>
+#include <memory>
+
+#include "lockwire/races/races.hpp"
+
+namespace lockwire::races {
+
+namespace {
+
+bool in(Nanos t, Nanos a, Nanos b) { return t >= a && t <= b; }
+
+bool span_overlaps_grant(const Run& r, std::string_view waiter, Run::Span during) {
+  for (const auto& s : r.server_spans(waiter))
+    if (during.start >= Nanos{0} && s.start >= during.start &&
+        (during.end < Nanos{0} || s.start <= during.end)) {
+      return true;
+    }
+  return false;
+}
+
+// A holder on a slow link (30 ms one way) releases just before its server-side expiry: the
+// release is in flight when the lease expires and a waiter is granted.
+void delete_wrong_lock(Run& r) {
+  r.at(1ms, [&r] { r.world().net().link(r.node(0), r.server()).latency = 30ms; });
+  std::string a;
+  a = r.job(0, 2ms, Job{.ttl = 300ms}, [&r](const AcquireResult& res) {
+    if (res.ec) return;
+    const Nanos g = r.world().now();
+    r.at(g + 220ms, [&r] { r.release_latest(0); });
+  });
+  const std::string b = r.job(1, 40ms, Job{.ttl = 300ms, .wait = 2s, .writes = {50ms, 100ms},
+                                           .release_after = 150ms});
+  r.job(2, 50ms, Job{.ttl = 300ms, .wait = 2s, .writes = {0ms}, .release_after = 50ms});
+  r.run_until(1500ms);
+  r.finish();
+  if (span_overlaps_grant(r, b, r.release_span(a))) r.mark("release-in-flight-across-regrant");
+}
+
+// The holder asks to renew just before its lease ends; its link is clogged so the renewal
+// reaches the server after the lease expired and another client was granted.
+void extend_wrong_lock(Run& r) {
+  r.at(1ms, [&r] { r.world().net().link(r.node(0), r.server()).latency = 30ms; });
+  const std::string a = r.job(0, 2ms, Job{.ttl = 300ms}, [&r](const AcquireResult& res) {
+    if (res.ec) return;
+    const Nanos g = r.world().now();
+    r.at(g + 230ms, [&r] {
+      r.world().net().clog(r.node(0), r.server(), 60ms);
+      r.renew_latest(0);
+    });
+    r.at(g + 232ms, [&r] { r.mark("renew-requested"); });
+  });
+  const std::string b = r.job(1, 40ms, Job{.ttl = 300ms, .wait = 2s, .writes = {20ms},
+                                           .release_after = 150ms});
+  r.run_until(1500ms);
+  r.finish();
+  const Nanos gb = r.server_spans(b).empty() ? Nanos{-1} : r.server_spans(b)[0].start;
+  const Nanos ga = r.granted_at(a);
+  // The renewal was sent at grant+230ms and cannot arrive before grant+290ms; b was granted on
+  // the server in between.
+  if (r.marked("renew-requested") && ga >= Nanos{0} && in(gb, ga + 230ms, ga + 290ms)) {
+    r.mark("renew-in-flight-across-regrant");
+  }
+}
+
+// The waiter's deadline passes while its acquire is in flight (its link is clogged), and the
+// server grants it after the deadline.
+void wait_deadline_during_command(Run& r) {
+  r.job(0, 5ms, Job{.ttl = 1s, .writes = {10ms}}, [&r](const AcquireResult& res) {
+    if (res.ec) return;
+    const Nanos g = r.world().now();
+    r.at(g + 100ms, [&r] { r.release_latest(0); });
+    // As soon as the woken waiter sends its next attempt, the server stalls past its deadline.
+    auto sent = std::make_shared<std::uint64_t>(0);
+    r.at(g + 100ms, [&r, sent] { *sent = r.world().net().bytes_sent(r.connection_of(1), true); });
+    r.when(g + 100ms + 10us, g + 120ms, 10us,
+           [&r, sent] { return r.world().net().bytes_sent(r.connection_of(1), true) > *sent; },
+           [&r] { r.redis().stall(40ms); });
+  });
+  const std::string b = r.job(1, 10ms, Job{.ttl = 5s, .wait = 120ms, .writes = {0ms},
+                                           .release_after = 10ms});
+  r.job(2, 300ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
+  r.run_until(4s);
+  r.finish();
+  const auto rep = r.acquire_span(b);
+  for (const auto& s : r.server_spans(b))
+    if (r.acquire_failed(b) && s.start >= rep.end) r.mark("granted-after-deadline");
+}
+
+// The acquire is applied, then the connection is cut before its reply comes back.
+void acquire_reply_lost(Run& r) {
+  const std::string a = r.job(0, 5ms, Job{.ttl = 5s, .wait = 1s, .writes = {10ms},
+                                          .release_after = 100ms});
+  // The moment the server has applied it (the reply is on its way), the connection is cut.
+  r.when(5ms, 6ms, 1us, [&r, a] { return r.server_holds_now(a); },
+         [&r] { r.world().net().reset(r.connection_of(0)); });
+  r.at(5ms + 200us, [&r, a] {
+    if (r.server_holds_now(a) && r.acquire_span(a).end < Nanos{0}) r.mark("applied-reply-lost");
+  });
+  r.job(1, 20ms, Job{.ttl = 1s, .wait = 8s, .writes = {0ms}, .release_after = 10ms});
+  r.run_until(9s);
+  r.finish();
+}
+
+// The release request is lost with the connection (never applied).
+void release_reply_lost(Run& r) {
+  const std::string a = r.job(0, 5ms, Job{.ttl = 5s, .writes = {10ms}});
+  // The release request is cut off while on its way to the server.
+  auto sent = std::make_shared<std::uint64_t>(0);
+  r.at(60ms, [&r, sent] {
+    *sent = r.world().net().bytes_sent(r.connection_of(0), true);
+    r.release_latest(0);
+  });
+  r.when(60ms + 1us, 61ms, 1us,
+         [&r, sent] { return r.world().net().bytes_sent(r.connection_of(0), true) > *sent; },
+         [&r] { r.world().net().reset(r.connection_of(0)); });
+  r.at(60ms + 300us, [&r, a] {
+    const auto s = r.release_span(a);
+    if (s.start >= Nanos{0} && s.end < Nanos{0}) r.mark("release-reply-lost");
+  });
+  r.job(1, 20ms, Job{.ttl = 1s, .wait = 1s, .writes = {0ms}, .release_after = 10ms});
+  r.run_until(2s);
+  r.finish();
+}
+
+// The holder checks its lease, is paused past its TTL before its write lands, and writes with
+// its old token after another client was granted and wrote.
+void pause_beyond_ttl(Run& r) {
+  const std::string a = r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms, 150ms},
+                                          .release_after = 300ms},
+                              [&r](const AcquireResult& res) {
+                                if (res.ec) return;
+                                const Nanos g = r.world().now();
+                                r.at(g + 150ms + 500us, [&r] { r.node(0).pause(); });
+                                r.at(g + 600ms, [&r] { r.node(0).resume(); });
+                              });
+  const std::string b = r.job(1, 10ms, Job{.ttl = 200ms, .wait = 2s, .writes = {0ms, 20ms},
+                                           .release_after = 100ms});
+  r.run_until(1500ms);
+  r.finish();
+  const Nanos gb = r.granted_at(b);
+  for (Nanos t : r.accepted_writes(a))
+    if (gb >= Nanos{0} && t > gb) r.mark("stale-write-after-regrant");
+  for (Nanos t : r.rejected_writes(a))
+    if (gb >= Nanos{0} && t > gb) r.mark("stale-write-after-regrant");
+}
+
+// Four holder/waiter pairs on four resources; each holder's release lands at a different offset
+// around its waiter's first attempt, so one of them falls between the waiter's failed check and
+// its subscription (for every strategy's round-trip pattern).
+void notify_before_subscribe(Run& r) {
+  const Nanos t2 = 200ms;
+  const Nanos offsets[] = {-125us, -75us, -25us, 25us, 75us};
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (int i = 0; i < 5; ++i) {
+    const std::string res = std::string("r").append(std::to_string(i));
+    const int h = 2 * i, w = 2 * i + 1;
+    const std::string a = r.job(h, 5ms, Job{.resource = res, .ttl = 10s});
+    r.at(t2 + offsets[i], [&r, h] { r.release_latest(h); });
+    const std::string b = r.job(w, t2, Job{.resource = res, .ttl = 1s, .wait = 1s,
+                                           .writes = {0ms}, .release_after = 10ms});
+    pairs.emplace_back(a, b);
+  }
+  r.run_until(2s);
+  r.finish();
+  for (const auto& [a, b] : pairs) {
+    const auto sa = r.server_spans(a);
+    const Nanos tb = r.acquire_span(b).start;
+    // Released after the waiter's first attempt reached the server, within one more round trip.
+    if (!sa.empty() && sa[0].end >= Nanos{0} && in(sa[0].end, tb + 51us, tb + 150us)) {
+      r.mark("release-between-check-and-subscribe");
+    }
+  }
+}
+
+// Nobody releases: the waiter must wake when the holder's lease expires.
+void expiry_wake(Run& r) {
+  const std::string a = r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms}});
+  const std::string b = r.job(1, 10ms, Job{.ttl = 200ms, .wait = 2s, .writes = {0ms},
+                                           .release_after = 10ms});
+  r.run_until(3s);
+  r.finish();
+  const auto sa = r.server_spans(a);
+  const auto ab = r.acquire_span(b);
+  if (!sa.empty() && sa[0].expired && sa[0].end > ab.start) r.mark("expired-while-waiting");
+}
+
+// Several waiters of one process on one resource (one interest), the holder never releases.
+void many_waiters_one_subscription(Run& r) {
+  r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms}});
+  std::vector<std::string> ws;
+  for (int i = 0; i < 4; ++i) {
+    ws.push_back(r.job(1, 10ms + Nanos(i * 1000), Job{.ttl = 200ms, .wait = 3s, .writes = {0ms},
+                                                     .release_after = 20ms}));
+  }
+  r.run_until(4s);
+  r.finish();
+  int waited = 0;
+  for (const auto& w : ws)
+    if (r.acquire_span(w).start >= Nanos{0}) ++waited;
+  if (waited == 4) r.mark("four-waiters-one-process");
+}
+
+// The holder's wall clock steps back 1 s while it holds; only the monotonic clock may decide.
+void client_wall_clock_step(Run& r) {
+  r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms, 250ms}, .release_after = 400ms},
+        [&r](const AcquireResult& res) {
+          if (res.ec) return;
+          const Nanos g = r.world().now();
+          r.at(g + 100ms, [&r] {
+            r.node(0).step_wall(-1s);
+            r.mark("wall-step-while-held");
+          });
+        });
+  r.job(1, 10ms, Job{.ttl = 200ms, .wait = 2s, .writes = {0ms, 20ms}, .release_after = 100ms});
+  r.run_until(1500ms);
+  r.finish();
+}
+
+// The server's clock jumps forward 1.5 s while a 2 s lease is held: the server expires it early.
+// No client-side rule can see that; fencing must stop the stale holder's writes.
+void server_clock_jump_forward(Run& r) {
+  r.job(0, 5ms, Job{.ttl = 2s, .writes = {10ms, 1000ms}, .release_after = 1500ms},
+        [&r](const AcquireResult& res) {
+          if (res.ec) return;
+          const Nanos g = r.world().now();
+          r.at(g + 300ms, [&r] {
+            r.server().step_wall(1500ms);
+            r.mark("server-clock-jump-while-held");
+          });
+        });
+  r.job(1, 10ms, Job{.ttl = 2s, .wait = 3s, .writes = {0ms, 20ms}, .release_after = 900ms});
+  r.run_until(4s);
+  r.finish();
+}
+
+// Failover before the grant replicated: the promoted replica has no lock and an older token
+// counter, so a second client is granted the same token. Documented: no lock on asynchronous
+// replication is safe across failover.
+void failover_before_replication(Run& r) {
+  sim::SimRedis& replica = r.add_replica(200ms);
+  r.job(0, 5ms, Job{.ttl = 2s, .writes = {10ms, 400ms}, .release_after = 1s},
+        [&r, &replica](const AcquireResult& res) {
+          if (res.ec) return;
+          const Nanos g = r.world().now();
+          r.at(g + 20ms, [&r, &replica] {
+            r.fail_over_to(replica);
+            r.mark("failover-before-replication");
+          });
+        });
+  r.job(1, 10ms, Job{.ttl = 2s, .wait = 3s, .writes = {0ms, 100ms}, .release_after = 500ms});
+  r.run_until(4s);
+  r.finish();
+}
+
+// A restart without persistence loses the holder set and the fencing counter.
+void restart_without_persistence(Run& r) {
+  r.job(0, 5ms, Job{.ttl = 2s, .writes = {10ms, 500ms}, .release_after = 1s},
+        [&r](const AcquireResult& res) {
+          if (res.ec) return;
+          const Nanos g = r.world().now();
+          r.at(g + 100ms, [&r] {
+            r.redis().restart(sim::Persistence::none);
+            r.mark("restart-while-held");
+          });
+        });
+  r.job(1, 10ms, Job{.ttl = 2s, .wait = 3s, .writes = {0ms, 100ms}, .release_after = 300ms});
+  r.run_until(4s);
+  r.finish();
+}
+
+// The same with AOF (appendfsync always): nothing acknowledged is lost; clients reconnect.
+void restart_with_persistence(Run& r) {
+  r.job(0, 5ms, Job{.ttl = 500ms, .writes = {10ms, 300ms}, .release_after = 400ms},
+        [&r](const AcquireResult& res) {
+          if (res.ec) return;
+          const Nanos g = r.world().now();
+          r.at(g + 100ms, [&r] {
+            r.redis().restart(sim::Persistence::all);
+            r.mark("restart-while-held");
+          });
+        });
+  r.job(1, 10ms, Job{.ttl = 500ms, .wait = 3s, .writes = {0ms, 100ms}, .release_after = 200ms});
+  r.run_until(4s);
+  r.finish();
+}
+
+const std::vector<Scenario>& all() {
+  static const std::vector<Scenario> v = {
+      {"delete-wrong-lock",
+       "release in flight while the lease expires and another client is granted",
+       "get-then-del", "release-in-flight-across-regrant", {}, delete_wrong_lock},
+      {"extend-wrong-lock", "renewal reaches the server after expiry and another client's grant",
+       "blind-renew", "renew-in-flight-across-regrant", {}, extend_wrong_lock},
+      {"wait-deadline-during-command",
+       "wait deadline passes while the acquire is in flight; the server grants it afterwards",
+       "give-up-on-deadline", "granted-after-deadline", {}, wait_deadline_during_command},
+      {"acquire-reply-lost", "acquire applied, connection cut before the reply",
+       "replay-on-unknown", "applied-reply-lost", {}, acquire_reply_lost},
+      {"release-reply-lost", "release request lost with the connection", "assume-released",
+       "release-reply-lost", {}, release_reply_lost},
+      {"pause-beyond-ttl",
+       "holder paused past its TTL between check and write; another acquires; fencing rejects",
+       "no-fencing", "stale-write-after-regrant", {}, pause_beyond_ttl},
+      {"notify-before-subscribe",
+       "release published between the waiter's failed check and its subscription",
+       "no-recheck", "release-between-check-and-subscribe", {}, notify_before_subscribe, 10},
+      {"expiry-wake", "no release: the waiter must wake when the holder's lease expires",
+       "no-expiry-wake", "expired-while-waiting", {}, expiry_wake},
+      {"many-waiters-one-subscription",
+       "four waiters of one process on one resource, holder expires", "no-expiry-wake",
+       "four-waiters-one-process", {}, many_waiters_one_subscription},
+      {"client-wall-clock-step", "the holder's wall clock steps back 1 s while it holds",
+       "wall-clock", "wall-step-while-held", {}, client_wall_clock_step},
+      {"server-clock-jump-forward",
+       "server clock jumps 1.5 s forward during a 2 s lease (documented limitation: early "
+       "expiry cannot be noticed; fencing stops the stale holder)",
+       "no-fencing", "server-clock-jump-while-held", {Check::lease_loss_notice},
+       server_clock_jump_forward},
+      {"failover-before-replication",
+       "failover before the grant replicated: double grant with a repeated token (documented: "
+       "unsafe on async replication)",
+       "no-fencing", "failover-before-replication",
+       {Check::mutual_exclusion, Check::lease_loss_notice}, failover_before_replication},
+      {"restart-without-persistence",
+       "restart without persistence loses the lock and the token counter (documented)",
+       "no-fencing", "restart-while-held", {Check::mutual_exclusion, Check::lease_loss_notice},
+       restart_without_persistence},
+      {"restart-with-persistence", "restart with AOF always while a lease is held", "",
+       "restart-while-held", {}, restart_with_persistence},
+  };
+  return v;
+}
+
+}  // namespace
+
+std::span<const Scenario> scenarios() { return all(); }
+
+const Scenario* find_scenario(std::string_view name) {
+  for (const auto& s : all())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+ScenarioResult run_scenario(const Scenario& s, std::string_view strategy, std::uint64_t seed,
+                            bool keep_trace) {
+  RunConfig c;
+  c.seed = seed;
+  c.strategy = std::string(strategy);
+  c.clients = s.clients;
+  c.keep_trace = keep_trace;
+  Run r(c);
+  s.script(r);
+  ScenarioResult out;
+  out.verdicts = r.verdicts();
+  out.marked = r.marked(s.mark);
+  out.hash = r.trace_hash();
+  out.report = r.report();
+  if (keep_trace) out.timeline = r.timeline();
+  return out;
+}
+
+}  // namespace lockwire::races

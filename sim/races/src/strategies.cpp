@@ -1,0 +1,535 @@
+// Client lock strategies: lockwire's lock::Client, and a naive SET-NX lock with switchable,
+// well-known flaws. The flaws are the races other lock implementations shipped; each one exists
+// so that a checker can be shown to fire.
+#include <algorithm>
+#include <map>
+
+#include "lockwire/lock/client.hpp"
+#include "lockwire/races/races.hpp"
+#include "lockwire/resp/encoder.hpp"
+#include "lockwire/resp/reply.hpp"
+
+namespace lockwire::races {
+
+namespace {
+
+using Ec = std::error_code;
+
+// ---- lockwire ----------------------------------------------------------------------------------
+
+class LockwireStrategy final : public Strategy {
+ public:
+  LockwireStrategy(sim::Node& node, loop::ConnectionOptions o)
+      : node_(node), client_(std::make_unique<lock::Client>(node.loop(), std::move(o))) {}
+
+  void start() override { client_->start(); }
+
+  void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
+    lock::LockRequest req;
+    req.resource = spec.resource;
+    req.owner = spec.owner;
+    req.ttl = spec.ttl;
+    req.wait = spec.wait;
+    req.auto_renew = spec.auto_renew;
+    const int id = next_++;
+    auto alive = alive_;
+    req.on_lost = [this, id, alive](Ec) {
+      if (*alive && on_lost) on_lost(id);
+    };
+    client_->lock(std::move(req), [this, id, alive, done = std::move(done)](Ec ec, lock::Lease l) {
+      if (!*alive) return;
+      AcquireResult r;
+      r.ec = ec;
+      if (!ec) {
+        r.token = l.token();
+        r.lease = id;
+        leases_[id] = l;
+      }
+      done(r);
+    });
+  }
+
+  void release(int lease, std::function<void(Ec)> done) override {
+    auto it = leases_.find(lease);
+    if (it == leases_.end()) return done(lock::Errc::invalid_argument);
+    client_->release(it->second, std::move(done));
+  }
+  void renew(int lease, std::function<void(Ec)> done) override {
+    auto it = leases_.find(lease);
+    if (it == leases_.end()) return done(lock::Errc::invalid_argument);
+    client_->renew(it->second, std::move(done));
+  }
+  bool believes_held(int lease) const override {
+    auto it = leases_.find(lease);
+    if (it == leases_.end()) return false;
+    return it->second.held() && node_.loop().now() < it->second.valid_until();
+  }
+  bool server_holds(const sim::RedisModel& m, std::string_view resource, std::string_view owner,
+                    std::int64_t* expire_at_ms) const override {
+    std::string key = "lockwire:{";
+    key.append(resource).append("}");
+    const auto p = m.peek(key);
+    if (!p.found || p.items.size() < 2) return false;
+    // The first field of the holder set is the grantee (HSETNX created the key with it); later
+    // fields are claims that back off within one round trip.
+    if (p.items[0].size() != owner.size() + 2 || p.items[0].compare(0, 2, "x:") != 0 ||
+        std::string_view(p.items[0]).substr(2) != owner) {
+      return false;
+    }
+    if (expire_at_ms) *expire_at_ms = p.expire_at_ms;
+    return true;
+  }
+  std::size_t in_flight() const override { return client_->connection().in_flight(); }
+  void close() override {
+    *alive_ = false;
+    client_->close();
+  }
+  ~LockwireStrategy() override { *alive_ = false; }
+
+ private:
+  sim::Node& node_;
+  std::unique_ptr<lock::Client> client_;
+  std::map<int, lock::Lease> leases_;
+  int next_ = 1;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+// ---- naive SET NX lock with flaws --------------------------------------------------------------
+
+struct Flaws {
+  bool get_then_del = false;        // release: GET, then DEL in a second round trip
+  bool blind_renew = false;         // renew: PEXPIRE without checking the owner
+  bool give_up = false;             // deadline during an in-flight acquire: forget its reply
+  bool replay_unknown = false;      // lost acquire reply: send the SET NX again
+  bool assume_released = false;     // lost release reply: report success
+  bool no_recheck = false;          // wait: no re-check after the subscription is confirmed
+  bool no_expiry_wake = false;      // wait: only a release message wakes (no timer at expiry)
+  bool wall_clock = false;          // lease validity judged on the wall clock
+  bool no_fencing = false;          // hands out token 0
+};
+
+std::string str_of(const resp::Frame& f) {
+  if (f.empty()) return {};
+  return std::string(f[0].value);
+}
+std::optional<std::int64_t> int_of(const resp::Frame& f) {
+  if (f.empty()) return std::nullopt;
+  return resp::to_int64(f[resp::value_index(f)]);
+}
+bool is_null(const resp::Frame& f) {
+  return f.empty() || f[0].type == resp::Type::null;
+}
+// The i-th element of an aggregate frame (EXEC reply, push), as a sub-frame.
+resp::Frame element(const resp::Frame& arr, std::size_t i) {
+  if (arr.empty() || !resp::is_aggregate(arr[0].type)) return {};
+  const std::uint32_t d = arr[0].depth + 1;
+  std::size_t k = 0;
+  for (std::size_t pos = 1; pos < arr.size(); ++pos) {
+    if (arr[pos].depth != d) continue;
+    if (k++ != i) continue;
+    std::size_t end = pos + 1;
+    while (end < arr.size() && arr[end].depth > d) ++end;
+    return arr.subspan(pos, end - pos);
+  }
+  return {};
+}
+
+class NaiveStrategy final : public Strategy {
+ public:
+  NaiveStrategy(sim::Node& node, loop::ConnectionOptions o, Flaws f)
+      : node_(node), conn_(std::make_unique<loop::Connection>(node.loop(), std::move(o))), f_(f) {
+    conn_->add_push_handler([this](resp::Frame p) { on_push(p); });
+  }
+  ~NaiveStrategy() override { *alive_ = false; }
+
+  void start() override { conn_->start(); }
+
+  void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
+    auto w = std::make_shared<Waiter>();
+    w->spec = spec;
+    w->done = std::move(done);
+    w->deadline = node_.loop().now() + spec.wait;
+    if (spec.wait > Nanos{0}) {
+      w->deadline_timer = node_.loop().make_timer([this, w] {
+        if (w->finished) return;
+        if (w->in_flight && !f_.give_up) {
+          w->expired = true;  // the reply decides (a grant is released)
+          return;
+        }
+        finish(w, lock::Errc::timed_out);
+      });
+      w->deadline_timer->start(spec.wait);
+    }
+    attempt(w);
+  }
+
+  void release(int id, std::function<void(Ec)> done) override {
+    auto it = leases_.find(id);
+    if (it == leases_.end()) return done(lock::Errc::invalid_argument);
+    Lease& l = it->second;
+    l.released = true;
+    if (l.loss_timer) l.loss_timer->stop();
+    const std::string key = key_of(l.resource), ch = key + ":ch", owner = l.owner;
+    auto alive = alive_;
+    if (f_.get_then_del) {
+      conn_->command({"GET", key}, [this, alive, key, ch, owner, done](Ec ec,
+                                                                        const loop::Replies& r) {
+        if (!*alive) return;
+        if (ec || r.size() == 0) return done(unknown_or(ec));
+        if (str_of(r[0]) != owner) return done(lock::Errc::not_held);
+        conn_->command({"DEL", key}, [this, alive, ch, done](Ec ec2, const loop::Replies& r2) {
+          if (!*alive) return;
+          if (ec2 || r2.size() == 0) return done(unknown_or(ec2));
+          conn_->command({"PUBLISH", ch, "free"}, [](Ec, const loop::Replies&) {});
+          done(int_of(r2[0]).value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
+        });
+      });
+      return;
+    }
+    guarded(key, owner, {"DEL", key}, {"PUBLISH", ch, "free"}, [this, done, alive](Ec ec) {
+      if (!*alive) return;
+      if (f_.assume_released && ec == lock::Errc::outcome_unknown) ec = {};  // the flaw
+      done(ec);
+    });
+  }
+
+  void renew(int id, std::function<void(Ec)> done) override {
+    auto it = leases_.find(id);
+    if (it == leases_.end() || it->second.released) return done(lock::Errc::not_held);
+    const std::string key = key_of(it->second.resource), owner = it->second.owner;
+    const std::string ttl = std::to_string(it->second.ttl_ms);
+    const loop::MonoTime t_send = node_.loop().now();
+    const loop::WallTime w_send = node_.loop().wall_now();
+    auto alive = alive_;
+    auto ok = [this, id, t_send, w_send, done, alive](Ec ec) {
+      if (!*alive) return;
+      if (!ec) {
+        auto it2 = leases_.find(id);
+        if (it2 != leases_.end()) {
+          it2->second.valid_until = t_send + it2->second.ttl;
+          it2->second.wall_until = w_send.since_epoch + it2->second.ttl;
+          arm_loss(id);
+        }
+      }
+      done(ec);
+    };
+    if (f_.blind_renew) {
+      conn_->command({"PEXPIRE", key, ttl}, [ok, alive](Ec ec, const loop::Replies& r) {
+        if (!*alive) return;
+        if (ec || r.size() == 0) return ok(unknown_or(ec));
+        ok(int_of(r[0]).value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
+      });
+      return;
+    }
+    guarded(key, owner, {"PEXPIRE", key, ttl}, {}, ok);
+  }
+
+  bool believes_held(int id) const override {
+    auto it = leases_.find(id);
+    if (it == leases_.end()) return false;
+    const Lease& l = it->second;
+    if (l.released || l.lost) return false;
+    if (f_.wall_clock) return node_.loop().wall_now().since_epoch < l.wall_until;
+    return node_.loop().now() < l.valid_until;
+  }
+
+  bool server_holds(const sim::RedisModel& m, std::string_view resource, std::string_view owner,
+                    std::int64_t* expire_at_ms) const override {
+    const auto p = m.peek(key_of(resource));
+    if (!p.found || p.items.size() != 1 || p.items[0] != owner) return false;
+    if (expire_at_ms) *expire_at_ms = p.expire_at_ms;
+    return true;
+  }
+  std::size_t in_flight() const override { return conn_->in_flight(); }
+  void close() override {
+    *alive_ = false;
+    for (auto& [id, l] : leases_) l.loss_timer.reset();
+    for (auto& [k, s] : subs_) s.backstop.reset();
+    conn_->close();
+  }
+
+ private:
+  struct Waiter {
+    AcquireSpec spec;
+    std::function<void(AcquireResult)> done;
+    loop::MonoTime deadline{};
+    std::unique_ptr<loop::Timer> deadline_timer;
+    bool in_flight = false;
+    bool finished = false;
+    bool expired = false;  // deadline passed while an attempt was in flight
+  };
+  using WaiterPtr = std::shared_ptr<Waiter>;
+  struct Lease {
+    std::string resource, owner;
+    Nanos ttl{0};
+    std::int64_t ttl_ms = 0;
+    loop::MonoTime valid_until{};
+    Nanos wall_until{0};
+    bool released = false, lost = false;
+    std::unique_ptr<loop::Timer> loss_timer;
+  };
+  struct Sub {
+    bool subscribed = false;
+    std::vector<WaiterPtr> waiters;
+    std::unique_ptr<loop::Timer> backstop;
+  };
+
+  static std::string key_of(std::string_view resource) {
+    std::string k = "naive:";
+    k.append(resource);
+    return k;
+  }
+  static Ec unknown_or(Ec ec) {
+    if (ec == loop::Errc::outcome_unknown) return lock::Errc::outcome_unknown;
+    return ec ? Ec(lock::Errc::connection) : Ec(lock::Errc::protocol);
+  }
+
+  // WATCH key; GET key; == owner → MULTI cmd [extra] EXEC. done(ok / not_held / error).
+  void guarded(const std::string& key, const std::string& owner, std::vector<std::string> cmd,
+               std::vector<std::string> extra, std::function<void(Ec)> done) {
+    loop::Request r;
+    resp::append_command(r.bytes, "WATCH", key);
+    resp::append_command(r.bytes, "GET", key);
+    r.commands = 2;
+    auto alive = alive_;
+    conn_->watch(std::move(r), [alive, owner, cmd = std::move(cmd), extra = std::move(extra),
+                                done = std::move(done)](Ec ec, const loop::Replies& rep,
+                                                        loop::WatchTxn txn) {
+      if (!*alive) return;
+      if (ec || !txn.valid() || rep.size() < 2) return done(unknown_or(ec));
+      if (str_of(rep[1]) != owner) {
+        txn.unwatch();
+        return done(lock::Errc::not_held);
+      }
+      loop::Request b;
+      b.kind = loop::RequestKind::atomic;
+      resp::append_command(b.bytes, "MULTI");
+      std::vector<std::string_view> v(cmd.begin(), cmd.end());
+      resp::append_command(b.bytes, std::span<const std::string_view>(v));
+      b.commands = 3;
+      if (!extra.empty()) {
+        std::vector<std::string_view> e(extra.begin(), extra.end());
+        resp::append_command(b.bytes, std::span<const std::string_view>(e));
+        ++b.commands;
+      }
+      resp::append_command(b.bytes, "EXEC");
+      txn.exec(std::move(b), [alive, done](Ec ec2, const loop::Replies& r2) {
+        if (!*alive) return;
+        if (ec2 || r2.size() == 0) return done(unknown_or(ec2));
+        const resp::Frame ex = r2.back();
+        if (is_null(ex)) return done(lock::Errc::not_held);
+        done(int_of(element(ex, 0)).value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
+      });
+    });
+  }
+
+  void finish(const WaiterPtr& w, Ec ec, std::uint64_t token = 0, int lease = -1) {
+    if (w->finished) return;
+    w->finished = true;
+    if (w->deadline_timer) w->deadline_timer->stop();
+    AcquireResult r;
+    r.ec = ec;
+    r.token = token;
+    r.lease = lease;
+    auto done = std::move(w->done);
+    if (done) done(r);
+  }
+
+  void attempt(const WaiterPtr& w) {
+    if (w->finished || w->in_flight) return;
+    const std::string key = key_of(w->spec.resource);
+    const std::string ttl = std::to_string(std::max<std::int64_t>(
+        1, std::chrono::duration_cast<std::chrono::milliseconds>(w->spec.ttl).count()));
+    loop::Request r;
+    r.kind = loop::RequestKind::atomic;
+    resp::append_command(r.bytes, "MULTI");
+    resp::append_command(r.bytes, "SET", key, w->spec.owner, "NX", "PX", ttl);
+    resp::append_command(r.bytes, "INCR", key + ":tok");
+    resp::append_command(r.bytes, "PTTL", key);
+    resp::append_command(r.bytes, "EXEC");
+    r.commands = 5;
+    w->in_flight = true;
+    const loop::MonoTime t_send = node_.loop().now();
+    const loop::WallTime w_send = node_.loop().wall_now();
+    auto alive = alive_;
+    conn_->send(std::move(r), [this, alive, w, t_send, w_send](Ec ec, const loop::Replies& rep) {
+      if (!*alive) return;
+      w->in_flight = false;
+      if (ec == loop::Errc::outcome_unknown && f_.replay_unknown && !w->finished) {
+        attempt(w);  // blind replay: the first SET may have been applied
+        return;
+      }
+      if (ec || rep.size() == 0) {
+        if (w->finished) return;
+        if (!f_.give_up && !f_.replay_unknown && ec == loop::Errc::outcome_unknown) {
+          // Remove a claim that may exist (guarded by owner), then report.
+          const std::string k = key_of(w->spec.resource);
+          guarded(k, w->spec.owner, {"DEL", k}, {}, [](Ec) {});
+        }
+        return finish(w, unknown_or(ec));
+      }
+      const resp::Frame ex = rep.back();
+      const bool granted = str_of(element(ex, 0)) == "OK";
+      const std::uint64_t token =
+          static_cast<std::uint64_t>(int_of(element(ex, 1)).value_or(0));
+      const std::int64_t pttl = int_of(element(ex, 2)).value_or(-2);
+      if (granted) {
+        if (w->finished || w->expired) {
+          if (w->finished) return;  // gave up: the grant stays behind (the flaw)
+          const std::string k = key_of(w->spec.resource);
+          guarded(k, w->spec.owner, {"DEL", k}, {}, [](Ec) {});
+          return finish(w, lock::Errc::timed_out);
+        }
+        const int id = next_++;
+        Lease& l = leases_[id];
+        l.resource = w->spec.resource;
+        l.owner = w->spec.owner;
+        l.ttl = w->spec.ttl;
+        l.ttl_ms = std::max<std::int64_t>(
+            1, std::chrono::duration_cast<std::chrono::milliseconds>(w->spec.ttl).count());
+        l.valid_until = t_send + w->spec.ttl;
+        l.wall_until = w_send.since_epoch + w->spec.ttl;
+        arm_loss(id);
+        return finish(w, {}, f_.no_fencing ? 0 : token, id);
+      }
+      if (w->finished) return;
+      if (w->expired || w->spec.wait <= Nanos{0} || node_.loop().now() >= w->deadline) {
+        return finish(w, lock::Errc::timed_out);
+      }
+      wait(w, pttl);
+    });
+  }
+
+  void wait(const WaiterPtr& w, std::int64_t pttl) {
+    const std::string ch = key_of(w->spec.resource) + ":ch";
+    Sub& s = subs_[ch];
+    s.waiters.push_back(w);
+    if (!s.backstop) {
+      s.backstop = node_.loop().make_timer([this, ch] { wake(ch); });
+    }
+    if (!f_.no_expiry_wake && pttl > 0) s.backstop->start(std::chrono::milliseconds(pttl + 1));
+    if (!s.subscribed) {
+      s.subscribed = true;
+      conn_->command({"SUBSCRIBE", ch}, [](Ec, const loop::Replies&) {});
+    }
+  }
+
+  void wake(const std::string& ch) {
+    auto it = subs_.find(ch);
+    if (it == subs_.end()) return;
+    auto ws = std::move(it->second.waiters);
+    it->second.waiters.clear();
+    for (auto& w : ws) attempt(w);
+  }
+
+  void on_push(resp::Frame p) {
+    // >3 subscribe ch n | >3 message ch payload
+    const resp::Frame kind = element(p, 0), chf = element(p, 1);
+    const std::string k = str_of(kind), ch = str_of(chf);
+    if (k == "message") return wake(ch);
+    if (k == "subscribe" && !f_.no_recheck) return wake(ch);
+  }
+  void arm_loss(int id) {
+    Lease& l = leases_[id];
+    if (!l.loss_timer) {
+      l.loss_timer = node_.loop().make_timer([this, id] { check_loss(id); });
+    }
+    l.loss_timer->start(std::max(l.valid_until - node_.loop().now(), Nanos{0}));
+  }
+  void check_loss(int id) {
+    Lease& l = leases_[id];
+    if (l.released || l.lost) return;
+    if (f_.wall_clock) {
+      const Nanos left = l.wall_until - node_.loop().wall_now().since_epoch;
+      if (left > Nanos{0}) {
+        l.loss_timer->start(left);
+        return;
+      }
+    }
+    l.lost = true;
+    if (on_lost) on_lost(id);
+  }
+
+  sim::Node& node_;
+  std::unique_ptr<loop::Connection> conn_;
+  Flaws f_;
+  std::map<int, Lease> leases_;
+  std::map<std::string, Sub> subs_;
+  int next_ = 1;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+struct Entry {
+  StrategyInfo info;
+  bool lockwire;
+  Flaws flaws;
+};
+
+Flaws flaw(bool Flaws::*m) {
+  Flaws f;
+  f.*m = true;
+  return f;
+}
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> e = {
+      {{"lockwire", "lockwire's lock::Client (docs/protocol.md)"}, true, {}},
+      {{"get-then-del", "release = GET, compare, then DEL in a second round trip"},
+       false,
+       flaw(&Flaws::get_then_del)},
+      {{"blind-renew", "renew = PEXPIRE without checking who holds the key"},
+       false,
+       flaw(&Flaws::blind_renew)},
+      {{"give-up-on-deadline", "wait deadline during an in-flight acquire: ignore its reply"},
+       false,
+       flaw(&Flaws::give_up)},
+      {{"replay-on-unknown", "acquire reply lost: send the same SET NX again"},
+       false,
+       flaw(&Flaws::replay_unknown)},
+      {{"assume-released", "release reply lost: report the lock released"},
+       false,
+       flaw(&Flaws::assume_released)},
+      {{"no-recheck", "wait: subscribe, but no re-check once the subscription is confirmed"},
+       false,
+       [] {
+         Flaws f;
+         f.no_recheck = true;
+         f.no_expiry_wake = true;
+         return f;
+       }()},
+      {{"no-expiry-wake", "wait: woken only by release messages, never at the holder's expiry"},
+       false,
+       flaw(&Flaws::no_expiry_wake)},
+      {{"wall-clock", "lease validity judged on the client's wall clock"},
+       false,
+       flaw(&Flaws::wall_clock)},
+      {{"no-fencing", "no fencing token (always 0)"}, false, flaw(&Flaws::no_fencing)},
+      {{"naive", "SET NX PX lock with guarded release/renew (no known flaw switched on)"},
+       false,
+       {}},
+  };
+  return e;
+}
+
+}  // namespace
+
+std::span<const StrategyInfo> strategies() noexcept {
+  static const std::vector<StrategyInfo> v = [] {
+    std::vector<StrategyInfo> out;
+    for (const auto& e : entries()) out.push_back(e.info);
+    return out;
+  }();
+  return v;
+}
+
+std::unique_ptr<Strategy> make_strategy(std::string_view name, sim::Node& node,
+                                        loop::ConnectionOptions options) {
+  for (const auto& e : entries()) {
+    if (e.info.name != name) continue;
+    if (e.lockwire) return std::make_unique<LockwireStrategy>(node, std::move(options));
+    return std::make_unique<NaiveStrategy>(node, std::move(options), e.flaws);
+  }
+  return nullptr;
+}
+
+}  // namespace lockwire::races

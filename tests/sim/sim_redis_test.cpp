@@ -1,0 +1,187 @@
+// SimRedis as a node: fault hooks, persistence across restarts, replication with lag and
+// failover, CLIENT PAUSE, half-open connections. Raw RESP bytes so each reply is visible.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockwire/sim/sim_redis.hpp"
+#include "lockwire/sim/world.hpp"
+#include "resp_frames.hpp"
+
+namespace lockwire::sim {
+namespace {
+
+std::string enc(std::initializer_list<std::string_view> args) {
+  std::string out = "*";
+  out += std::to_string(args.size());
+  out += "\r\n";
+  for (auto a : args) {
+    out += "$";
+    out += std::to_string(a.size());
+    out += "\r\n";
+    out.append(a);
+    out += "\r\n";
+  }
+  return out;
+}
+
+// A raw client: sends commands, collects reply frames.
+struct Raw : loop::StreamHandler {
+  World& w;
+  std::unique_ptr<loop::Stream> s;
+  std::string buf;
+  std::vector<std::string> frames;
+  bool connected = false, closed = false;
+  Raw(World& world, Node& from, const loop::Endpoint& ep) : w(world) {
+    s = from.loop().connect(ep, *this, std::chrono::seconds(1));
+    w.run_until([&] { return connected || closed; }, w.now() + std::chrono::seconds(2));
+  }
+  void on_connected(std::error_code ec) override {
+    connected = !ec;
+    closed = static_cast<bool>(ec);
+  }
+  void on_data(std::string_view b) override {
+    buf.append(b);
+    std::size_t rest = 0;
+    for (auto& f : test::split_frames(buf, &rest)) frames.push_back(f);
+    buf.erase(0, rest);
+  }
+  void on_closed(std::error_code) override { closed = true; }
+  // Sends one command and runs the world until its reply (or a close / 2 s of virtual time).
+  std::string call(std::initializer_list<std::string_view> args) {
+    const std::size_t before = frames.size();
+    s->write(enc(args));
+    w.run_until([&] { return frames.size() > before || closed; },
+                w.now() + std::chrono::seconds(2));
+    return frames.size() > before ? frames[before] : std::string("<none>");
+  }
+};
+
+struct Fixture : ::testing::Test {
+  World w{11};
+  Node& srv = w.add_node("redis");
+  Node& cli = w.add_node("client");
+};
+
+TEST_F(Fixture, LoadingBusyErrors) {
+  SimRedis r(w, srv);
+  Raw c(w, cli, r.endpoint());
+  r.set_loading(true);
+  EXPECT_EQ(c.call({"GET", "k"}), "-LOADING Redis is loading the dataset in memory\r\n");
+  EXPECT_EQ(c.call({"PING"}), "-LOADING Redis is loading the dataset in memory\r\n");
+  EXPECT_EQ(c.call({"ECHO", "x"}), "$1\r\nx\r\n");  // allowed while loading, as in Redis
+  r.set_loading(false);
+  r.set_busy(true);
+  EXPECT_EQ(c.call({"SET", "k", "v"}),
+            "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+            "NOSAVE.\r\n");
+  r.set_busy(false);
+  EXPECT_EQ(c.call({"SET", "k", "v"}), "+OK\r\n");
+}
+
+TEST_F(Fixture, RestartKeepsWhatPersistenceKeeps) {
+  SimRedis r(w, srv);
+  {
+    Raw c(w, cli, r.endpoint());
+    EXPECT_EQ(c.call({"SET", "a", "1"}), "+OK\r\n");
+    r.save();
+    EXPECT_EQ(c.call({"SET", "b", "2"}), "+OK\r\n");
+    r.kill();
+    w.run_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(c.closed);
+  }
+  {
+    Raw refused(w, cli, r.endpoint());  // the process is dead: connects are refused
+    EXPECT_FALSE(refused.connected);
+  }
+  r.restart(Persistence::last_save);
+  {
+    Raw c(w, cli, r.endpoint());
+    EXPECT_EQ(c.call({"GET", "a"}), "$1\r\n1\r\n");
+    EXPECT_EQ(c.call({"GET", "b"}), "$-1\r\n");
+  }
+  r.restart(Persistence::none);
+  if (std::getenv("SIMDBG")) std::fputs(w.trace().timeline().c_str(), stdout);
+  Raw c(w, cli, r.endpoint());
+  EXPECT_EQ(c.call({"DBSIZE"}), ":0\r\n");
+}
+
+TEST_F(Fixture, ReplicationLagReadonlyAndFailover) {
+  Node& rn = w.add_node("replica");
+  SimRedis primary(w, srv);
+  SimRedis replica(w, rn);
+  primary.add_replica(replica, std::chrono::milliseconds(50));
+  Raw p(w, cli, primary.endpoint());
+  Raw q(w, cli, replica.endpoint());
+  EXPECT_EQ(p.call({"SET", "k", "v1"}), "+OK\r\n");
+  EXPECT_EQ(q.call({"GET", "k"}), "$-1\r\n");  // not replicated yet
+  EXPECT_EQ(q.call({"SET", "x", "y"}),
+            "-READONLY You can't write against a read only replica.\r\n");
+  EXPECT_EQ(p.call({"WAIT", "1", "0"}), ":0\r\n");
+  w.run_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(q.call({"GET", "k"}), "$2\r\nv1\r\n");
+  EXPECT_EQ(p.call({"WAIT", "1", "0"}), ":1\r\n");
+  EXPECT_EQ(test::shape(q.call({"ROLE"})), "*5[$?,$?,:?,$?,:?,]");
+  EXPECT_EQ(test::shape(p.call({"ROLE"})), "*3[$?,:?,*1[*3[$?,$?,$?,],],]");
+  // A lease written with a TTL expires on the replica through the primary's DEL.
+  EXPECT_EQ(p.call({"SET", "lease", "me", "PX", "100"}), "+OK\r\n");
+  w.run_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(q.call({"EXISTS", "lease"}), ":0\r\n");
+  // Failover: the replica is promoted; the old primary still accepts writes (split brain).
+  EXPECT_EQ(p.call({"SET", "k", "lost"}), "+OK\r\n");
+  replica.promote();
+  EXPECT_EQ(q.call({"SET", "k", "v2"}), "+OK\r\n");
+  w.run_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(q.call({"GET", "k"}), "$2\r\nv2\r\n");
+  EXPECT_EQ(p.call({"GET", "k"}), "$4\r\nlost\r\n");
+}
+
+TEST_F(Fixture, ClientPauseDelaysThenRuns) {
+  SimRedis r(w, srv);
+  Raw a(w, cli, r.endpoint());
+  Raw b(w, cli, r.endpoint());
+  EXPECT_EQ(a.call({"CLIENT", "PAUSE", "300", "WRITE"}), "+OK\r\n");
+  EXPECT_EQ(b.call({"GET", "k"}), "$-1\r\n");  // reads still run
+  const auto t0 = w.now();
+  b.s->write(enc({"SET", "k", "v"}));
+  w.run_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(b.frames.size(), 1u);  // held for the pause
+  w.run_until([&] { return b.frames.size() == 2; }, w.now() + std::chrono::seconds(2));
+  ASSERT_EQ(b.frames.size(), 2u);
+  EXPECT_EQ(b.frames[1], "+OK\r\n");
+  EXPECT_GE(w.now() - t0, std::chrono::milliseconds(250));
+}
+
+TEST_F(Fixture, DropConnectionsAndHalfOpen) {
+  SimRedis r(w, srv);
+  Raw a(w, cli, r.endpoint());
+  EXPECT_EQ(a.call({"PING"}), "+PONG\r\n");
+  r.drop_connections();
+  w.run_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(a.closed);
+  Raw b(w, cli, r.endpoint());
+  EXPECT_EQ(b.call({"PING"}), "+PONG\r\n");
+  w.net().half_open(w.net().connections_of(cli).back());
+  EXPECT_EQ(b.call({"PING"}), "<none>");  // nothing arrives, nobody is told
+  EXPECT_FALSE(b.closed);
+}
+
+TEST_F(Fixture, TrackingPushOnActiveExpiry) {
+  SimRedis r(w, srv);
+  Raw c(w, cli, r.endpoint());
+  c.call({"HELLO", "3"});
+  EXPECT_EQ(c.call({"CLIENT", "TRACKING", "ON"}), "+OK\r\n");
+  EXPECT_EQ(c.call({"SET", "lease", "x", "PX", "50"}), "+OK\r\n");
+  EXPECT_EQ(c.call({"GET", "lease"}), "$1\r\nx\r\n");
+  const std::size_t before = c.frames.size();
+  w.run_for(std::chrono::milliseconds(200));  // no access: only active expiry can notice
+  ASSERT_EQ(c.frames.size(), before + 1);
+  EXPECT_EQ(c.frames.back(), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$5\r\nlease\r\n");
+}
+
+}  // namespace
+}  // namespace lockwire::sim
