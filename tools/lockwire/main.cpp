@@ -627,7 +627,8 @@ class Session {
       std::printf("%s %s %s %s%s (last token %llu)\n", t.c_str(), o_.resource.c_str(), event,
                   state_name(v->state), who.c_str(), static_cast<unsigned long long>(token));
     }
-    std::fflush(stdout);  // one line per change, visible at once (pipes, tests)
+    std::fflush(stdout);                   // one line per change, visible at once (pipes, tests)
+    if (std::ferror(stdout)) finish(kOk);  // the reader went away (`lockwire watch r | head -3`)
   }
 
   void on_view(const View& v, std::uint64_t token) {
