@@ -1159,7 +1159,7 @@ void cmd_hello(Impl& s, Client& c, Args& a) {
   if (!c.authenticated)
     return s.raw(c,
                  "-NOAUTH HELLO must be called with the client already authenticated, otherwise "
-                 "the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the "
+                 "the HELLO AUTH <user> <pass> option can be used to authenticate the "
                  "client and select the RESP protocol version at the same time\r\n");
   if (name != nullptr && !set_name(s, c, *name)) return;
   if (ver != 0) c.resp = static_cast<int>(ver);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -104,6 +105,130 @@ TEST_P(Differential, ModelMatchesRedis) {
   const Transcript real = run_tcp(steps, server_->port(), model);
   const std::string diff = compare(steps, model, real);
   EXPECT_TRUE(diff.empty()) << "script " << GetParam().name << " differs:\n" << diff;
+}
+
+// With a password: NOAUTH precedence, AUTH/HELLO AUTH, unauthenticated protocol limits.
+// clang-format off
+const Script kAuthScripts[] = {
+  {"noauth", "GET k | PING | ECHO x | HELLO | HELLO 3 | CLIENT ID | MULTI | AUTH wrong | AUTH default wrong | AUTH secret | GET k | PING"},
+  {"hello_auth", "HELLO 3 AUTH default wrong | HELLO 3 AUTH default secret | GET k | RESET | GET k | AUTH default secret | GET k"},
+  {"noauth_multi", "AUTH secret | MULTI | GET k | EXEC"},
+  {"noauth_big_multibulk", "@raw *11\\r\\n"},
+  {"noauth_big_bulk", "@raw *1\\r\\n$20000\\r\\n"},
+  {"noauth_quit", "QUIT"},
+};
+// clang-format on
+
+class DifferentialAuth : public ::testing::TestWithParam<Script> {
+ public:
+  static void SetUpTestSuite() {
+    server_ = std::make_unique<lockwire::test::RedisServer>(
+        std::vector<std::string>{"--requirepass", "secret"});
+  }
+  static void TearDownTestSuite() { server_.reset(); }
+
+ protected:
+  static std::unique_ptr<lockwire::test::RedisServer> server_;
+};
+std::unique_ptr<lockwire::test::RedisServer> DifferentialAuth::server_;
+
+TEST_P(DifferentialAuth, ModelMatchesRedis) {
+  const auto steps = parse_script(GetParam().text);
+  RedisModelOptions opt;
+  opt.requirepass = "secret";
+  const Transcript model = run_model(steps, opt);
+  const Transcript real = run_tcp(steps, server_->port(), model);
+  const std::string diff = compare(steps, model, real);
+  EXPECT_TRUE(diff.empty()) << "script " << GetParam().name << " differs:\n" << diff;
+}
+INSTANTIATE_TEST_SUITE_P(Scripts, DifferentialAuth, ::testing::ValuesIn(kAuthScripts),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Random scripts from a small grammar (keys collide on purpose; two connections interleave
+// transactions). Each seed is one script; a failure prints the script, which replays as a
+// regular kScripts line.
+std::string random_script(std::uint64_t seed) {
+  Rng r(seed);
+  const char* keys[] = {"k1", "k2", "h1", "z1", "s1", "n1"};
+  const char* vals[] = {"v", "1", "-3", "10", "x y", "9223372036854775806", "2.5", ""};
+  auto key = [&] { return std::string(keys[r.below(6)]); };
+  auto val = [&] {
+    std::string v = vals[r.below(8)];
+    return v.find(' ') != std::string::npos || v.empty() ? "\"" + v + "\"" : v;
+  };
+  const std::vector<std::function<std::string()>> gens = {
+      [&] { return "SET " + key() + " " + val(); },
+      [&] {
+        const char* o[] = {"NX", "XX", "GET", "EX 100", "PX 100000", "KEEPTTL", "NX GET", "XX GET"};
+        return "SET " + key() + " " + val() + " " + o[r.below(8)];
+      },
+      [&] { return "GET " + key(); },
+      [&] { return "INCR " + key(); },
+      [&] { return "INCRBY " + key() + " " + val(); },
+      [&] { return "DECRBY " + key() + " " + val(); },
+      [&] { return "DEL " + key() + " " + key(); },
+      [&] { return "EXISTS " + key() + " " + key(); },
+      [&] { return "TYPE " + key(); },
+      [&] {
+        const char* o[] = {"", " NX", " XX", " GT", " LT"};
+        return "EXPIRE " + key() + " " + std::to_string(100 + r.below(3) * 100) + o[r.below(5)];
+      },
+      [&] { return "PERSIST " + key(); },
+      [&] { return "TTL " + key(); },
+      [&] { return "HSET " + key() + " f" + std::to_string(r.below(3)) + " " + val(); },
+      [&] { return "HGET " + key() + " f" + std::to_string(r.below(3)); },
+      [&] { return "HDEL " + key() + " f" + std::to_string(r.below(3)); },
+      [&] { return "HGETALL " + key(); },
+      [&] { return "HINCRBY " + key() + " f" + std::to_string(r.below(3)) + " " + val(); },
+      [&] { return "HSETNX " + key() + " f" + std::to_string(r.below(3)) + " " + val(); },
+      [&] {
+        const char* o[] = {"", "NX ", "XX ", "GT ", "LT ", "CH ", "INCR ", "GT CH "};
+        return "ZADD " + key() + " " + o[r.below(8)] + val() + " m" + std::to_string(r.below(3));
+      },
+      [&] { return "ZRANGE " + key() + " 0 -1 WITHSCORES"; },
+      [&] { return "ZRANGEBYSCORE " + key() + " -inf (5"; },
+      [&] { return "ZSCORE " + key() + " m" + std::to_string(r.below(3)); },
+      [&] { return "ZREM " + key() + " m" + std::to_string(r.below(3)); },
+      [&] { return "ZREMRANGEBYSCORE " + key() + " 0 2"; },
+      [&] { return "SADD " + key() + " " + std::to_string(r.below(5)); },
+      [&] { return "SMEMBERS " + key(); },
+      [&] { return "GETDEL " + key(); },
+      [&] { return "GETEX " + key() + " EX 100"; },
+      [&] { return "SETNX " + key() + " " + val(); },
+      [&] { return std::string("MULTI"); },
+      [&] { return std::string("EXEC"); },
+      [&] { return "WATCH " + key(); },
+      [&] { return std::string("DISCARD"); },
+      [&] { return std::string("2> SET ") + key() + " " + val(); },
+      [&] { return std::string("2> DEL ") + key(); },
+      [&] { return std::string("HELLO 3"); },
+      [&] { return std::string("HELLO 2"); },
+  };
+  std::string s;
+  for (int i = 0; i < 40; ++i) {
+    if (!s.empty()) s += " | ";
+    s += gens[r.below(gens.size())]();
+  }
+  return s + " | EXEC | 2> EXEC";
+}
+
+class RandomDifferential : public Differential {};
+
+TEST_F(RandomDifferential, RandomScriptsMatchRedis) {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const std::string text = random_script(seed);
+    const auto steps = parse_script(text);
+    {
+      TcpConn c(server_->port());
+      ASSERT_TRUE(c.ok());
+      c.send(encode_command({"FLUSHALL"}));
+      ASSERT_EQ(c.read_frames(1, false, 2000).size(), 1u);
+    }
+    const Transcript model = run_model(steps);
+    const Transcript real = run_tcp(steps, server_->port(), model);
+    const std::string diff = compare(steps, model, real);
+    EXPECT_TRUE(diff.empty()) << "random script seed " << seed << ":\n" << text << "\n" << diff;
+  }
 }
 
 #ifdef LOCKWIRE_SIM_BIN

@@ -183,7 +183,8 @@ struct Run::Impl {
       const Attempt& a2 = attempts[static_cast<std::size_t>(l2.attempt)];
       dirty = true;
       run.note("renewed", a2.owner + (ec ? " -> " + ec.message() : " -> ok"));
-      if (!ec && !held_now(a2)) {
+      // (A release the holder started meanwhile may legitimately have removed it since.)
+      if (!ec && !held_now(a2) && l2.release_start == kNever) {
         honest_violations.push_back(a2.owner + ": renew reported success at " +
                                     fmt_t(run.world().now()) +
                                     " but the server does not hold its lease");
@@ -596,7 +597,8 @@ std::vector<Verdict> Run::verdicts() const {
     }
     if (iv == nullptr || iv->end == kNever || iv->own_release) continue;
     const Nanos told = belief_end(l);
-    if (told > iv->end) {
+    // A grant reported after its lease had already ended is fine if the holder was told at once.
+    if (told > std::max(iv->end, l.granted)) {
       add(Check::lease_loss_notice,
           a.owner + "'s lease ended on the server at " + fmt_t(iv->end) +
               (iv->expired ? " (expired)" : " (removed by someone else)") +

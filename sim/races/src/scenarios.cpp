@@ -115,11 +115,11 @@ void release_reply_lost(Run& r) {
   });
   r.when(60ms + 1us, 61ms, 1us,
          [&r, sent] { return r.world().net().bytes_sent(r.connection_of(0), true) > *sent; },
-         [&r] { r.world().net().reset(r.connection_of(0)); });
-  r.at(60ms + 300us, [&r, a] {
-    const auto s = r.release_span(a);
-    if (s.start >= Nanos{0} && s.end < Nanos{0}) r.mark("release-reply-lost");
-  });
+         [&r, a] {
+           const auto s = r.release_span(a);
+           r.world().net().reset(r.connection_of(0));
+           if (s.start >= Nanos{0} && s.end < Nanos{0}) r.mark("release-reply-lost");
+         });
   r.job(1, 20ms, Job{.ttl = 1s, .wait = 1s, .writes = {0ms}, .release_after = 10ms});
   r.run_until(2s);
   r.finish();
