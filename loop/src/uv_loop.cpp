@@ -113,6 +113,7 @@ struct UvLoop::Impl {
   struct Handles {
     uv_async_t async;
     uv_check_t check;
+    uv_prepare_t prepare;
     uv_idle_t idle;
     Impl* impl = nullptr;
     int open = 0;
@@ -136,10 +137,15 @@ struct UvLoop::Impl {
   void arm() noexcept {
     if (armed) return;
     armed = true;
-    uv_idle_start(&h->idle, [](uv_idle_t*) {});  // keeps the poll phase from blocking
-    uv_check_start(&h->check, &Impl::on_check);
+    // Work queued before the poll phase (timers, code outside callbacks) runs in prepare, right
+    // before polling; work queued by I/O callbacks runs in check, right after. Neither forces an
+    // extra zero-timeout poll.
+    uv_prepare_start(&h->prepare,
+                     [](uv_prepare_t* p) { static_cast<Handles*>(p->data)->impl->run_turn(true); });
+    uv_check_start(&h->check,
+                   [](uv_check_t* c) { static_cast<Handles*>(c->data)->impl->run_turn(false); });
   }
-  static void on_check(uv_check_t* c);
+  void run_turn(bool before_poll);
   static void on_async(uv_async_t* a);
   void remove_dirty(StreamCore* s) noexcept;
 };
@@ -469,10 +475,33 @@ struct StreamCore {
     bufs.clear();
     bufs.reserve(inflight.size());
     for (auto& s : inflight) bufs.push_back(uv_buf_init(s.data(), static_cast<unsigned>(s.size())));
+    // Try a synchronous writev first: when the kernel takes everything (the common case) there
+    // is no write request, no deferred callback and no epoll_ctl to undo POLLOUT interest.
+    std::size_t total = 0;
+    for (auto& b : bufs) total += b.len;
+    const int n = uv_try_write(&u.stream, bufs.data(), static_cast<unsigned>(bufs.size()));
+    if (n < 0 && n != UV_EAGAIN && n != UV_ENOSYS) return fail(uv_error(n));
+    std::size_t done = n > 0 ? static_cast<std::size_t>(n) : 0;
+    if (done == total) {
+      inflight.clear();
+      if (shutdown_requested && !shutdown_sent) flush();
+      return;
+    }
+    std::size_t skip = 0;
+    while (done > 0) {
+      if (done >= bufs[skip].len) {
+        done -= bufs[skip].len;
+        ++skip;
+      } else {
+        bufs[skip].base += done;
+        bufs[skip].len -= static_cast<unsigned>(done);
+        done = 0;
+      }
+    }
     wreq.data = this;
     writing = true;
-    if (int r = uv_write(&wreq, &u.stream, bufs.data(), static_cast<unsigned>(bufs.size()),
-                         &on_written);
+    if (int r = uv_write(&wreq, &u.stream, bufs.data() + skip,
+                         static_cast<unsigned>(bufs.size() - skip), &on_written);
         r < 0) {
       writing = false;
       fail(uv_error(r));
@@ -718,9 +747,10 @@ UvLoop::Impl::Impl(uv_loop_t* l) {
   h->impl = this;
   uv_async_init(loop, &h->async, &Impl::on_async);
   uv_check_init(loop, &h->check);
+  uv_prepare_init(loop, &h->prepare);
   uv_idle_init(loop, &h->idle);
-  h->async.data = h->check.data = h->idle.data = h;
-  h->open = 3;
+  h->async.data = h->check.data = h->prepare.data = h->idle.data = h;
+  h->open = 4;
   uv_unref(reinterpret_cast<uv_handle_t*>(&h->async));
 }
 
@@ -738,6 +768,7 @@ UvLoop::Impl::~Impl() {
   };
   uv_close(reinterpret_cast<uv_handle_t*>(&h->async), closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&h->check), closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&h->prepare), closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&h->idle), closed);
   if (owned) {
     // Finish closing (ours and any stream/timer core destroyed just before us).
@@ -752,27 +783,29 @@ void UvLoop::Impl::remove_dirty(StreamCore* s) noexcept {
   if (jt != flushing.end()) *jt = nullptr;
 }
 
-void UvLoop::Impl::on_check(uv_check_t* c) {
-  Impl* self = static_cast<Handles*>(c->data)->impl;
+void UvLoop::Impl::run_turn(bool before_poll) {
   // Posted work first (it may write), then every stream written to during this turn.
-  self->running.swap(self->posted);
-  for (std::size_t i = 0; i < self->running.size(); ++i) {
-    auto fn = std::move(self->running[i]);
+  running.swap(posted);
+  for (std::size_t i = 0; i < running.size(); ++i) {
+    auto fn = std::move(running[i]);
     fn();
   }
-  self->running.clear();
-  self->flushing.swap(self->dirty);
-  for (std::size_t i = 0; i < self->flushing.size(); ++i) {
-    StreamCore* s = self->flushing[i];
+  running.clear();
+  flushing.swap(dirty);
+  for (std::size_t i = 0; i < flushing.size(); ++i) {
+    StreamCore* s = flushing[i];
     if (s == nullptr) continue;
     s->dirty = false;
     s->flush();
   }
-  self->flushing.clear();
-  if (self->posted.empty() && self->dirty.empty()) {
-    self->armed = false;
-    uv_idle_stop(&self->h->idle);
-    uv_check_stop(&self->h->check);
+  flushing.clear();
+  if (posted.empty() && dirty.empty()) {
+    armed = false;
+    uv_idle_stop(&h->idle);
+    uv_prepare_stop(&h->prepare);
+    uv_check_stop(&h->check);
+  } else if (before_poll) {
+    uv_idle_start(&h->idle, [](uv_idle_t*) {});  // more queued meanwhile: do not block in poll
   }
 }
 
