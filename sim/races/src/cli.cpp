@@ -95,9 +95,9 @@ int cli_replay(int argc, char** argv) {
   }
   const ScenarioResult r = run_scenario(*sc, strategy, seed, trace);
   if (trace) std::printf("%s\n", r.timeline.c_str());
-  std::printf("scenario %s  strategy %s  seed %llu  trace %016llx\n",
-              std::string(sc->name).c_str(), strategy.c_str(),
-              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(r.hash));
+  std::printf("scenario %s  strategy %s  seed %llu  trace %016llx\n", std::string(sc->name).c_str(),
+              strategy.c_str(), static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(r.hash));
   std::printf("  race hit (%s): %s\n", std::string(sc->mark).c_str(), r.marked ? "yes" : "NO");
   print_verdicts(r.verdicts);
   if (strategy == "lockwire" && !sc->lockwire_limits.empty() && any_fires(r.verdicts)) {
@@ -140,11 +140,12 @@ int cli_explore(int argc, char** argv) {
     std::fprintf(stderr, "%s", usage);
     return 2;
   }
-  std::printf("explore: seeds %llu..%llu  strategy %s  profile %s  (nondeterminism re-check: "
-              "every %llu)\n",
-              static_cast<unsigned long long>(from), static_cast<unsigned long long>(from + n - 1),
-              strategy.c_str(), profile.empty() ? "per seed (swarm)" : profile.c_str(),
-              static_cast<unsigned long long>(recheck));
+  std::printf(
+      "explore: seeds %llu..%llu  strategy %s  profile %s  (nondeterminism re-check: "
+      "every %llu)\n",
+      static_cast<unsigned long long>(from), static_cast<unsigned long long>(from + n - 1),
+      strategy.c_str(), profile.empty() ? "per seed (swarm)" : profile.c_str(),
+      static_cast<unsigned long long>(recheck));
   std::fflush(stdout);
   const auto t0 = std::chrono::steady_clock::now();
   std::uint64_t failed = 0, nondet = 0;
@@ -182,12 +183,12 @@ int cli_explore(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("explore: %llu seeds, %llu violation(s), %llu nondeterministic, %.1f s, %.1f "
-              "seeds/s\n",
-              static_cast<unsigned long long>(n), static_cast<unsigned long long>(failed),
-              static_cast<unsigned long long>(nondet), secs, static_cast<double>(n) / secs);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf(
+      "explore: %llu seeds, %llu violation(s), %llu nondeterministic, %.1f s, %.1f "
+      "seeds/s\n",
+      static_cast<unsigned long long>(n), static_cast<unsigned long long>(failed),
+      static_cast<unsigned long long>(nondet), secs, static_cast<double>(n) / secs);
   return failed == 0 && nondet == 0 ? 0 : 1;
 }
 

@@ -22,7 +22,9 @@ bool has(std::string_view list, std::string_view item) {
   return false;
 }
 
-Nanos ms(std::int64_t v) { return std::chrono::milliseconds(v); }
+Nanos ms(std::int64_t v) {
+  return std::chrono::milliseconds(v);
+}
 
 }  // namespace
 
@@ -94,7 +96,8 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
     lo.split_per_million = p.splits ? 300000 : 0;
     for (int i = 0; i < p.clients; ++i) w.net().link(run.node(i), run.server()) = lo;
   } else if (p.splits) {
-    for (int i = 0; i < p.clients; ++i) w.net().link(run.node(i), run.server()).split_per_million = 300000;
+    for (int i = 0; i < p.clients; ++i)
+      w.net().link(run.node(i), run.server()).split_per_million = 300000;
   }
 
   // Workload: every client runs a few jobs at random times on random resources.
@@ -102,7 +105,8 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
     const int jobs = static_cast<int>(r.between(2, 5));
     for (int k = 0; k < jobs; ++k) {
       Job j;
-      j.resource = std::string("r").append(std::to_string(r.below(static_cast<std::uint64_t>(p.resources))));
+      j.resource =
+          std::string("r").append(std::to_string(r.below(static_cast<std::uint64_t>(p.resources))));
       j.ttl = ms(r.between(80, 400));
       j.wait = r.chance(200000) ? Nanos{0} : ms(r.between(20, 800));
       const Nanos hold = ms(r.between(1, 2 * j.ttl.count() / 1'000'000));

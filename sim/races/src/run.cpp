@@ -48,8 +48,8 @@ struct Run::Impl {
   struct Interval {
     Nanos start{0};
     Nanos end = kNever;
-    bool expired = false;        // ended because its TTL ran out on the server clock
-    bool own_release = false;    // ended while its holder's release was in progress
+    bool expired = false;      // ended because its TTL ran out on the server clock
+    bool own_release = false;  // ended while its holder's release was in progress
   };
   struct Attempt {
     int client = 0;
@@ -295,47 +295,47 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
     spec.wait = j.wait;
     spec.auto_renew = j.auto_renew;
     note("acquire", owner + " ttl " + fmt_t(j.ttl) + " wait " + fmt_t(j.wait));
-    im2.clients[static_cast<std::size_t>(c)].s->acquire(
-        spec, [this, ai, c, j, on_done](AcquireResult r) {
-          Impl& im3 = *impl_;
-          Impl::Attempt& at = im3.attempts[static_cast<std::size_t>(ai)];
-          at.reported = world_->now();
-          at.ec = r.ec;
-          im3.dirty = true;
-          if (r.ec) {
-            note("acquire-failed", at.owner + " " + r.ec.message());
-          } else {
-            Impl::LeaseRec l;
-            l.attempt = ai;
-            l.id = r.lease;
-            l.token = r.token;
-            l.granted = world_->now();
-            const int li = static_cast<int>(im3.leases.size());
-            im3.leases.push_back(l);
-            at.lease = li;
-            im3.clients[static_cast<std::size_t>(c)].latest = li;
-            note("granted", at.owner + " token " + std::to_string(r.token));
-            sim::Node* n = im3.clients[static_cast<std::size_t>(c)].node;
-            for (Nanos wdt : j.writes) {
-              // The holder checks its belief, then its write lands 1 ms later (the window a
-              // process pause can fall into).
-              world_->schedule(world_->now() + wdt, n, [this, c, li, n] {
-                Impl& i4 = *impl_;
-                const auto& l4 = i4.leases[static_cast<std::size_t>(li)];
-                if (!i4.clients[static_cast<std::size_t>(c)].s->believes_held(l4.id)) return;
-                world_->schedule(world_->now() + 1ms, n, [this, li] { impl_->write(li); });
-              });
-            }
-            if (j.renew_after >= Nanos{0}) {
-              world_->schedule(world_->now() + j.renew_after, n, [this, li] { impl_->do_renew(li); });
-            }
-            if (j.release_after >= Nanos{0}) {
-              world_->schedule(world_->now() + j.release_after, n,
-                               [this, li] { impl_->do_release(li); });
-            }
-          }
-          if (on_done) on_done(r);
-        });
+    im2.clients[static_cast<std::size_t>(c)].s->acquire(spec, [this, ai, c, j,
+                                                               on_done](AcquireResult r) {
+      Impl& im3 = *impl_;
+      Impl::Attempt& at = im3.attempts[static_cast<std::size_t>(ai)];
+      at.reported = world_->now();
+      at.ec = r.ec;
+      im3.dirty = true;
+      if (r.ec) {
+        note("acquire-failed", at.owner + " " + r.ec.message());
+      } else {
+        Impl::LeaseRec l;
+        l.attempt = ai;
+        l.id = r.lease;
+        l.token = r.token;
+        l.granted = world_->now();
+        const int li = static_cast<int>(im3.leases.size());
+        im3.leases.push_back(l);
+        at.lease = li;
+        im3.clients[static_cast<std::size_t>(c)].latest = li;
+        note("granted", at.owner + " token " + std::to_string(r.token));
+        sim::Node* n = im3.clients[static_cast<std::size_t>(c)].node;
+        for (Nanos wdt : j.writes) {
+          // The holder checks its belief, then its write lands 1 ms later (the window a
+          // process pause can fall into).
+          world_->schedule(world_->now() + wdt, n, [this, c, li, n] {
+            Impl& i4 = *impl_;
+            const auto& l4 = i4.leases[static_cast<std::size_t>(li)];
+            if (!i4.clients[static_cast<std::size_t>(c)].s->believes_held(l4.id)) return;
+            world_->schedule(world_->now() + 1ms, n, [this, li] { impl_->write(li); });
+          });
+        }
+        if (j.renew_after >= Nanos{0}) {
+          world_->schedule(world_->now() + j.renew_after, n, [this, li] { impl_->do_renew(li); });
+        }
+        if (j.release_after >= Nanos{0}) {
+          world_->schedule(world_->now() + j.release_after, n,
+                           [this, li] { impl_->do_release(li); });
+        }
+      }
+      if (on_done) on_done(r);
+    });
   });
   return owner;
 }
@@ -361,7 +361,8 @@ bool Run::marked(std::string_view name) const {
 }
 
 sim::SimRedis& Run::add_replica(Nanos lag) {
-  sim::Node& n = world_->add_node("redis-" + std::string(1, static_cast<char>('a' + servers_.size())));
+  sim::Node& n =
+      world_->add_node("redis-" + std::string(1, static_cast<char>('a' + servers_.size())));
   servers_.push_back(std::make_unique<sim::SimRedis>(*world_, n));
   primary_->add_replica(*servers_.back(), lag);
   return *servers_.back();
@@ -500,10 +501,10 @@ std::vector<Verdict> Run::verdicts() const {
       const std::size_t stale = a.granted <= b.granted ? i : k;
       for (const auto& w : im.writes) {
         if (static_cast<std::size_t>(w.lease) == stale && w.accepted && w.t >= s && w.t <= e) {
-          add(Check::mutual_exclusion,
-              owner_of(static_cast<int>(stale)).owner + " wrote at " + fmt_t(w.t) +
-                  " (accepted) while " + (stale == i ? ba.owner : aa.owner) +
-                  " also believed it held " + aa.resource);
+          add(Check::mutual_exclusion, owner_of(static_cast<int>(stale)).owner + " wrote at " +
+                                           fmt_t(w.t) + " (accepted) while " +
+                                           (stale == i ? ba.owner : aa.owner) +
+                                           " also believed it held " + aa.resource);
         }
       }
     }
@@ -552,15 +553,14 @@ std::vector<Verdict> Run::verdicts() const {
     if (c > end) continue;
     for (const auto& iv : a.server) {
       if (iv.start <= c && (iv.end == kNever || iv.end > c)) {
-        add(Check::no_orphan, a.owner + " reported " + a.ec.message() + " at " +
-                                  fmt_t(a.reported) + " but its lease is held on the server at " +
-                                  fmt_t(c) + " (from " + fmt_t(iv.start) + ")");
+        add(Check::no_orphan, a.owner + " reported " + a.ec.message() + " at " + fmt_t(a.reported) +
+                                  " but its lease is held on the server at " + fmt_t(c) +
+                                  " (from " + fmt_t(iv.start) + ")");
         break;
       }
       if (iv.start > c) {
-        add(Check::no_orphan, a.owner + " reported " + a.ec.message() + " at " +
-                                  fmt_t(a.reported) + " but was granted on the server at " +
-                                  fmt_t(iv.start));
+        add(Check::no_orphan, a.owner + " reported " + a.ec.message() + " at " + fmt_t(a.reported) +
+                                  " but was granted on the server at " + fmt_t(iv.start));
         break;
       }
     }
@@ -573,8 +573,8 @@ std::vector<Verdict> Run::verdicts() const {
     const auto& a = owner_of(li);
     bool ok = false;
     for (const auto& iv : a.server) {
-      if (iv.end != kNever && iv.end >= l.release_start && iv.end <= l.release_end &&
-          !iv.expired && iv.own_release) {
+      if (iv.end != kNever && iv.end >= l.release_start && iv.end <= l.release_end && !iv.expired &&
+          iv.own_release) {
         ok = true;
       }
     }

@@ -10,7 +10,9 @@ namespace lockwire::races {
 
 namespace {
 
-bool in(Nanos t, Nanos a, Nanos b) { return t >= a && t <= b; }
+bool in(Nanos t, Nanos a, Nanos b) {
+  return t >= a && t <= b;
+}
 
 bool span_overlaps_grant(const Run& r, std::string_view waiter, Run::Span during) {
   for (const auto& s : r.server_spans(waiter))
@@ -31,8 +33,8 @@ void delete_wrong_lock(Run& r) {
     const Nanos g = r.world().now();
     r.at(g + 220ms, [&r] { r.release_latest(0); });
   });
-  const std::string b = r.job(1, 40ms, Job{.ttl = 300ms, .wait = 2s, .writes = {50ms, 100ms},
-                                           .release_after = 150ms});
+  const std::string b = r.job(
+      1, 40ms, Job{.ttl = 300ms, .wait = 2s, .writes = {50ms, 100ms}, .release_after = 150ms});
   r.job(2, 50ms, Job{.ttl = 300ms, .wait = 2s, .writes = {0ms}, .release_after = 50ms});
   r.run_until(1500ms);
   r.finish();
@@ -52,8 +54,8 @@ void extend_wrong_lock(Run& r) {
     });
     r.at(g + 232ms, [&r] { r.mark("renew-requested"); });
   });
-  const std::string b = r.job(1, 40ms, Job{.ttl = 300ms, .wait = 2s, .writes = {20ms},
-                                           .release_after = 150ms});
+  const std::string b =
+      r.job(1, 40ms, Job{.ttl = 300ms, .wait = 2s, .writes = {20ms}, .release_after = 150ms});
   r.run_until(1500ms);
   r.finish();
   const Nanos gb = r.server_spans(b).empty() ? Nanos{-1} : r.server_spans(b)[0].start;
@@ -75,12 +77,13 @@ void wait_deadline_during_command(Run& r) {
     // As soon as the woken waiter sends its next attempt, the server stalls past its deadline.
     auto sent = std::make_shared<std::uint64_t>(0);
     r.at(g + 100ms, [&r, sent] { *sent = r.world().net().bytes_sent(r.connection_of(1), true); });
-    r.when(g + 100ms + 10us, g + 120ms, 10us,
-           [&r, sent] { return r.world().net().bytes_sent(r.connection_of(1), true) > *sent; },
-           [&r] { r.redis().stall(40ms); });
+    r.when(
+        g + 100ms + 10us, g + 120ms, 10us,
+        [&r, sent] { return r.world().net().bytes_sent(r.connection_of(1), true) > *sent; },
+        [&r] { r.redis().stall(40ms); });
   });
-  const std::string b = r.job(1, 10ms, Job{.ttl = 5s, .wait = 120ms, .writes = {0ms},
-                                           .release_after = 10ms});
+  const std::string b =
+      r.job(1, 10ms, Job{.ttl = 5s, .wait = 120ms, .writes = {0ms}, .release_after = 10ms});
   r.job(2, 300ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
   r.run_until(4s);
   r.finish();
@@ -91,11 +94,12 @@ void wait_deadline_during_command(Run& r) {
 
 // The acquire is applied, then the connection is cut before its reply comes back.
 void acquire_reply_lost(Run& r) {
-  const std::string a = r.job(0, 5ms, Job{.ttl = 5s, .wait = 1s, .writes = {10ms},
-                                          .release_after = 100ms});
+  const std::string a =
+      r.job(0, 5ms, Job{.ttl = 5s, .wait = 1s, .writes = {10ms}, .release_after = 100ms});
   // The moment the server has applied it (the reply is on its way), the connection is cut.
-  r.when(5ms, 6ms, 1us, [&r, a] { return r.server_holds_now(a); },
-         [&r] { r.world().net().reset(r.connection_of(0)); });
+  r.when(
+      5ms, 6ms, 1us, [&r, a] { return r.server_holds_now(a); },
+      [&r] { r.world().net().reset(r.connection_of(0)); });
   r.at(5ms + 200us, [&r, a] {
     if (r.server_holds_now(a) && r.acquire_span(a).end < Nanos{0}) r.mark("applied-reply-lost");
   });
@@ -113,13 +117,14 @@ void release_reply_lost(Run& r) {
     *sent = r.world().net().bytes_sent(r.connection_of(0), true);
     r.release_latest(0);
   });
-  r.when(60ms + 1us, 61ms, 1us,
-         [&r, sent] { return r.world().net().bytes_sent(r.connection_of(0), true) > *sent; },
-         [&r, a] {
-           const auto s = r.release_span(a);
-           r.world().net().reset(r.connection_of(0));
-           if (s.start >= Nanos{0} && s.end < Nanos{0}) r.mark("release-reply-lost");
-         });
+  r.when(
+      60ms + 1us, 61ms, 1us,
+      [&r, sent] { return r.world().net().bytes_sent(r.connection_of(0), true) > *sent; },
+      [&r, a] {
+        const auto s = r.release_span(a);
+        r.world().net().reset(r.connection_of(0));
+        if (s.start >= Nanos{0} && s.end < Nanos{0}) r.mark("release-reply-lost");
+      });
   r.job(1, 20ms, Job{.ttl = 1s, .wait = 1s, .writes = {0ms}, .release_after = 10ms});
   r.run_until(2s);
   r.finish();
@@ -128,16 +133,16 @@ void release_reply_lost(Run& r) {
 // The holder checks its lease, is paused past its TTL before its write lands, and writes with
 // its old token after another client was granted and wrote.
 void pause_beyond_ttl(Run& r) {
-  const std::string a = r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms, 150ms},
-                                          .release_after = 300ms},
-                              [&r](const AcquireResult& res) {
-                                if (res.ec) return;
-                                const Nanos g = r.world().now();
-                                r.at(g + 150ms + 500us, [&r] { r.node(0).pause(); });
-                                r.at(g + 600ms, [&r] { r.node(0).resume(); });
-                              });
-  const std::string b = r.job(1, 10ms, Job{.ttl = 200ms, .wait = 2s, .writes = {0ms, 20ms},
-                                           .release_after = 100ms});
+  const std::string a =
+      r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms, 150ms}, .release_after = 300ms},
+            [&r](const AcquireResult& res) {
+              if (res.ec) return;
+              const Nanos g = r.world().now();
+              r.at(g + 150ms + 500us, [&r] { r.node(0).pause(); });
+              r.at(g + 600ms, [&r] { r.node(0).resume(); });
+            });
+  const std::string b =
+      r.job(1, 10ms, Job{.ttl = 200ms, .wait = 2s, .writes = {0ms, 20ms}, .release_after = 100ms});
   r.run_until(1500ms);
   r.finish();
   const Nanos gb = r.granted_at(b);
@@ -159,8 +164,8 @@ void notify_before_subscribe(Run& r) {
     const int h = 2 * i, w = 2 * i + 1;
     const std::string a = r.job(h, 5ms, Job{.resource = res, .ttl = 10s});
     r.at(t2 + offsets[i], [&r, h] { r.release_latest(h); });
-    const std::string b = r.job(w, t2, Job{.resource = res, .ttl = 1s, .wait = 1s,
-                                           .writes = {0ms}, .release_after = 10ms});
+    const std::string b = r.job(
+        w, t2, Job{.resource = res, .ttl = 1s, .wait = 1s, .writes = {0ms}, .release_after = 10ms});
     pairs.emplace_back(a, b);
   }
   r.run_until(2s);
@@ -178,8 +183,8 @@ void notify_before_subscribe(Run& r) {
 // Nobody releases: the waiter must wake when the holder's lease expires.
 void expiry_wake(Run& r) {
   const std::string a = r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms}});
-  const std::string b = r.job(1, 10ms, Job{.ttl = 200ms, .wait = 2s, .writes = {0ms},
-                                           .release_after = 10ms});
+  const std::string b =
+      r.job(1, 10ms, Job{.ttl = 200ms, .wait = 2s, .writes = {0ms}, .release_after = 10ms});
   r.run_until(3s);
   r.finish();
   const auto sa = r.server_spans(a);
@@ -192,8 +197,8 @@ void many_waiters_one_subscription(Run& r) {
   r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms}});
   std::vector<std::string> ws;
   for (int i = 0; i < 4; ++i) {
-    ws.push_back(r.job(1, 10ms + Nanos(i * 1000), Job{.ttl = 200ms, .wait = 3s, .writes = {0ms},
-                                                     .release_after = 20ms}));
+    ws.push_back(r.job(1, 10ms + Nanos(i * 1000),
+                       Job{.ttl = 200ms, .wait = 3s, .writes = {0ms}, .release_after = 20ms}));
   }
   r.run_until(4s);
   r.finish();
@@ -291,52 +296,100 @@ const std::vector<Scenario>& all() {
   static const std::vector<Scenario> v = {
       {"delete-wrong-lock",
        "release in flight while the lease expires and another client is granted",
-       "get-then-del", "release-in-flight-across-regrant", {}, delete_wrong_lock},
-      {"extend-wrong-lock", "renewal reaches the server after expiry and another client's grant",
-       "blind-renew", "renew-in-flight-across-regrant", {}, extend_wrong_lock},
+       "get-then-del",
+       "release-in-flight-across-regrant",
+       {},
+       delete_wrong_lock},
+      {"extend-wrong-lock",
+       "renewal reaches the server after expiry and another client's grant",
+       "blind-renew",
+       "renew-in-flight-across-regrant",
+       {},
+       extend_wrong_lock},
       {"wait-deadline-during-command",
        "wait deadline passes while the acquire is in flight; the server grants it afterwards",
-       "give-up-on-deadline", "granted-after-deadline", {}, wait_deadline_during_command},
-      {"acquire-reply-lost", "acquire applied, connection cut before the reply",
-       "replay-on-unknown", "applied-reply-lost", {}, acquire_reply_lost},
-      {"release-reply-lost", "release request lost with the connection", "assume-released",
-       "release-reply-lost", {}, release_reply_lost},
+       "give-up-on-deadline",
+       "granted-after-deadline",
+       {},
+       wait_deadline_during_command},
+      {"acquire-reply-lost",
+       "acquire applied, connection cut before the reply",
+       "replay-on-unknown",
+       "applied-reply-lost",
+       {},
+       acquire_reply_lost},
+      {"release-reply-lost",
+       "release request lost with the connection",
+       "assume-released",
+       "release-reply-lost",
+       {},
+       release_reply_lost},
       {"pause-beyond-ttl",
        "holder paused past its TTL between check and write; another acquires; fencing rejects",
-       "no-fencing", "stale-write-after-regrant", {}, pause_beyond_ttl},
+       "no-fencing",
+       "stale-write-after-regrant",
+       {},
+       pause_beyond_ttl},
       {"notify-before-subscribe",
        "release published between the waiter's failed check and its subscription",
-       "no-recheck", "release-between-check-and-subscribe", {}, notify_before_subscribe, 10},
-      {"expiry-wake", "no release: the waiter must wake when the holder's lease expires",
-       "no-expiry-wake", "expired-while-waiting", {}, expiry_wake},
+       "no-recheck",
+       "release-between-check-and-subscribe",
+       {},
+       notify_before_subscribe,
+       10},
+      {"expiry-wake",
+       "no release: the waiter must wake when the holder's lease expires",
+       "no-expiry-wake",
+       "expired-while-waiting",
+       {},
+       expiry_wake},
       {"many-waiters-one-subscription",
-       "four waiters of one process on one resource, holder expires", "no-expiry-wake",
-       "four-waiters-one-process", {}, many_waiters_one_subscription},
-      {"client-wall-clock-step", "the holder's wall clock steps back 1 s while it holds",
-       "wall-clock", "wall-step-while-held", {}, client_wall_clock_step},
+       "four waiters of one process on one resource, holder expires",
+       "no-expiry-wake",
+       "four-waiters-one-process",
+       {},
+       many_waiters_one_subscription},
+      {"client-wall-clock-step",
+       "the holder's wall clock steps back 1 s while it holds",
+       "wall-clock",
+       "wall-step-while-held",
+       {},
+       client_wall_clock_step},
       {"server-clock-jump-forward",
        "server clock jumps 1.5 s forward during a 2 s lease (documented limitation: early "
        "expiry cannot be noticed; fencing stops the stale holder)",
-       "no-fencing", "server-clock-jump-while-held", {Check::lease_loss_notice},
+       "no-fencing",
+       "server-clock-jump-while-held",
+       {Check::lease_loss_notice},
        server_clock_jump_forward},
       {"failover-before-replication",
        "failover before the grant replicated: double grant with a repeated token (documented: "
        "unsafe on async replication)",
-       "no-fencing", "failover-before-replication",
-       {Check::mutual_exclusion, Check::lease_loss_notice}, failover_before_replication},
+       "no-fencing",
+       "failover-before-replication",
+       {Check::mutual_exclusion, Check::lease_loss_notice},
+       failover_before_replication},
       {"restart-without-persistence",
        "restart without persistence loses the lock and the token counter (documented)",
-       "no-fencing", "restart-while-held", {Check::mutual_exclusion, Check::lease_loss_notice},
+       "no-fencing",
+       "restart-while-held",
+       {Check::mutual_exclusion, Check::lease_loss_notice},
        restart_without_persistence},
-      {"restart-with-persistence", "restart with AOF always while a lease is held", "",
-       "restart-while-held", {}, restart_with_persistence},
+      {"restart-with-persistence",
+       "restart with AOF always while a lease is held",
+       "",
+       "restart-while-held",
+       {},
+       restart_with_persistence},
   };
   return v;
 }
 
 }  // namespace
 
-std::span<const Scenario> scenarios() { return all(); }
+std::span<const Scenario> scenarios() {
+  return all();
+}
 
 const Scenario* find_scenario(std::string_view name) {
   for (const auto& s : all())

@@ -97,15 +97,15 @@ class LockwireStrategy final : public Strategy {
 // ---- naive SET NX lock with flaws --------------------------------------------------------------
 
 struct Flaws {
-  bool get_then_del = false;        // release: GET, then DEL in a second round trip
-  bool blind_renew = false;         // renew: PEXPIRE without checking the owner
-  bool give_up = false;             // deadline during an in-flight acquire: forget its reply
-  bool replay_unknown = false;      // lost acquire reply: send the SET NX again
-  bool assume_released = false;     // lost release reply: report success
-  bool no_recheck = false;          // wait: no re-check after the subscription is confirmed
-  bool no_expiry_wake = false;      // wait: only a release message wakes (no timer at expiry)
-  bool wall_clock = false;          // lease validity judged on the wall clock
-  bool no_fencing = false;          // hands out token 0
+  bool get_then_del = false;     // release: GET, then DEL in a second round trip
+  bool blind_renew = false;      // renew: PEXPIRE without checking the owner
+  bool give_up = false;          // deadline during an in-flight acquire: forget its reply
+  bool replay_unknown = false;   // lost acquire reply: send the SET NX again
+  bool assume_released = false;  // lost release reply: report success
+  bool no_recheck = false;       // wait: no re-check after the subscription is confirmed
+  bool no_expiry_wake = false;   // wait: only a release message wakes (no timer at expiry)
+  bool wall_clock = false;       // lease validity judged on the wall clock
+  bool no_fencing = false;       // hands out token 0
 };
 
 std::string str_of(const resp::Frame& f) {
@@ -172,18 +172,18 @@ class NaiveStrategy final : public Strategy {
     const std::string key = key_of(l.resource), ch = key + ":ch", owner = l.owner;
     auto alive = alive_;
     if (f_.get_then_del) {
-      conn_->command({"GET", key}, [this, alive, key, ch, owner, done](Ec ec,
-                                                                        const loop::Replies& r) {
-        if (!*alive) return;
-        if (ec || r.size() == 0) return done(unknown_or(ec));
-        if (str_of(r[0]) != owner) return done(lock::Errc::not_held);
-        conn_->command({"DEL", key}, [this, alive, ch, done](Ec ec2, const loop::Replies& r2) {
-          if (!*alive) return;
-          if (ec2 || r2.size() == 0) return done(unknown_or(ec2));
-          conn_->command({"PUBLISH", ch, "free"}, [](Ec, const loop::Replies&) {});
-          done(int_of(r2[0]).value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
-        });
-      });
+      conn_->command(
+          {"GET", key}, [this, alive, key, ch, owner, done](Ec ec, const loop::Replies& r) {
+            if (!*alive) return;
+            if (ec || r.size() == 0) return done(unknown_or(ec));
+            if (str_of(r[0]) != owner) return done(lock::Errc::not_held);
+            conn_->command({"DEL", key}, [this, alive, ch, done](Ec ec2, const loop::Replies& r2) {
+              if (!*alive) return;
+              if (ec2 || r2.size() == 0) return done(unknown_or(ec2));
+              conn_->command({"PUBLISH", ch, "free"}, [](Ec, const loop::Replies&) {});
+              done(int_of(r2[0]).value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
+            });
+          });
       return;
     }
     guarded(key, owner, {"DEL", key}, {"PUBLISH", ch, "free"}, [this, done, alive](Ec ec) {
@@ -370,8 +370,7 @@ class NaiveStrategy final : public Strategy {
       }
       const resp::Frame ex = rep.back();
       const bool granted = str_of(element(ex, 0)) == "OK";
-      const std::uint64_t token =
-          static_cast<std::uint64_t>(int_of(element(ex, 1)).value_or(0));
+      const std::uint64_t token = static_cast<std::uint64_t>(int_of(element(ex, 1)).value_or(0));
       const std::int64_t pttl = int_of(element(ex, 2)).value_or(-2);
       if (granted) {
         if (w->finished || w->expired) {

@@ -112,8 +112,8 @@ struct Job {
   Nanos wait{0};
   bool auto_renew = false;
   std::vector<Nanos> writes{};  // after the grant: write to the fenced resource (if believed held)
-  Nanos renew_after{-1};      // after the grant (negative: never)
-  Nanos release_after{-1};    // after the grant (negative: never)
+  Nanos renew_after{-1};        // after the grant (negative: never)
+  Nanos release_after{-1};      // after the grant (negative: never)
 };
 
 class Run {
@@ -177,7 +177,7 @@ class Run {
   [[nodiscard]] Span acquire_span(std::string_view owner) const;  // start, reported
   [[nodiscard]] bool acquire_failed(std::string_view owner) const;
   [[nodiscard]] Span release_span(std::string_view owner) const;
-  [[nodiscard]] Nanos granted_at(std::string_view owner) const;   // -1: not granted
+  [[nodiscard]] Nanos granted_at(std::string_view owner) const;  // -1: not granted
   [[nodiscard]] std::vector<Nanos> accepted_writes(std::string_view owner) const;
   [[nodiscard]] std::vector<Nanos> rejected_writes(std::string_view owner) const;
   [[nodiscard]] bool server_holds_now(std::string_view owner);
