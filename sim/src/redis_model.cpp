@@ -482,7 +482,7 @@ struct RedisModel::Impl {
     auto it = db.expires.find(key);
     if (it == db.expires.end()) return false;
     if (loading) return false;
-    return it->second <= cmd_ms;
+    return it->second < cmd_ms;  // Redis: expired when now > when (keyIsExpired)
   }
   void remove_expire(Db& db, const std::string& key) {
     auto it = db.expires.find(key);
@@ -1040,7 +1040,7 @@ struct RedisModel::Impl {
       int budget = opt.active_expire_keys_per_cycle;
       while (!db.by_time.empty() && budget-- > 0) {
         auto first = *db.by_time.begin();
-        if (first.first > cmd_ms) break;
+        if (first.first >= cmd_ms) break;  // expired only when now > when
         delete_expired(db, first.second);
       }
     }
@@ -2743,7 +2743,7 @@ RedisModel::Peek RedisModel::peek(std::string_view key, int db) const {
   auto it = d.dict.find(k);
   if (it == d.dict.end()) return p;
   if (auto e = d.expires.find(k); e != d.expires.end()) {
-    if (e->second <= impl_->wall_ms()) return p;
+    if (e->second < impl_->wall_ms()) return p;
     p.expire_at_ms = e->second;
   }
   p.found = true;

@@ -264,7 +264,8 @@ Node* World::find_node(std::string_view name) noexcept {
 }
 
 std::uint64_t World::schedule(Nanos at, Node* owner, std::function<void()> fn, bool background) {
-  const std::uint64_t id = next_event_++;
+  // The lowest id bit says "background", so cancel() can keep the foreground count exact.
+  const std::uint64_t id = (next_event_++ << 1) | (background ? 1u : 0u);
   Event ev{std::max(at, now_), sched_.next(), id, owner, owner ? owner->incarnation() : 0u,
            background,         std::move(fn)};
   if (!background) ++foreground_;
@@ -284,7 +285,7 @@ void World::cancel(std::uint64_t id) noexcept {
       }
     }
   }
-  cancelled_.insert(id);
+  if (cancelled_.insert(id).second && (id & 1u) == 0) --foreground_;
 }
 
 void World::hold(Event ev) {
@@ -307,14 +308,14 @@ bool World::step() {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     Event ev = std::move(heap_.back());
     heap_.pop_back();
-    if (!ev.background) --foreground_;
     if (!cancelled_.empty()) {
       auto c = cancelled_.find(ev.id);
       if (c != cancelled_.end()) {
-        cancelled_.erase(c);
+        cancelled_.erase(c);  // already uncounted by cancel()
         continue;
       }
     }
+    if (!ev.background) --foreground_;
     now_ = ev.at;
     if (ev.owner != nullptr) {
       if (!ev.owner->alive() || ev.owner->incarnation() != ev.incarnation) continue;
@@ -350,8 +351,6 @@ void World::run_for(Nanos d) {
 
 std::uint64_t World::run_until_idle(std::uint64_t max_events) {
   std::uint64_t n = 0;
-  // Cancelled foreground events still count in foreground_ until popped; that only means we may
-  // run background chores a little longer, never that we stop early.
   while (foreground_ > 0 && n < max_events && !heap_.empty()) {
     if (step()) ++n;
   }

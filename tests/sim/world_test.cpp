@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -107,6 +108,27 @@ TEST(World, PostKeepsOrderAndTimerCanBeStopped) {
   w.run_until_idle();
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
   EXPECT_FALSE(fired);
+}
+
+TEST(World, IdleIgnoresCancelledTimersAndBackgroundWork) {
+  World w(8);
+  Node& n = w.add_node("c");
+  int chores = 0;
+  std::function<void()> chore = [&] {
+    ++chores;
+    w.schedule(w.now() + Nanos(100ms), &n, chore, /*background=*/true);
+  };
+  w.schedule(w.now() + Nanos(100ms), &n, chore, true);
+  auto t = n.loop().make_timer([] {});
+  t->start(30s);
+  bool ran = false;
+  n.loop().post([&] { ran = true; });
+  t->stop();
+  w.run_until_idle();
+  EXPECT_TRUE(ran);
+  EXPECT_LT(w.now(), Nanos(100ms));  // neither the cancelled 30 s timer nor the chore kept it going
+  w.run_for(1s);
+  EXPECT_EQ(chores, 10);
 }
 
 TEST(World, RepeatingTimerAndSelfDestroy) {

@@ -100,7 +100,9 @@ int cli_replay(int argc, char** argv) {
               static_cast<unsigned long long>(r.hash));
   std::printf("  race hit (%s): %s\n", std::string(sc->mark).c_str(), r.marked ? "yes" : "NO");
   print_verdicts(r.verdicts);
-  if (strategy == "lockwire" && !sc->lockwire_limits.empty() && any_fires(r.verdicts)) {
+  if (strategy == "lockwire" && !sc->lockwire_bug.empty() && any_fires(r.verdicts)) {
+    std::printf("  known lockwire bug (docs/races.md): %s\n", std::string(sc->lockwire_bug).c_str());
+  } else if (strategy == "lockwire" && !sc->lockwire_limits.empty() && any_fires(r.verdicts)) {
     std::printf("  note: documented limitation of any Redis lock here (docs/races.md)\n");
   }
   return any_fires(r.verdicts) ? 1 : 0;

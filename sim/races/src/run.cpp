@@ -54,7 +54,7 @@ struct Run::Impl {
   struct Attempt {
     int client = 0;
     std::string owner, resource;
-    Nanos start{0}, deadline{0}, reported = kNever;
+    Nanos start{0}, deadline{0}, reported = kNever, ttl{0};
     std::error_code ec;
     int lease = -1;  // index into leases
     bool held = false;
@@ -178,13 +178,22 @@ struct Run::Impl {
     LeaseRec& l = leases[static_cast<std::size_t>(li)];
     const Attempt& a = attempts[static_cast<std::size_t>(l.attempt)];
     run.note("renew", a.owner);
-    clients[static_cast<std::size_t>(a.client)].s->renew(l.id, [this, li](std::error_code ec) {
+    const Nanos started = run.world().now();
+    clients[static_cast<std::size_t>(a.client)].s->renew(l.id, [this, li, started](
+                                                                   std::error_code ec) {
       LeaseRec& l2 = leases[static_cast<std::size_t>(li)];
       const Attempt& a2 = attempts[static_cast<std::size_t>(l2.attempt)];
       dirty = true;
       run.note("renewed", a2.owner + (ec ? " -> " + ec.message() : " -> ok"));
       // (A release the holder started meanwhile may legitimately have removed it since.)
-      if (!ec && !held_now(a2) && l2.release_start == kNever) {
+      // A renewal applied while held extends the lease to at least start + ttl on the server
+      // (the report may come later, e.g. after a process pause): only a shorter life is a lie.
+      bool extended = false;
+      if (!a2.server.empty()) {
+        const Interval& iv = a2.server.back();
+        extended = iv.end == kNever || iv.end >= started + a2.ttl - 1ms;
+      }
+      if (!ec && !held_now(a2) && !extended && l2.release_start == kNever) {
         honest_violations.push_back(a2.owner + ": renew reported success at " +
                                     fmt_t(run.world().now()) +
                                     " but the server does not hold its lease");
@@ -193,6 +202,7 @@ struct Run::Impl {
   }
 
   std::vector<int> pending_release_checks;
+  std::vector<std::pair<Check, std::string>> extra;  // scenario-specific findings
 };
 
 Run::Run(RunConfig config) : config_(std::move(config)) {
@@ -285,6 +295,7 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
     a.resource = j.resource;
     a.start = world_->now();
     a.deadline = a.start + j.wait;
+    a.ttl = j.ttl;
     const int ai = static_cast<int>(im2.attempts.size());
     im2.attempts.push_back(a);
     im2.dirty = true;
@@ -356,6 +367,11 @@ void Run::write_latest(int c) {
 void Run::mark(std::string_view name) {
   if (impl_->marks.insert(std::string(name)).second) note("mark", name);
 }
+void Run::violate(Check c, std::string what) {
+  note("violation", what);
+  impl_->extra.emplace_back(c, std::move(what));
+}
+
 bool Run::marked(std::string_view name) const {
   return impl_->marks.find(name) != impl_->marks.end();
 }
@@ -485,6 +501,8 @@ std::vector<Verdict> Run::verdicts() const {
     if (l.lost_notice != kNever) e = std::min(e, l.lost_notice);
     return e;
   };
+
+  for (const auto& [c, what] : im.extra) add(c, what);
 
   // --- mutual exclusion ---
   for (std::size_t i = 0; i < im.leases.size(); ++i) {

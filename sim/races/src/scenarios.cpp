@@ -208,6 +208,28 @@ void many_waiters_one_subscription(Run& r) {
   if (waited == 4) r.mark("four-waiters-one-process");
 }
 
+// Two processes wait while a third holds the lock for a second. Waiting must be quiet: no
+// requests until the holder releases (woken by pushes, not by polling).
+void waiters_stay_quiet(Run& r) {
+  r.job(0, 5ms, Job{.ttl = 2s, .writes = {10ms}, .release_after = 1s});
+  r.job(1, 10ms, Job{.ttl = 200ms, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
+  r.job(2, 10ms, Job{.ttl = 200ms, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
+  auto before = std::make_shared<std::uint64_t>(0);
+  r.at(100ms, [&r, before] {
+    *before = r.strategy(1).requests_sent() + r.strategy(2).requests_sent();
+    r.mark("two-waiters-while-held");
+  });
+  r.at(900ms, [&r, before] {
+    const std::uint64_t n = r.strategy(1).requests_sent() + r.strategy(2).requests_sent() - *before;
+    if (n > 4) {
+      r.violate(Check::liveness, "busy waiting: the two waiters sent " + std::to_string(n) +
+                                     " requests in 800 ms while the holder kept the lock");
+    }
+  });
+  r.run_until(3500ms);
+  r.finish();
+}
+
 // The holder's wall clock steps back 1 s while it holds; only the monotonic clock may decide.
 void client_wall_clock_step(Run& r) {
   r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms, 250ms}, .release_after = 400ms},
@@ -349,6 +371,16 @@ const std::vector<Scenario>& all() {
        "four-waiters-one-process",
        {},
        many_waiters_one_subscription},
+      {"waiters-stay-quiet",
+       "two processes wait while a third holds for 1 s: no requests until the release",
+       "",
+       "two-waiters-while-held",
+       {Check::liveness},
+       waiters_stay_quiet,
+       3,
+       "each waiter's claim/withdraw (HSETNX then HDEL) modifies the holder set, which sends a "
+       "tracking invalidation to the other waiter, which retries and wakes the first: two "
+       "waiting clients ping-pong at network speed for as long as the lock is held"},
       {"client-wall-clock-step",
        "the holder's wall clock steps back 1 s while it holds",
        "wall-clock",

@@ -20,7 +20,14 @@ using Ec = std::error_code;
 class LockwireStrategy final : public Strategy {
  public:
   LockwireStrategy(sim::Node& node, loop::ConnectionOptions o)
-      : node_(node), client_(std::make_unique<lock::Client>(node.loop(), std::move(o))) {}
+      : node_(node),
+        metrics_(std::make_shared<lock::CountingMetrics>()),
+        client_(std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_))) {}
+  static lock::ClientOptions options(std::shared_ptr<lock::CountingMetrics> m) {
+    lock::ClientOptions o;
+    o.metrics = std::move(m);
+    return o;
+  }
 
   void start() override { client_->start(); }
 
@@ -80,6 +87,7 @@ class LockwireStrategy final : public Strategy {
     return true;
   }
   std::size_t in_flight() const override { return client_->connection().in_flight(); }
+  std::uint64_t requests_sent() const override { return metrics_->requests.load(); }
   void close() override {
     *alive_ = false;
     client_->close();
@@ -88,6 +96,7 @@ class LockwireStrategy final : public Strategy {
 
  private:
   sim::Node& node_;
+  std::shared_ptr<lock::CountingMetrics> metrics_;
   std::unique_ptr<lock::Client> client_;
   std::map<int, lock::Lease> leases_;
   int next_ = 1;
@@ -172,15 +181,15 @@ class NaiveStrategy final : public Strategy {
     const std::string key = key_of(l.resource), ch = key + ":ch", owner = l.owner;
     auto alive = alive_;
     if (f_.get_then_del) {
-      conn_->command(
+      ++sent_, conn_->command(
           {"GET", key}, [this, alive, key, ch, owner, done](Ec ec, const loop::Replies& r) {
             if (!*alive) return;
             if (ec || r.size() == 0) return done(unknown_or(ec));
             if (str_of(r[0]) != owner) return done(lock::Errc::not_held);
-            conn_->command({"DEL", key}, [this, alive, ch, done](Ec ec2, const loop::Replies& r2) {
+            ++sent_, conn_->command({"DEL", key}, [this, alive, ch, done](Ec ec2, const loop::Replies& r2) {
               if (!*alive) return;
               if (ec2 || r2.size() == 0) return done(unknown_or(ec2));
-              conn_->command({"PUBLISH", ch, "free"}, [](Ec, const loop::Replies&) {});
+              ++sent_, conn_->command({"PUBLISH", ch, "free"}, [](Ec, const loop::Replies&) {});
               done(int_of(r2[0]).value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
             });
           });
@@ -214,7 +223,7 @@ class NaiveStrategy final : public Strategy {
       done(ec);
     };
     if (f_.blind_renew) {
-      conn_->command({"PEXPIRE", key, ttl}, [ok, alive](Ec ec, const loop::Replies& r) {
+      ++sent_, conn_->command({"PEXPIRE", key, ttl}, [ok, alive](Ec ec, const loop::Replies& r) {
         if (!*alive) return;
         if (ec || r.size() == 0) return ok(unknown_or(ec));
         ok(int_of(r[0]).value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
@@ -241,6 +250,7 @@ class NaiveStrategy final : public Strategy {
     return true;
   }
   std::size_t in_flight() const override { return conn_->in_flight(); }
+  std::uint64_t requests_sent() const override { return sent_; }
   void close() override {
     *alive_ = false;
     for (auto& [id, l] : leases_) l.loss_timer.reset();
@@ -292,7 +302,7 @@ class NaiveStrategy final : public Strategy {
     resp::append_command(r.bytes, "GET", key);
     r.commands = 2;
     auto alive = alive_;
-    conn_->watch(std::move(r), [alive, owner, cmd = std::move(cmd), extra = std::move(extra),
+    ++sent_, conn_->watch(std::move(r), [alive, owner, cmd = std::move(cmd), extra = std::move(extra),
                                 done = std::move(done)](Ec ec, const loop::Replies& rep,
                                                         loop::WatchTxn txn) {
       if (!*alive) return;
@@ -352,7 +362,7 @@ class NaiveStrategy final : public Strategy {
     const loop::MonoTime t_send = node_.loop().now();
     const loop::WallTime w_send = node_.loop().wall_now();
     auto alive = alive_;
-    conn_->send(std::move(r), [this, alive, w, t_send, w_send](Ec ec, const loop::Replies& rep) {
+    ++sent_, conn_->send(std::move(r), [this, alive, w, t_send, w_send](Ec ec, const loop::Replies& rep) {
       if (!*alive) return;
       w->in_flight = false;
       if (ec == loop::Errc::outcome_unknown && f_.replay_unknown && !w->finished) {
@@ -409,7 +419,7 @@ class NaiveStrategy final : public Strategy {
     if (!f_.no_expiry_wake && pttl > 0) s.backstop->start(std::chrono::milliseconds(pttl + 1));
     if (!s.subscribed) {
       s.subscribed = true;
-      conn_->command({"SUBSCRIBE", ch}, [](Ec, const loop::Replies&) {});
+      ++sent_, conn_->command({"SUBSCRIBE", ch}, [](Ec, const loop::Replies&) {});
     }
   }
 
@@ -452,6 +462,7 @@ class NaiveStrategy final : public Strategy {
   sim::Node& node_;
   std::unique_ptr<loop::Connection> conn_;
   Flaws f_;
+  std::uint64_t sent_ = 0;
   std::map<int, Lease> leases_;
   std::map<std::string, Sub> subs_;
   int next_ = 1;

@@ -293,6 +293,8 @@ class World {
   // Runs `fn` at true time `at` (clamped to now) as work of `owner` (null: the world itself).
   // Background events (periodic server chores) do not keep run_until_idle() going.
   std::uint64_t schedule(Nanos at, Node* owner, std::function<void()> fn, bool background = false);
+  // `id` must still be pending (not yet run): cancelled work never runs and no longer counts as
+  // foreground for run_until_idle().
   void cancel(std::uint64_t id) noexcept;
 
   bool step();  // runs one ready event (advancing time to it); false when none is left

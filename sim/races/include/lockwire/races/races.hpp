@@ -62,6 +62,8 @@ class Strategy {
                                           std::int64_t* expire_at_ms) const = 0;
   // Requests written and not yet answered (leak check).
   [[nodiscard]] virtual std::size_t in_flight() const = 0;
+  // Requests sent so far (busy-wait check).
+  [[nodiscard]] virtual std::uint64_t requests_sent() const = 0;
   virtual void close() = 0;
   // Set by the harness: the client was told that `lease` is lost.
   std::function<void(int lease)> on_lost;
@@ -148,6 +150,8 @@ class Run {
   void write_latest(int c);
   // Coverage: a scenario names the race it meant to hit; `hit` records it.
   void mark(std::string_view name);
+  // A scenario-specific finding, reported under checker `c`.
+  void violate(Check c, std::string what);
   [[nodiscard]] bool marked(std::string_view name) const;
 
   // --- servers ---
@@ -210,6 +214,8 @@ struct Scenario {
   std::vector<Check> lockwire_limits;
   void (*script)(Run& run);
   int clients = 3;
+  // Non-empty: a lockwire bug this scenario reproduces (lockwire_limits lists what fires).
+  std::string_view lockwire_bug = {};
 };
 [[nodiscard]] std::span<const Scenario> scenarios();
 [[nodiscard]] const Scenario* find_scenario(std::string_view name);
