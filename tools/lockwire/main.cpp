@@ -370,9 +370,10 @@ class Session {
                  "ms left)";
         }
       }
-      fail(kBusy, "%s: not acquired within %s: %s", o_.resource.c_str(),
-           format_duration(o_.wait).c_str(),
-           who.empty() ? "held by someone else" : ("held by " + who).c_str());
+      const std::string within =
+          o_.wait > Nanos{0} ? " within " + format_duration(o_.wait) : std::string();
+      const std::string holder = who.empty() ? "held by someone else" : "held by " + who;
+      fail(kBusy, "%s: not acquired%s: %s", o_.resource.c_str(), within.c_str(), holder.c_str());
     });
   }
 
