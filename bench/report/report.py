@@ -637,9 +637,14 @@ def main():
     errs = check(d)
     for e in errs:
         print(f"report: {a.result}: {e}", file=sys.stderr)
-    if a.check_only or (errs and not isinstance(d.get("suites"), dict)):
+    if a.check_only or not isinstance(d, dict) or not isinstance(d.get("suites"), dict) or \
+            any(k not in d for k in ("machine", "versions", "server", "started", "command")):
         return 1 if errs else 0
-    md = Report(d, a.result).build(not a.no_charts)
+    try:
+        md = Report(d, a.result).build(not a.no_charts)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        print(f"report: {a.result}: cannot render: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
     out = os.path.splitext(a.result)[0] + ".md"
     with open(out, "w") as f:
         f.write(md)
