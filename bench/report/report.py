@@ -522,7 +522,7 @@ class Report:
                 xs = [j + (i - 1) * width for j in range(len(users))]
                 ax.bar(xs, meds, width, yerr=[lo, hi], label=c, color=self.colors[c],
                        capsize=3)
-        ax.set_xticks(range(len(users)), [f"{n} users" for n in users])
+        ax.set_xticks(range(len(users)), [f"{n} user{'s' if n > 1 else ''}" for n in users])
         ax.set_yscale("log")
         ax.set_ylabel("acquire+release pairs/s (log)")
         ax.set_title("Throughput over many resources, one process (median, min–max)")
