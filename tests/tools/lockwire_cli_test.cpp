@@ -326,7 +326,9 @@ TEST_F(LockwireCli, ConcurrentRunsNeverLoseAnUpdate) {
   {
     std::vector<pid_t> pids;
     for (int i = 0; i < kProcs; ++i) {
-      const std::string loop = "for i in 1 2 3; do " + body + "; done";
+      // All start together (a "go" file), so their first read-sleep-write windows overlap.
+      const std::string loop = "while [ ! -f " + dir_.file("go") + " ]; do sleep 0.01; done; " +
+                               "for i in 1 2 3; do " + body + "; done";
       std::vector<std::string> args{"/bin/sh", "-c", loop};
       std::vector<char*> argv;
       for (auto& s : args) argv.push_back(s.data());
@@ -335,6 +337,7 @@ TEST_F(LockwireCli, ConcurrentRunsNeverLoseAnUpdate) {
       ASSERT_EQ(::posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ), 0);
       pids.push_back(pid);
     }
+    std::ofstream(dir_.file("go")) << "";
     for (pid_t pid : pids) {
       int st = 0;
       ::waitpid(pid, &st, 0);
