@@ -8,12 +8,15 @@
 // per pair (getrusage). Peers (redis-py, node-redlock) are measured by bench/lock/peers/.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockwire/lock/client.hpp"
@@ -98,12 +101,16 @@ class Bench {
     lock::ClientOptions co;
     co.prefix = "bench:";
     lock::Client a(loop_, conn_, co);
-    lock::Client b(loop_, conn_, co);
+    auto mb = std::make_shared<lock::CountingMetrics>();
+    lock::ClientOptions cob = co;
+    cob.metrics = mb;
+    lock::Client b(loop_, conn_, cob);
     a.start();
     b.start();
     warm(a.connection());
     warm(b.connection());
     double total = 0;
+    std::vector<double> samples;
     const double cpu0 = cpu_seconds();
     for (int i = 0; i < rounds; ++i) {
       lock::LockRequest ra;
@@ -139,11 +146,81 @@ class Bench {
       a.release(la, [](std::error_code) {});
       spin([&] { return got_b; });
       total += std::chrono::duration<double>(t_got - t_release).count();
+      samples.push_back(std::chrono::duration<double>(t_got - t_release).count());
       bool rel = false;
       b.release(lb, [&](std::error_code) { rel = true; });
       spin([&] { return rel; });
     }
+    if (std::getenv("BENCH_LOCK_DEBUG") != nullptr) {
+      std::sort(samples.begin(), samples.end());
+      std::fprintf(stderr, "hand-off: waiter requests per round %.2f, p50 %.1f us p90 %.1f us\n",
+                   static_cast<double>(mb->requests.load()) / rounds,
+                   samples[samples.size() / 2] * 1e6, samples[samples.size() * 9 / 10] * 1e6);
+    }
     return Result{static_cast<double>(rounds), total, cpu_seconds() - cpu0};
+  }
+
+  // waiters+1 clients (one connection each, as separate processes would have) contend for one
+  // resource; each holds for `hold`, releases, and rejoins after the next grant. Latency: from a
+  // holder starting its release until the next client holds. Returns the samples (seconds).
+  std::vector<double> handoff_many(int waiters, int handoffs, loop::Nanos hold, double* cpu) {
+    lock::ClientOptions co;
+    co.prefix = "bench:";
+    std::vector<std::unique_ptr<lock::Client>> cs;
+    for (int i = 0; i <= waiters; ++i) {
+      cs.push_back(std::make_unique<lock::Client>(loop_, conn_, co));
+      cs.back()->start();
+      warm(cs.back()->connection());
+    }
+    std::vector<double> samples;
+    std::optional<loop::MonoTime> release_started;
+    std::vector<int> pending;  // released, rejoining at the next grant
+    bool done = false;
+    int active = waiters + 1;
+    std::vector<std::unique_ptr<loop::Timer>> timers(cs.size());
+    std::function<void(int)> contend = [&](int i) {
+      lock::LockRequest r;
+      r.resource = "handoff-many";
+      r.owner = std::to_string(i);
+      r.ttl = 10s;
+      r.wait = 60s;
+      cs[i]->lock(r, [&, i](std::error_code ec, lock::Lease l) {
+        if (ec) {
+          std::fprintf(stderr, "hand-off acquire failed: %s\n", ec.message().c_str());
+          std::exit(1);
+        }
+        const loop::MonoTime got = loop_.now();
+        if (release_started) {
+          samples.push_back(std::chrono::duration<double>(got - *release_started).count());
+        }
+        if (static_cast<int>(samples.size()) >= handoffs) done = true;
+        for (int j : std::exchange(pending, {})) {
+          if (done) {
+            --active;
+          } else {
+            contend(j);
+          }
+        }
+        timers[i] = loop_.make_timer([&, i, l] {
+          release_started = loop_.now();
+          cs[i]->release(l, [&, i](std::error_code) {
+            if (done) {
+              --active;
+              return;
+            }
+            // Rejoin only after the next grant (no barging), as the peers do.
+            pending.push_back(i);
+          });
+        });
+        timers[i]->start(done ? loop::Nanos{0} : hold);
+      });
+    };
+    const double cpu0 = cpu_seconds();
+    for (int i = 0; i <= waiters; ++i) contend(i);
+    spin([&] { return done && active <= static_cast<int>(pending.size()); });
+    *cpu = cpu_seconds() - cpu0;
+    timers.clear();
+    return samples;
   }
 
  private:
@@ -219,9 +296,12 @@ int main(int argc, char** argv) {
               pair1.us_per_op() / rtt_us, "2 (Lua)", "");
   std::printf("%-44s %12.2f %12s %10s\n", "serial pair: requests sent per pair",
               static_cast<double>(reqs) / pair1.ops, "", "");
-  for (int users : {1, 16, 256}) {
+  constexpr int kUsers[] = {1, 16, 256};
+  std::vector<std::pair<Result, Result>> thr;
+  for (int users : kUsers) {
     const Result p = b.pairs(users);
     const Result f = b.ping(users);
+    thr.emplace_back(p, f);
     char name[64];
     std::snprintf(name, sizeof name, "%d users, one connection (pairs/s)", users);
     std::printf("%-44s %12.0f %9.0f /s %9.2fx\n", name, p.per_sec(), f.per_sec() / 2,
@@ -232,6 +312,64 @@ int main(int argc, char** argv) {
   const Result h = b.handoff(200);
   std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", "contended hand-off: release -> next holds",
               h.us_per_op(), rtt_us, h.us_per_op() / rtt_us);
+  struct Many {
+    int waiters;
+    std::vector<double> s;
+    double cpu;
+  };
+  std::vector<Many> many;
+  for (int waiters : {8, 64}) {
+    Many m{waiters, {}, 0};
+    m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu);
+    std::sort(m.s.begin(), m.s.end());
+    char name[64];
+    std::snprintf(name, sizeof name, "hand-off, %d waiters (p50 / mean, us)", waiters);
+    double mean = 0;
+    for (double x : m.s) mean += x;
+    mean /= static_cast<double>(m.s.size());
+    std::printf("%-44s %9.1f us %9.1f us %9.2fx RTT (p50)\n", name, m.s[m.s.size() / 2] * 1e6,
+                mean * 1e6, m.s[m.s.size() / 2] * 1e6 / rtt_us);
+    many.push_back(std::move(m));
+  }
   std::printf("\nfloor = PING on the same kind of connection (pairs: two PINGs per pair)\n");
+  if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
+    // The peers' schema (bench/peers), for bench/report.
+    const char* lib = "\"contender\": \"lockwire\", \"library\": \"lockwire lock::Client\"";
+    std::printf(
+        "{%s, \"mode\": \"serial\", \"users\": 1, \"ops\": %.0f, \"seconds\": %.6f, "
+        "\"ops_per_sec\": %.1f, \"us_per_op\": %.3f, \"cpu_us_per_op\": %.3f, "
+        "\"requests_per_pair\": %.3f, \"ping_rtt_us\": %.3f, "
+        "\"latency_us\": {\"mean\": %.3f}}\n",
+        lib, pair1.ops, pair1.seconds, pair1.per_sec(), pair1.us_per_op(), pair1.cpu_us_per_op(),
+        static_cast<double>(reqs) / pair1.ops, rtt_us, pair1.us_per_op());
+    for (std::size_t k = 0; k < thr.size(); ++k) {
+      const Result& p = thr[k].first;
+      const Result& f = thr[k].second;
+      std::printf(
+          "{%s, \"mode\": \"throughput\", \"users\": %d, \"connections\": 1, "
+          "\"ops\": %.0f, \"seconds\": %.6f, \"ops_per_sec\": %.1f, "
+          "\"cpu_us_per_op\": %.3f, \"ping_floor_pairs_per_sec\": %.1f}\n",
+          lib, kUsers[k], p.ops, p.seconds, p.per_sec(), p.cpu_us_per_op(), f.per_sec() / 2);
+    }
+    auto q = [](const std::vector<double>& v, double f) {
+      return v[std::min(v.size() - 1,
+                        static_cast<std::size_t>(f * static_cast<double>(v.size())))] *
+             1e6;
+    };
+    for (const Many& m : many) {
+      double mean = 0;
+      for (double x : m.s) mean += x;
+      mean = mean / static_cast<double>(m.s.size()) * 1e6;
+      std::printf(
+          "{%s, \"mode\": \"handoff\", \"waiters\": %d, \"ops\": %zu, "
+          "\"cpu_us_per_op\": %.3f, \"ping_rtt_us\": %.3f, \"settings\": "
+          "{\"hold_ms\": 2}, \"latency_us\": {\"n\": %zu, \"mean\": %.3f, "
+          "\"min\": %.3f, \"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, "
+          "\"max\": %.3f}}\n",
+          lib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()), rtt_us,
+          m.s.size(), mean, m.s.front() * 1e6, q(m.s, 0.5), q(m.s, 0.9), q(m.s, 0.99),
+          m.s.back() * 1e6);
+    }
+  }
   return 0;
 }

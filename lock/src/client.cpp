@@ -129,6 +129,12 @@ struct Queue {
   std::string key;  // holder-set key; empty for one-shot queues (not registered)
   bool one_shot = false;
   State state = State::idle;
+  // A push-woken attempt found the lock still held (the push came from another contender's
+  // claim, not a release): from then on a wake first reads (tracked, changes nothing) and only
+  // attempts when the holder set looks free. Attempts modify the holder set and so wake every
+  // other waiter; without this, contenders in different clients would wake each other forever.
+  bool woken = false;
+  bool read_first = false;
   std::deque<WaiterPtr> waiters;
   std::unique_ptr<loop::Timer> backstop;
 };
@@ -202,6 +208,18 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void wake(const QueuePtr& q) {
     if (q->state != Queue::State::waiting && q->state != Queue::State::need_ready) return;
     if (q->backstop) q->backstop->stop();
+    if (q->state == Queue::State::waiting && q->read_first && !q->waiters.empty() &&
+        !q->waiters.front()->done) {
+      WaiterPtr w = q->waiters.front();
+      q->state = Queue::State::in_flight;
+      send(protocol::wait_read(w->keys, ""), [wk = weak(), q, w](Ec ec, const loop::Replies& r) {
+        auto self = wk.lock();
+        if (!self || self->closed) return;
+        self->on_wait_read(q, w, ec, r, false);
+      });
+      return;
+    }
+    q->woken = q->state == Queue::State::waiting;
     attempt(q);
   }
 
@@ -323,6 +341,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         return;
       case protocol::Outcome::contended:
         if (auto* m = metrics()) m->on_contended(w->req.resource);
+        if (std::exchange(q->woken, false)) q->read_first = true;
         if (w->done || q->one_shot) {
           // Caller gone or one attempt only: withdraw our claim; a one-shot caller is answered
           // once it is withdrawn, so no claim of ours outlives the answer.
@@ -512,6 +531,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
 
   void grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send) {
+    q->woken = false;
+    q->read_first = false;  // the next waiter starts afresh
     if (w->done) {
       // Granted after the caller gave up: release at once, never leave it behind.
       loop::Request r = w->req.kind == Kind::exclusive

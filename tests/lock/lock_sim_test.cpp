@@ -4,6 +4,7 @@
 // several seeds; a failure names its seed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -235,6 +236,49 @@ TEST(LockSim, ManyWaitersShareOneInterest) {
       last = w->lease.token();
       EXPECT_FALSE(e.release(b, w->lease));
     }
+  }
+}
+
+TEST(LockSim, WaitersInManyClientsDoNotWakeEachOtherForever) {
+  // Every claim modifies the holder set and wakes all tracking waiters; a woken waiter whose
+  // attempt finds the lock still held must go quiet (read-first), or waiters in different
+  // clients would keep waking each other while the lock is held.
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    Client& a = e.client();
+    auto la = e.acquire(a, req("r", "holder", 30s));
+    ASSERT_FALSE(la.ec);
+    std::vector<std::shared_ptr<CountingMetrics>> ms;
+    std::vector<std::shared_ptr<Env::Acq>> ws;
+    for (int i = 0; i < 8; ++i) {
+      ms.push_back(std::make_shared<CountingMetrics>());
+      ws.push_back(e.start(e.client(ms.back()), req("r", numbered("w", i), 10s, 60s)));
+    }
+    auto total = [&] {
+      std::uint64_t n = 0;
+      for (auto& m : ms) n += m->requests.load();
+      return n;
+    };
+    e.run_for(1s);
+    const auto settled = total();
+    e.run_for(5s);
+    EXPECT_EQ(total(), settled) << seed;  // quiet while the lock is held
+    EXPECT_FALSE(e.release(a, la.lease));
+    for (std::size_t i = 0; i < ws.size(); ++i) {
+      // Each grant is released by the test so that every waiter gets its turn.
+      e.run_until([&] {
+        return std::count_if(ws.begin(), ws.end(), [](auto& w) { return w->done; }) >
+               static_cast<long>(i);
+      });
+      for (std::size_t k = 0; k < ws.size(); ++k) {
+        if (ws[k]->done && ws[k]->lease.held()) {
+          bool rel = false;
+          e.clients[k + 1]->release(ws[k]->lease, [&](std::error_code) { rel = true; });
+          e.run_until([&] { return rel; });
+        }
+      }
+    }
+    for (auto& w : ws) EXPECT_FALSE(w->ec) << seed << " " << w->ec.message();
   }
 }
 
