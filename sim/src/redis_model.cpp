@@ -313,6 +313,7 @@ struct Client {
   std::int64_t multibulklen = 0;
   std::int64_t bulklen = -1;
   Args argv;
+  std::size_t argv_bytes = 0;
   // transactions
   bool multi = false;
   bool dirty_exec = false;
@@ -806,6 +807,7 @@ struct RedisModel::Impl {
       if (ll <= 0) return true;  // empty command: skipped by the caller
       c.multibulklen = ll;
       c.argv.clear();
+      c.argv_bytes = 0;
       c.argv.reserve(static_cast<std::size_t>(std::min<std::int64_t>(ll, 1024)));
     }
     while (c.multibulklen > 0) {
@@ -836,6 +838,14 @@ struct RedisModel::Impl {
       }
       if (c.qbuf.size() - c.qpos < static_cast<std::size_t>(c.bulklen) + 2) return false;
       c.argv.emplace_back(c.qbuf.data() + c.qpos, static_cast<std::size_t>(c.bulklen));
+      // Arguments count against the query buffer limit too, so a huge count of tiny arguments
+      // cannot allocate without bound (Redis closes such clients as well).
+      c.argv_bytes += static_cast<std::size_t>(c.bulklen) + sizeof(std::string);
+      if (c.argv_bytes > opt.max_query_bytes) {
+        trace("client-limit", "query buffer limit reached");
+        c.closing = true;
+        return false;
+      }
       c.qpos += static_cast<std::size_t>(c.bulklen) + 2;  // the CRLF is skipped unchecked
       c.bulklen = -1;
       --c.multibulklen;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -168,6 +169,23 @@ TEST_F(Fixture, DropConnectionsAndHalfOpen) {
   w.net().half_open(w.net().connections_of(cli).back());
   EXPECT_EQ(b.call({"PING"}), "<none>");  // nothing arrives, nobody is told
   EXPECT_FALSE(b.closed);
+}
+
+TEST(ModelLimits, HugeArgumentCountIsBounded) {
+  std::map<RedisModel::ClientId, bool> closed;
+  RedisModel::Hooks h;
+  h.write = [](RedisModel::ClientId, std::string_view) {};
+  h.close = [&](RedisModel::ClientId id) { closed[id] = true; };
+  h.wall_us = [] { return std::int64_t{1767225600000000}; };
+  RedisModelOptions o;
+  o.max_query_bytes = 1 << 20;
+  RedisModel m(h, Rng(1), o);
+  const auto id = m.add_client();
+  m.feed(id, "*2000000000\r\n");
+  std::string tiny;
+  for (int i = 0; i < 1000; ++i) tiny += "$0\r\n\r\n";
+  for (int i = 0; i < 100 && !closed[id]; ++i) m.feed(id, tiny);
+  EXPECT_TRUE(closed[id]);  // closed at ~1 MiB of argument memory, not after 2e9 arguments
 }
 
 TEST_F(Fixture, TrackingPushOnActiveExpiry) {
