@@ -598,8 +598,10 @@ struct Connection::Impl final : StreamHandler {
     std::string b;
     std::vector<std::string_view> args{"HELLO", "3"};
     if (!opt.password.empty()) {
-      args.insert(args.end(),
-                  {"AUTH", opt.username.empty() ? "default" : opt.username, opt.password});
+      // string_view on both sides: a std::string conditional would make a dangling temporary.
+      const std::string_view user =
+          opt.username.empty() ? std::string_view("default") : std::string_view(opt.username);
+      args.insert(args.end(), {"AUTH", user, opt.password});
     }
     if (!opt.client_name.empty()) args.insert(args.end(), {"SETNAME", opt.client_name});
     resp::append_command(b, std::span<const std::string_view>(args));
