@@ -576,3 +576,15 @@ TEST(LockwireTls, AllCommandsWorkOverTlsWithClientCertificates) {
   EXPECT_EQ(insecure.status, 0) << insecure.err;
   EXPECT_NE(insecure.err.find("WARNING"), std::string::npos);
 }
+
+TEST(LockwireUnix, WorksOverAUnixSocket) {
+  TempDir d;
+  RedisServer server({}, /*unix_socket=*/true);
+  const std::string url = "unix://" + server.unix_path();
+  Proc run({"run", "--url", url, "u", "--", "sh", "-c", "echo $LOCKWIRE_FENCING_TOKEN"}, d);
+  EXPECT_EQ(run.wait(), 0) << run.err();
+  EXPECT_EQ(run.out(), "1\n");
+  Proc inspect({"inspect", "--url", url, "u", "--json"}, d);
+  EXPECT_EQ(inspect.wait(), 0) << inspect.err();
+  EXPECT_NE(inspect.out().find("\"last_token\":1"), std::string::npos) << inspect.out();
+}
