@@ -598,6 +598,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     if (d->expiry_timer) d->expiry_timer->stop();
     if (d->renew_timer) d->renew_timer->stop();
   }
+  // A lease handle may outlive the loop: its timers go as soon as it is no longer held.
+  static void drop_lease_timers(const LeasePtr& d) noexcept {
+    d->expiry_timer.reset();
+    d->renew_timer.reset();
+  }
 
   void forget(const LeasePtr& d) {
     auto it = leases.find(d->registry_key);
@@ -611,7 +616,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void lose(const LeasePtr& d, Ec why) {
     LeaseState expected = LeaseState::held;
     if (!d->state.compare_exchange_strong(expected, LeaseState::lost)) return;
-    stop_lease_timers(d);
+    drop_lease_timers(d);
     forget(d);
     if (auto* m = metrics()) m->on_lease_lost(d->resource, why);
     if (d->on_lost) d->on_lost(why);
@@ -871,6 +876,7 @@ void Client::release(const Lease& lease, DoneHandler handler) {
     } else if (was_held) {
       d->state.store(LeaseState::released);  // outcome unknown: it is gone or will expire
     }
+    Core::drop_lease_timers(d);
     self->forget(d);
     if (auto* m = self->metrics()) m->on_op(Op::release, d->kind, ec, self->loop.now() - t0);
     if (h) h(ec);
