@@ -510,6 +510,44 @@ TEST_F(LockTest, ExclusiveWaiterCleansStaleSharedField) {
   EXPECT_EQ(info.holders[0].owner, "x");
 }
 
+TEST_F(LockTest, SharedHoldersExpireIndividually) {
+  auto a = make_client();
+  auto b = make_client();
+  auto s1 = acquire(*a, req("r", "s1", 150ms, 0s, Kind::shared));
+  auto s2 = acquire(*b, req("r", "s2", 10s, 0s, Kind::shared));
+  ASSERT_FALSE(s1.ec);
+  ASSERT_FALSE(s2.ec);
+  sleep_loop(300ms);  // s1's own lease is over; s2's is not
+  EXPECT_EQ(s1.lease.state(), LeaseState::lost);
+  EXPECT_EQ(renew(*a, s1.lease), Errc::not_held);
+  EXPECT_TRUE(s2.lease.held());
+  EXPECT_FALSE(renew(*b, s2.lease));
+  EXPECT_EQ(acquire(*a, req("r", "x", 10s)).ec, Errc::timed_out);  // s2 still blocks writers
+  EXPECT_FALSE(release(*b, s2.lease));
+  auto x = acquire(*a, req("r", "x", 10s, 2s));
+  ASSERT_FALSE(x.ec) << x.ec.message();
+}
+
+TEST_F(LockTest, BlockingGuardReleasesOnDestruction) {
+  auto a = make_client();
+  {
+    BlockingClient bc(conn_options());
+    std::error_code ec;
+    LeaseGuard g = bc.lock_guard(req("g", "guard", 10s), ec);
+    ASSERT_FALSE(ec) << ec.message();
+    ASSERT_TRUE(static_cast<bool>(g));
+    LockInfo info;
+    EXPECT_FALSE(bc.inspect("g", info));
+    ASSERT_EQ(info.holders.size(), 1u);
+    EXPECT_EQ(info.holders[0].owner, "guard");
+    std::error_code bad;
+    LeaseGuard none = bc.lock_guard(req("", "x"), bad);
+    EXPECT_EQ(bad, Errc::invalid_argument);
+    EXPECT_FALSE(static_cast<bool>(none));
+  }  // guard released, then the client stopped
+  EXPECT_TRUE(inspect(*a, "g").holders.empty());
+}
+
 // The no-script assertion: a server where the default user may not run scripting commands; after
 // a workload touching every operation, the ACL log (which records each denied attempt) is empty.
 class NoScriptTest : public LockTest {
