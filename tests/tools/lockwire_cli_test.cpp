@@ -588,3 +588,21 @@ TEST(LockwireUnix, WorksOverAUnixSocket) {
   EXPECT_EQ(inspect.wait(), 0) << inspect.err();
   EXPECT_NE(inspect.out().find("\"last_token\":1"), std::string::npos) << inspect.out();
 }
+
+TEST_F(LockwireCli, WatchFollowsAcrossAServerRestart) {
+  auto w = start({"watch", "rs", "--json"});
+  auto out = [&] { return w->out(); };
+  ASSERT_TRUE(eventually([&] { return out().find("\"initial\"") != std::string::npos; }));
+  ASSERT_EQ(lw({"acquire", "rs", "--ttl", "20s", "--owner", "before"}).status, 0);
+  ASSERT_TRUE(eventually([&] { return out().find("\"before\"") != std::string::npos; }));
+  server_.restart();  // same port, empty data: the holder is gone
+  ASSERT_EQ(lw({"acquire", "rs", "--ttl", "20s", "--owner", "after"}).status, 0);
+  // Tracking is re-enabled on reconnect and the state re-read: both changes are reported.
+  ASSERT_TRUE(eventually([&] { return out().find("\"after\"") != std::string::npos; })) << out();
+  w->signal(SIGINT);
+  EXPECT_EQ(w->wait(), 0);
+  json_expect(out(),
+              "[(o['event'], o.get('owner')) for o in objs[1:]] == "
+              "[('acquired', 'before'), ('released', 'before'), ('acquired', 'after')]");
+  EXPECT_TRUE(json_verify());
+}

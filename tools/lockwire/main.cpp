@@ -152,6 +152,7 @@ class Session {
   ~Session() {
     watchdog_.reset();
     kill_timer_.reset();
+    retry_timer_.reset();
     tracker_.reset();
     cleanup_conn_.reset();
     client_.reset();
@@ -549,6 +550,11 @@ class Session {
 
   void watch() {
     watchdog_->stop();
+    // The reading connection can come back after the tracking one: read again when it does.
+    client_->connection().add_state_handler([this](loop::ConnectionState s, Ec) {
+      if (s == loop::ConnectionState::ready && exit_ < 0) refresh();
+    });
+    retry_timer_ = loop_.make_timer([this] { refresh(); });
     tracker_ = std::make_unique<loop::Connection>(loop_, conn_opts_);
     // BCAST tracking on the resource's key prefix: an invalidation for every change of the holder
     // set, the token counter and shared companions — including expiry — with no reads needed.
@@ -562,11 +568,14 @@ class Session {
     });
     tracker_->add_state_handler([this](loop::ConnectionState s, Ec ec) {
       if (exit_ >= 0) return;
-      if (s == loop::ConnectionState::disconnected && ec) {
+      if (s == loop::ConnectionState::disconnected && ec && !tracker_down_) {
+        tracker_down_ = true;  // say it once, not once per reconnect attempt
         note("%s: watch connection lost (%s); reconnecting", o_.resource.c_str(),
              ec.message().c_str());
       }
       if (s != loop::ConnectionState::ready) return;
+      if (tracker_down_) note("%s: watch connection re-established", o_.resource.c_str());
+      tracker_down_ = false;
       tracker_->command({"CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", keys_.holders},
                         [this](Ec tec, const loop::Replies&) {
                           if (exit_ >= 0) return;
@@ -590,8 +599,10 @@ class Session {
       inspecting_ = false;
       if (exit_ >= 0) return;
       if (ec) {
-        // Transient (reconnecting); the next ready/invalidation triggers another read.
+        // Transient (reconnecting): read again shortly, so a change that happened meanwhile is
+        // not missed when no further invalidation comes.
         note("%s: inspect failed: %s", o_.resource.c_str(), ec.message().c_str());
+        if (!retry_timer_->active()) retry_timer_->start(250ms);
       } else {
         on_view(classify(info), info.last_token);
       }
@@ -800,6 +811,7 @@ class Session {
   std::unique_ptr<loop::Connection> cleanup_conn_;
   std::unique_ptr<loop::Timer> watchdog_;
   std::unique_ptr<loop::Timer> kill_timer_;
+  std::unique_ptr<loop::Timer> retry_timer_;
   Nanos watchdog_after_{0};
   std::vector<uv_signal_t*> signals_;
   int exit_ = -1;
@@ -815,6 +827,7 @@ class Session {
   bool inspecting_ = false;
   bool dirty_ = false;
   bool initial_done_ = false;
+  bool tracker_down_ = false;
   std::map<std::string, Seen> seen_;
 };
 
