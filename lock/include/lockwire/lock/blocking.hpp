@@ -4,7 +4,11 @@
 //
 //   lock::BlockingClient locks(conn_options);
 //   std::error_code ec;
-//   if (auto guard = locks.lock_guard({.resource = "report", .owner = "me", .ttl = 10s}, ec)) {
+//   lock::LockRequest req;
+//   req.resource = "report";
+//   req.owner = "me";
+//   req.ttl = 10s;
+//   if (auto guard = locks.lock_guard(req, ec)) {
 //     write_report(guard.lease().token());
 //   }  // released here, without throwing
 #pragma once
@@ -47,7 +51,7 @@ class BlockingClient {
   std::thread thread_;
 };
 
-// Owns a lease and releases it when destroyed. The destructor never throws; a failed release is
+// Owns a lease and releases it when destroyed; must not outlive its BlockingClient. The destructor never throws; a failed release is
 // reported to `on_release_error` (if set) and otherwise ignored — the key expires with its TTL.
 class LeaseGuard {
  public:

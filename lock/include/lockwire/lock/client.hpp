@@ -8,12 +8,16 @@
 //
 //   lock::Client locks(loop, conn_options);
 //   locks.start();
-//   locks.lock({.resource = "invoice:42", .owner = "worker-1", .ttl = 10s, .wait = 2s},
-//              [&](std::error_code ec, lock::Lease lease) {
-//                if (ec) return;                   // timed_out, invalid_argument, ...
-//                use(lease.token());               // fencing token for downstream writes
-//                locks.release(lease, [](std::error_code) {});
-//              });
+//   lock::LockRequest req;
+//   req.resource = "invoice:42";
+//   req.owner = "worker-1";
+//   req.ttl = 10s;
+//   req.wait = 2s;
+//   locks.lock(req, [&](std::error_code ec, lock::Lease lease) {
+//     if (ec) return;                   // timed_out, invalid_argument, ...
+//     use(lease.token());               // fencing token for downstream writes
+//     locks.release(lease, [](std::error_code) {});
+//   });
 #pragma once
 
 #include <atomic>
