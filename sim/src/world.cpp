@@ -299,7 +299,13 @@ void World::release_held(Node& n) {
   held_.erase(it);
   for (auto& ev : evs) {
     // Resumed work runs now, in the order it was due; fresh tiebreaks interleave it with others.
-    schedule(now_, ev.owner, std::move(ev.fn), ev.background);
+    // It keeps its id, so whoever scheduled it can still cancel it (a timer destroyed after the
+    // resume would otherwise fire on freed memory).
+    ev.at = now_;
+    ev.tie = sched_.next();
+    if (!ev.background) ++foreground_;
+    heap_.push_back(std::move(ev));
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
 }
 
