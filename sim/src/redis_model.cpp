@@ -563,8 +563,9 @@ struct RedisModel::Impl {
       auto it = clients.find(c.redirect);
       if (it == clients.end() || it->second.gone) {
         if (c.resp > 2) {
-          push(c, 1);
+          push(c, 2);
           bulk(c, "tracking-redir-broken");
+          integer(c, static_cast<std::int64_t>(c.redirect));
         }
         return;
       }

@@ -9,6 +9,9 @@
 //   %SMEMBERS s         compare with aggregate elements sorted (hash-table order in Redis)
 //   @sleep 150          wait (real time on TCP, virtual time in the model)
 //   @raw PING\r\n       send raw bytes (inline commands, protocol errors)
+//   ... {id:2} ...      the client id of connection 2 on that server (learnt with a silent
+//                       CLIENT ID when the connection opens), e.g. CLIENT TRACKING ON REDIRECT
+//                       {id:2}
 // HELLO's "id" field is masked everywhere (client ids differ between servers).
 #pragma once
 
@@ -39,7 +42,11 @@ struct Step {
   int sleep_ms = 0;
   std::string bytes;  // what to send
   std::string text;   // for messages
+  std::string templ;  // command text with {id:N} placeholders (encoded per server at run time)
 };
+
+// Replaces {id:N} with the ids in `ids` and encodes the command.
+inline std::string expand(const Step& st, const std::map<int, std::string>& ids);
 
 inline std::string unescape(std::string_view s) {
   std::string out;
@@ -124,12 +131,36 @@ inline std::vector<Step> parse_script(std::string_view script) {
       st.sleep_ms = std::stoi(std::string(part.substr(7)));
     } else if (part.substr(0, 4) == "@raw") {
       st.bytes = unescape(part.substr(5));
+    } else if (part.find("{id:") != std::string_view::npos) {
+      st.templ = std::string(part);
     } else {
       st.bytes = encode_command(tokenize(part));
     }
     steps.push_back(std::move(st));
   }
   return steps;
+}
+
+inline bool uses_ids(const std::vector<Step>& steps) {
+  for (auto& st : steps)
+    if (!st.templ.empty()) return true;
+  return false;
+}
+
+inline std::string expand(const Step& st, const std::map<int, std::string>& ids) {
+  if (st.templ.empty()) return st.bytes;
+  std::string t = st.templ;
+  for (auto& [n, id] : ids) {
+    const std::string ph = "{id:" + std::to_string(n) + "}";
+    for (auto p = t.find(ph); p != std::string::npos; p = t.find(ph)) t.replace(p, ph.size(), id);
+  }
+  return encode_command(tokenize(t));
+}
+
+// ":123\r\n" -> "123"
+inline std::string int_reply(const std::string& f) {
+  if (f.size() < 4 || f[0] != ':') return "0";
+  return f.substr(1, f.size() - 3);
 }
 
 // Per step, per connection: frames received (and "<EOF>" when the server closed).
@@ -147,6 +178,8 @@ inline Transcript run_model(const std::vector<Step>& steps, RedisModelOptions op
   RedisModel m(h, Rng(1), opt);
   std::map<int, RedisModel::ClientId> conns;
   std::map<RedisModel::ClientId, int> back;
+  std::map<int, std::string> ids;
+  const bool with_ids = uses_ids(steps);
   Transcript t;
   std::int64_t next_cron = now_us + 100000;
   for (auto& st : steps) {
@@ -163,9 +196,14 @@ inline Transcript run_model(const std::vector<Step>& steps, RedisModelOptions op
       if (!conns.count(st.conn)) {
         conns[st.conn] = m.add_client();
         back[conns[st.conn]] = st.conn;
+        if (with_ids) {
+          m.feed(conns[st.conn], encode_command({"CLIENT", "ID"}));
+          ids[st.conn] = int_reply(out[conns[st.conn]]);
+          out[conns[st.conn]].clear();
+        }
       }
       now_us += 50;  // a command takes a little time
-      m.feed(conns[st.conn], st.bytes);
+      m.feed(conns[st.conn], expand(st, ids));
     }
     for (auto& [id, bytes] : out) {
       if (bytes.empty()) continue;
@@ -255,6 +293,8 @@ class TcpConn {
 inline Transcript run_tcp(const std::vector<Step>& steps, std::uint16_t port,
                           const Transcript& expected) {
   std::map<int, std::unique_ptr<TcpConn>> conns;
+  std::map<int, std::string> ids;
+  const bool with_ids = uses_ids(steps);
   Transcript t;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     auto& st = steps[i];
@@ -263,8 +303,15 @@ inline Transcript run_tcp(const std::vector<Step>& steps, std::uint16_t port,
       std::this_thread::sleep_for(std::chrono::milliseconds(st.sleep_ms));
     } else {
       auto& c = conns[st.conn];
-      if (!c) c = std::make_unique<TcpConn>(port);
-      c->send(st.bytes);
+      if (!c) {
+        c = std::make_unique<TcpConn>(port);
+        if (with_ids) {
+          c->send(encode_command({"CLIENT", "ID"}));
+          auto f = c->read_frames(1, false, 2000);
+          ids[st.conn] = f.empty() ? "0" : int_reply(f[0]);
+        }
+      }
+      c->send(expand(st, ids));
     }
     // Read what the model produced for this step from each connection (or a quick drain).
     for (auto& [n, c] : conns) {

@@ -113,7 +113,8 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
       j.auto_renew = r.chance(250000);
       j.writes = {Nanos{0}, hold / 2};
       if (r.chance(300000)) j.renew_after = hold / 3;
-      j.release_after = r.chance(850000) ? hold : Nanos{-1};
+      // Auto-renewed leases are always released (else they would hold the lock forever).
+      j.release_after = j.auto_renew || r.chance(850000) ? hold : Nanos{-1};
       run.job(i, ms(r.between(0, 2200)), std::move(j));
     }
   }

@@ -120,7 +120,7 @@ struct Run::Impl {
       } else if (!held && a.held) {
         Interval& iv = a.server.back();
         iv.end = now;
-        iv.expired = alive && a.expire_at >= 0 && wall >= a.expire_at;
+        iv.expired = alive && a.expire_at >= 0 && wall > a.expire_at;  // Redis: now > when
         iv.own_release = in_release(a, now);
       }
       a.held = held;

@@ -211,6 +211,14 @@ void many_waiters_one_subscription(Run& r) {
 // Two processes wait while a third holds the lock for a second. Waiting must be quiet: no
 // requests until the holder releases (woken by pushes, not by polling).
 void waiters_stay_quiet(Run& r) {
+  // Different distances to the server, as in any real deployment.
+  r.at(1ms, [&r] {
+    for (int c : {1, 2}) {
+      auto& l = r.world().net().link(r.node(c), r.server());
+      l.latency = 4ms;
+      l.jitter = 1ms;
+    }
+  });
   r.job(0, 5ms, Job{.ttl = 2s, .writes = {10ms}, .release_after = 1s});
   r.job(1, 10ms, Job{.ttl = 200ms, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
   r.job(2, 10ms, Job{.ttl = 200ms, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
