@@ -200,8 +200,9 @@ TEST_F(LockTest, SharedAndExclusiveCompatibility) {
 
 TEST_F(LockTest, ExpiryTakeoverAndStaleLeaseTouchesNothing) {
   auto m = std::make_shared<CountingMetrics>();
+  auto mb = std::make_shared<CountingMetrics>();
   auto a = make_client(m);
-  auto b = make_client();
+  auto b = make_client(mb);
   bool lost = false;
   auto r = req("r", "a", 150ms);
   r.on_lost = [&](std::error_code ec) {
@@ -214,6 +215,8 @@ TEST_F(LockTest, ExpiryTakeoverAndStaleLeaseTouchesNothing) {
   auto lb = acquire(*b, req("r", "b", 10s, 5s));
   ASSERT_FALSE(lb.ec) << lb.ec.message();
   EXPECT_GT(lb.lease.token(), la.lease.token());
+  // CLIENT TRACKING, the attempt, the tracked read, the attempt after expiry: no polling.
+  EXPECT_LE(mb->requests.load(), 4u);
   run_until([&] { return lost; });
   EXPECT_EQ(la.lease.state(), LeaseState::lost);
   EXPECT_EQ(m->leases_lost.load(), 1u);
