@@ -234,11 +234,13 @@ Parser::Step Parser::aggregate_done(bool attribute) noexcept {
 }
 
 // Completes a frame made of one scalar node [vb, ve), `consumed` bytes long.
-ParseResult Parser::single(Type type, const char* vb, const char* ve, std::size_t consumed) {
-  Node& node = nodes_.emplace_back();
-  node.type = type;
-  node.value = std::string_view(vb, static_cast<std::size_t>(ve - vb));
-  done_ = has_frame_ = true;
+[[gnu::noinline]] ParseResult Parser::single(Type type, const char* vb, const char* ve,
+                                             std::size_t consumed) {
+  // The previous frame is complete (done_), so only its nodes need clearing; the rest of the
+  // state is reset by start_frame() if a later frame takes the general path.
+  nodes_.clear();
+  nodes_.push_back(Node{type, 0, 0, std::string_view(vb, static_cast<std::size_t>(ve - vb)), {}});
+  has_frame_ = true;
   need_ = 1;  // an empty input after a frame returns at once (see parse())
   ParseResult r;
   r.status = ParseResult::Status::complete;
@@ -260,8 +262,8 @@ void Parser::to_offsets(const char* base) {
   direct_ = false;
 }
 
-inline void Parser::add_scalar(Type type, std::uint32_t depth, const char* base, std::size_t off,
-                               std::size_t len) {
+[[gnu::noinline]] void Parser::add_scalar(Type type, std::uint32_t depth, const char* base,
+                                          std::size_t off, std::size_t len) {
   Node& n = nodes_.emplace_back();
   n.type = type;
   n.depth = depth;
@@ -277,20 +279,7 @@ ParseResult Parser::parse_more(std::string_view input) {
   if (failed_.status == ParseResult::Status::error) return failed_;
   const char* const b = input.data();
   const std::size_t n = input.size();
-  if (line_wait_) {
-    // Still looking for the end of a line: only the bytes after scan_ are new.
-    std::size_t q = scan_;
-    while (q < n && b[q] != '\r') ++q;
-    if (q == n) {
-      scan_ = n;
-      need_ = n + 1;
-      return {};
-    }
-    scan_ = q;
-    line_wait_ = false;
-  }
   if (done_) {
-    start_frame();
     // Fast path for the most common replies, a whole top-level +, -, : or $ frame; anything
     // unusual (incomplete, malformed, long) falls through to the general parser below.
     if (n >= 4) {
@@ -322,7 +311,20 @@ ParseResult Parser::parse_more(std::string_view input) {
         }
       }
     }
+    start_frame();
+    if (n == 1) {
+      // Only the type byte has arrived (typical when fed in tiny pieces): wait for its line.
+      const unsigned char kind = kTypes.kind[static_cast<unsigned char>(b[0])];
+      if (kind == kLine || kind == kBlob || kind == kAgg) {
+        direct_ = false;
+        line_wait_ = true;
+        scan_ = 1;
+        need_ = 2;
+        return {};
+      }
+    }
   }
+
   std::size_t p = pos_;
 
   auto suspend = [&](std::size_t need) {

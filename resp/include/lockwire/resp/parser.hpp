@@ -57,7 +57,7 @@ class Parser {
   // be reset() before further use.
   [[nodiscard]] ParseResult parse(std::string_view input) {
     // Inline: fed in small pieces, most calls only learn that the awaited bytes are not there.
-    if (input.size() < need_) {
+    if (input.size() < need_ || (line_wait_ && still_no_cr(input))) {
       has_frame_ = false;
       return {};
     }
@@ -95,6 +95,19 @@ class Parser {
   enum class Step : std::uint8_t { more, done };
 
   ParseResult parse_more(std::string_view input);
+  // While a header line is incomplete, only the newly arrived bytes need a look for its CR.
+  bool still_no_cr(std::string_view input) noexcept {
+    const std::size_t n = input.size();
+    std::size_t q = scan_;
+    while (q < n && input[q] != '\r') ++q;
+    scan_ = q;
+    if (q + 1 < n) {  // the CR and the byte after it are here: parse
+      line_wait_ = false;
+      return false;
+    }
+    need_ = n + 1;  // no CR yet, or the CR is the last byte
+    return true;
+  }
   void start_frame() noexcept;
   ParseResult single(Type type, const char* vb, const char* ve, std::size_t consumed);
   Step value_done() noexcept;
