@@ -214,36 +214,41 @@ void append_quoted(std::string_view s, std::string& out) {
   out += '"';
 }
 
-std::size_t emit_human(Frame f, std::size_t i, const std::string& prefix, std::string& out);
+// `prefix` is the indentation of continuation lines at the current level; callees extend it
+// and restore it (one shared string: memory stays linear in the depth).
+std::size_t emit_human(Frame f, std::size_t i, std::string& prefix, std::string& out);
 
 // Writes an aggregate's elements; `mark` follows each index ("1) ", "1# ", "1~ ", "1> ").
 std::size_t emit_elements(Frame f, std::size_t j, std::uint64_t count, bool pairs, char mark,
-                          const std::string& prefix, std::string& out) {
-  const std::string width = std::to_string(count);
-  const std::string child_prefix = prefix + std::string(width.size() + 2, ' ');
+                          std::string& prefix, std::string& out) {
+  char width_buf[24];
+  const auto width =
+      static_cast<std::size_t>(std::to_chars(width_buf, width_buf + 24, count).ptr - width_buf);
+  const std::size_t saved = prefix.size();
   for (std::uint64_t k = 0; k < count; ++k) {
     if (k != 0) out += prefix;
-    const std::string idx = std::to_string(k + 1);
-    out.append(width.size() - idx.size(), ' ');
-    out += idx;
+    char idx[24];
+    const auto len = static_cast<std::size_t>(std::to_chars(idx, idx + 24, k + 1).ptr - idx);
+    out.append(width - len, ' ');
+    out.append(idx, len);
     out += mark;
     out += ' ';
+    prefix.append(width + 2, ' ');
     if (pairs) {
       // Key inline, then " => " and the value.
       std::string key;
-      j = emit_human(f, j, child_prefix, key);
+      j = emit_human(f, j, prefix, key);
       if (!key.empty() && key.back() == '\n') key.pop_back();
       out += key;
       out += " => ";
-      j = emit_human(f, j, child_prefix, out);
-    } else {
-      j = emit_human(f, j, child_prefix, out);
     }
+    j = emit_human(f, j, prefix, out);
+    prefix.resize(saved);
   }
   return j;
 }
 
-std::size_t emit_human(Frame f, std::size_t i, const std::string& prefix, std::string& out) {
+std::size_t emit_human(Frame f, std::size_t i, std::string& prefix, std::string& out) {
   // Attributes first, each on its own "|" lines.
   while (i < f.size() && f[i].type == Type::attribute) {
     out += "(attribute) ";
@@ -313,7 +318,11 @@ std::size_t emit_human(Frame f, std::size_t i, const std::string& prefix, std::s
       }
       if (n.type == Type::push) {
         out += "(push) ";
-        return emit_elements(f, i + 1, n.size, false, '>', prefix + "       ", out);
+        const std::size_t saved = prefix.size();
+        prefix.append(7, ' ');  // under "(push) "
+        const std::size_t next = emit_elements(f, i + 1, n.size, false, '>', prefix, out);
+        prefix.resize(saved);
+        return next;
       }
       const char mark = n.type == Type::map ? '#' : n.type == Type::set ? '~' : ')';
       return emit_elements(f, i + 1, n.size, n.type == Type::map, mark, prefix, out);
@@ -347,7 +356,8 @@ void append_json(Frame frame, std::string& out) {
 }
 
 void append_human(Frame frame, std::string& out) {
-  emit_human(frame, 0, "", out);
+  std::string prefix;
+  emit_human(frame, 0, prefix, out);
 }
 
 }  // namespace lockwire::respcat

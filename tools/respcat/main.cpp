@@ -20,7 +20,7 @@ constexpr const char* kUsage =
     "usage: respcat [--json] [--max-depth N] [--max-bulk BYTES] [FILE]\n"
     "Decodes a RESP2/RESP3 byte stream (stdin when no FILE), one frame at a time.\n"
     "  --json           one JSON document per top-level frame, one per line\n"
-    "  --max-depth N    maximum aggregate nesting (default 64, at most 10000)\n"
+    "  --max-depth N    maximum aggregate nesting (default 64, at most 1000)\n"
     "  --max-bulk BYTES maximum blob length (default 536870912)\n"
     "exit: 0 ok, 2 protocol error, 3 truncated frame, 1 usage or I/O error\n";
 
@@ -77,8 +77,9 @@ int main(int argc, char** argv) {
       return 0;
     } else if (take_value("--max-depth")) {
       std::uint64_t v = 0;
-      if (!has_value || !parse_u64(value, v) || v == 0 || v > 10000) {
-        return usage_error("--max-depth needs a number from 1 to 10000");
+      // Printing recurses per level: 1000 keeps it far from the stack limit.
+      if (!has_value || !parse_u64(value, v) || v == 0 || v > 1000) {
+        return usage_error("--max-depth needs a number from 1 to 1000");
       }
       limits.max_depth = static_cast<std::uint32_t>(v);
     } else if (take_value("--max-bulk")) {
