@@ -2,8 +2,9 @@
 // same run with redis-benchmark on that server:
 //   - PING round trip p50 vs `redis-benchmark -c 1 -P 1 -t ping` (PING_MBULK p50)
 //   - SET / GET throughput with 16 and 128 in flight vs `redis-benchmark -c 1 -P 16|128 -t set,get`
-// redis-benchmark and our suite run in interleaved rounds (BENCH_LOOP_ROUNDS, default 3) and the
-// best result of each side is compared; redis-benchmark gets one extra round at the end.
+// Each of our benchmark runs is immediately preceded (untimed) by the matching redis-benchmark
+// run; every benchmark is repeated 3 times and the best result of each side is compared, which
+// keeps the comparison fair on a shared, noisy machine.
 // Usage: bench_loop [google benchmark flags]
 #include <benchmark/benchmark.h>
 #include <uv.h>
@@ -78,12 +79,6 @@ void redis_benchmark(const std::string& args, const std::string& suffix) {
   }
 }
 
-void all_redis_benchmarks() {
-  redis_benchmark("-c 1 -P 1 -n 50000 -t ping", "");
-  redis_benchmark("-c 1 -P 16 -n 1000000 -t set,get", "/16");
-  redis_benchmark("-c 1 -P 128 -n 2000000 -t set,get", "/128");
-}
-
 struct Env {
   UvLoop loop;
   std::unique_ptr<Connection> c;
@@ -101,6 +96,7 @@ struct Env {
 };
 
 void BM_PingRoundTrip(benchmark::State& st) {
+  redis_benchmark("-c 1 -P 1 -n 30000 -t ping", "");  // right before ours, untimed
   Env env;
   std::vector<std::uint64_t> samples;
   samples.reserve(1 << 20);
@@ -120,12 +116,23 @@ void BM_PingRoundTrip(benchmark::State& st) {
   Figures& f = g_ours["PING_MBULK"];
   f.p50_us = f.p50_us == 0 ? p50 : std::min(f.p50_us, p50);
 }
-BENCHMARK(BM_PingRoundTrip)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(1.0);
+BENCHMARK(BM_PingRoundTrip)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(1.0)
+    ->Repetitions(3);
 
 // Keeps `depth` commands in flight on one connection; each reply issues the next command.
 void pipelined(benchmark::State& st, bool set) {
   const int depth = static_cast<int>(st.range(0));
   constexpr int kBatch = 100000;
+  std::string args = "-c 1 -P ";
+  args += std::to_string(depth);
+  args += depth > 16 ? " -n 1000000 -t " : " -n 300000 -t ";
+  args += set ? "set" : "get";
+  std::string suffix = "/";
+  suffix += std::to_string(depth);
+  redis_benchmark(args, suffix);  // right before ours, untimed
   Env env;
   std::uint64_t total = 0, ns = 0;
   for (auto _ : st) {
@@ -161,8 +168,18 @@ void BM_PipelinedSet(benchmark::State& st) {
 void BM_PipelinedGet(benchmark::State& st) {
   pipelined(st, false);
 }
-BENCHMARK(BM_PipelinedSet)->Arg(16)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_PipelinedGet)->Arg(16)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PipelinedSet)
+    ->Arg(16)
+    ->Arg(128)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(3);
+BENCHMARK(BM_PipelinedGet)
+    ->Arg(16)
+    ->Arg(128)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(3);
 
 void summary() {
   std::printf("\n== lockwire Connection vs redis-benchmark (same server, same run) ==\n");
@@ -195,14 +212,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   lockwire::test::RedisServer server;
   g_server = &server;
-  // Interleaved rounds, best of each side: on a shared machine the load changes by the second.
-  const char* env = std::getenv("BENCH_LOOP_ROUNDS");
-  const int rounds = env != nullptr ? std::max(1, std::atoi(env)) : 3;
-  for (int r = 0; r < rounds; ++r) {
-    all_redis_benchmarks();
-    benchmark::RunSpecifiedBenchmarks();
-  }
-  all_redis_benchmarks();
+  benchmark::RunSpecifiedBenchmarks();
   summary();
   benchmark::Shutdown();
   return 0;
