@@ -101,7 +101,8 @@ int cli_replay(int argc, char** argv) {
   std::printf("  race hit (%s): %s\n", std::string(sc->mark).c_str(), r.marked ? "yes" : "NO");
   print_verdicts(r.verdicts);
   if (strategy == "lockwire" && !sc->lockwire_bug.empty() && any_fires(r.verdicts)) {
-    std::printf("  known lockwire bug (docs/races.md): %s\n", std::string(sc->lockwire_bug).c_str());
+    std::printf("  known lockwire bug (docs/races.md): %s\n",
+                std::string(sc->lockwire_bug).c_str());
   } else if (strategy == "lockwire" && !sc->lockwire_limits.empty() && any_fires(r.verdicts)) {
     std::printf("  note: documented limitation of any Redis lock here (docs/races.md)\n");
   }

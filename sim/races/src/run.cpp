@@ -179,26 +179,26 @@ struct Run::Impl {
     const Attempt& a = attempts[static_cast<std::size_t>(l.attempt)];
     run.note("renew", a.owner);
     const Nanos started = run.world().now();
-    clients[static_cast<std::size_t>(a.client)].s->renew(l.id, [this, li, started](
-                                                                   std::error_code ec) {
-      LeaseRec& l2 = leases[static_cast<std::size_t>(li)];
-      const Attempt& a2 = attempts[static_cast<std::size_t>(l2.attempt)];
-      dirty = true;
-      run.note("renewed", a2.owner + (ec ? " -> " + ec.message() : " -> ok"));
-      // (A release the holder started meanwhile may legitimately have removed it since.)
-      // A renewal applied while held extends the lease to at least start + ttl on the server
-      // (the report may come later, e.g. after a process pause): only a shorter life is a lie.
-      bool extended = false;
-      if (!a2.server.empty()) {
-        const Interval& iv = a2.server.back();
-        extended = iv.end == kNever || iv.end >= started + a2.ttl - 1ms;
-      }
-      if (!ec && !held_now(a2) && !extended && l2.release_start == kNever) {
-        honest_violations.push_back(a2.owner + ": renew reported success at " +
-                                    fmt_t(run.world().now()) +
-                                    " but the server does not hold its lease");
-      }
-    });
+    clients[static_cast<std::size_t>(a.client)].s->renew(
+        l.id, [this, li, started](std::error_code ec) {
+          LeaseRec& l2 = leases[static_cast<std::size_t>(li)];
+          const Attempt& a2 = attempts[static_cast<std::size_t>(l2.attempt)];
+          dirty = true;
+          run.note("renewed", a2.owner + (ec ? " -> " + ec.message() : " -> ok"));
+          // (A release the holder started meanwhile may legitimately have removed it since.)
+          // A renewal applied while held extends the lease to at least start + ttl on the server
+          // (the report may come later, e.g. after a process pause): only a shorter life is a lie.
+          bool extended = false;
+          if (!a2.server.empty()) {
+            const Interval& iv = a2.server.back();
+            extended = iv.end == kNever || iv.end >= started + a2.ttl - 1ms;
+          }
+          if (!ec && !held_now(a2) && !extended && l2.release_start == kNever) {
+            honest_violations.push_back(a2.owner + ": renew reported success at " +
+                                        fmt_t(run.world().now()) +
+                                        " but the server does not hold its lease");
+          }
+        });
   }
 
   std::vector<int> pending_release_checks;

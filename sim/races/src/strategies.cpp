@@ -114,6 +114,7 @@ struct Flaws {
   bool no_recheck = false;       // wait: no re-check after the subscription is confirmed
   bool no_expiry_wake = false;   // wait: only a release message wakes (no timer at expiry)
   bool wall_clock = false;       // lease validity judged on the wall clock
+  bool poll = false;             // wait: sleep 10 ms and retry (no push wake-up)
   bool no_fencing = false;       // hands out token 0
 };
 
@@ -158,9 +159,11 @@ class NaiveStrategy final : public Strategy {
     w->spec = spec;
     w->done = std::move(done);
     w->deadline = node_.loop().now() + spec.wait;
+    live_.push_back(w);  // owned here until finished (timers hold weak references)
     if (spec.wait > Nanos{0}) {
-      w->deadline_timer = node_.loop().make_timer([this, w] {
-        if (w->finished) return;
+      w->deadline_timer = node_.loop().make_timer([this, ww = std::weak_ptr<Waiter>(w)] {
+        auto w = ww.lock();
+        if (!w || w->finished) return;
         if (w->in_flight && !f_.give_up) {
           w->expired = true;  // the reply decides (a grant is released)
           return;
@@ -181,18 +184,19 @@ class NaiveStrategy final : public Strategy {
     const std::string key = key_of(l.resource), ch = key + ":ch", owner = l.owner;
     auto alive = alive_;
     if (f_.get_then_del) {
-      ++sent_, conn_->command(
-          {"GET", key}, [this, alive, key, ch, owner, done](Ec ec, const loop::Replies& r) {
-            if (!*alive) return;
-            if (ec || r.size() == 0) return done(unknown_or(ec));
-            if (str_of(r[0]) != owner) return done(lock::Errc::not_held);
-            ++sent_, conn_->command({"DEL", key}, [this, alive, ch, done](Ec ec2, const loop::Replies& r2) {
+      ++sent_, conn_->command({"GET", key}, [this, alive, key, ch, owner, done](
+                                                Ec ec, const loop::Replies& r) {
+        if (!*alive) return;
+        if (ec || r.size() == 0) return done(unknown_or(ec));
+        if (str_of(r[0]) != owner) return done(lock::Errc::not_held);
+        ++sent_,
+            conn_->command({"DEL", key}, [this, alive, ch, done](Ec ec2, const loop::Replies& r2) {
               if (!*alive) return;
               if (ec2 || r2.size() == 0) return done(unknown_or(ec2));
               ++sent_, conn_->command({"PUBLISH", ch, "free"}, [](Ec, const loop::Replies&) {});
               done(int_of(r2[0]).value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
             });
-          });
+      });
       return;
     }
     guarded(key, owner, {"DEL", key}, {"PUBLISH", ch, "free"}, [this, done, alive](Ec ec) {
@@ -255,6 +259,7 @@ class NaiveStrategy final : public Strategy {
     *alive_ = false;
     for (auto& [id, l] : leases_) l.loss_timer.reset();
     for (auto& [k, s] : subs_) s.backstop.reset();
+    live_.clear();
     conn_->close();
   }
 
@@ -266,6 +271,7 @@ class NaiveStrategy final : public Strategy {
     std::unique_ptr<loop::Timer> deadline_timer;
     bool in_flight = false;
     bool finished = false;
+    std::unique_ptr<loop::Timer> poll_timer;
     bool expired = false;  // deadline passed while an attempt was in flight
   };
   using WaiterPtr = std::shared_ptr<Waiter>;
@@ -302,9 +308,9 @@ class NaiveStrategy final : public Strategy {
     resp::append_command(r.bytes, "GET", key);
     r.commands = 2;
     auto alive = alive_;
-    ++sent_, conn_->watch(std::move(r), [alive, owner, cmd = std::move(cmd), extra = std::move(extra),
-                                done = std::move(done)](Ec ec, const loop::Replies& rep,
-                                                        loop::WatchTxn txn) {
+    ++sent_, conn_->watch(std::move(r), [alive, owner, cmd = std::move(cmd),
+                                         extra = std::move(extra), done = std::move(done)](
+                                            Ec ec, const loop::Replies& rep, loop::WatchTxn txn) {
       if (!*alive) return;
       if (ec || !txn.valid() || rep.size() < 2) return done(unknown_or(ec));
       if (str_of(rep[1]) != owner) {
@@ -337,6 +343,8 @@ class NaiveStrategy final : public Strategy {
     if (w->finished) return;
     w->finished = true;
     if (w->deadline_timer) w->deadline_timer->stop();
+    if (w->poll_timer) w->poll_timer->stop();
+    std::erase(live_, w);
     AcquireResult r;
     r.ec = ec;
     r.token = token;
@@ -362,7 +370,8 @@ class NaiveStrategy final : public Strategy {
     const loop::MonoTime t_send = node_.loop().now();
     const loop::WallTime w_send = node_.loop().wall_now();
     auto alive = alive_;
-    ++sent_, conn_->send(std::move(r), [this, alive, w, t_send, w_send](Ec ec, const loop::Replies& rep) {
+    ++sent_, conn_->send(std::move(r), [this, alive, w, t_send, w_send](Ec ec,
+                                                                        const loop::Replies& rep) {
       if (!*alive) return;
       w->in_flight = false;
       if (ec == loop::Errc::outcome_unknown && f_.replay_unknown && !w->finished) {
@@ -410,6 +419,15 @@ class NaiveStrategy final : public Strategy {
   }
 
   void wait(const WaiterPtr& w, std::int64_t pttl) {
+    if (f_.poll) {
+      if (!w->poll_timer) {
+        w->poll_timer = node_.loop().make_timer([this, ww = std::weak_ptr<Waiter>(w)] {
+          if (auto wp = ww.lock()) attempt(wp);
+        });
+      }
+      w->poll_timer->start(10ms);
+      return;
+    }
     const std::string ch = key_of(w->spec.resource) + ":ch";
     Sub& s = subs_[ch];
     s.waiters.push_back(w);
@@ -463,6 +481,7 @@ class NaiveStrategy final : public Strategy {
   std::unique_ptr<loop::Connection> conn_;
   Flaws f_;
   std::uint64_t sent_ = 0;
+  std::vector<WaiterPtr> live_;
   std::map<int, Lease> leases_;
   std::map<std::string, Sub> subs_;
   int next_ = 1;
@@ -514,6 +533,9 @@ const std::vector<Entry>& entries() {
        false,
        flaw(&Flaws::wall_clock)},
       {{"no-fencing", "no fencing token (always 0)"}, false, flaw(&Flaws::no_fencing)},
+      {{"poll", "wait: sleep 10 ms and retry, like many lock libraries"},
+       false,
+       flaw(&Flaws::poll)},
       {{"naive", "SET NX PX lock with guarded release/renew (no known flaw switched on)"},
        false,
        {}},
