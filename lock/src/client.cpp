@@ -149,6 +149,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   ClientOptions opts;
   std::unique_ptr<loop::Connection> conn;
   bool closed = false;
+  bool tracking_on = false;  // CLIENT TRACKING ON OPTIN confirmed on the current connection
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
   std::unordered_map<std::string, QueuePtr> queues;
@@ -188,13 +189,17 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
 
   void on_state(loop::ConnectionState s) {
+    if (s != loop::ConnectionState::ready) tracking_on = false;
     if (s != loop::ConnectionState::ready || closed) return;
     // Tracking is connection state: re-enable after every (re)connect, then let every waiter
     // re-check (pushes may have been missed while disconnected).
     loop::Request r;
     resp::append_command(r.bytes, "CLIENT", "TRACKING", "ON", "OPTIN");
     send(std::move(r), [w = weak()](Ec, const loop::Replies&) {
-      if (auto self = w.lock(); self && !self->closed) self->wake_all();
+      auto self = w.lock();
+      if (!self || self->closed) return;
+      self->tracking_on = true;
+      self->wake_all();
     });
   }
 
@@ -462,6 +467,17 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         advance(q);
         return;
       case protocol::Decision::blocked:
+        if (!wr.tracked && tracking_on) {
+          // The read ran before tracking was on (the wake-all after enabling it missed us
+          // while this read was in flight): read again, now tracked.
+          send(protocol::wait_read(w->keys, ""),
+               [wk = weak(), q, w](Ec ec2, const loop::Replies& r2) {
+                 auto self = wk.lock();
+                 if (!self || self->closed) return;
+                 self->on_wait_read(q, w, ec2, r2, false);
+               });
+          return;
+        }
         wait(q, w, wr.pttl);
         return;
       case protocol::Decision::blocked_by_shared_only:
