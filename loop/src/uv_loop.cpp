@@ -666,7 +666,14 @@ class UvStream final : public Stream {
   void write(std::string bytes) override {
     if (c_->dead || bytes.empty()) return;
     c_->app_bytes += bytes.size();
-    c_->app_q.push_back(std::move(bytes));
+    // Small writes (typical commands) are coalesced into one buffer: fewer iovecs and frees per
+    // gathered write; large ones are queued as they are, without a copy.
+    constexpr std::size_t kSmall = 1024, kCoalesceMax = 64 * 1024;
+    if (bytes.size() <= kSmall && !c_->app_q.empty() && c_->app_q.back().size() < kCoalesceMax) {
+      c_->app_q.back().append(bytes);
+    } else {
+      c_->app_q.push_back(std::move(bytes));
+    }
     if (c_->ready) c_->schedule_flush();
   }
   std::size_t write_queue_bytes() const noexcept override {
