@@ -546,8 +546,16 @@ std::vector<Verdict> Run::verdicts() const {
     std::map<std::string, std::uint64_t> hi;
     std::vector<std::size_t> order(im.leases.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    // In the order the server granted them (a report can come much later, e.g. after a pause).
+    auto server_grant = [&](std::size_t i) {
+      const auto& l = im.leases[i];
+      Nanos t = l.granted;
+      for (const auto& iv : owner_of(static_cast<int>(i)).server)
+        if (iv.start <= l.granted) t = iv.start;
+      return t;
+    };
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-      return im.leases[x].granted < im.leases[y].granted;
+      return server_grant(x) < server_grant(y);
     });
     std::map<std::string, bool> seen;
     for (std::size_t i : order) {

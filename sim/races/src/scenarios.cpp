@@ -244,6 +244,53 @@ void waiters_stay_quiet(Run& r) {
   r.finish();
 }
 
+// The waiter's connection drops and the holder releases while it reconnects: the release's
+// wake-up is lost with the connection, so the waiter must re-check after reconnecting.
+void reconnect_during_wait(Run& r) {
+  const std::string a = r.job(0, 5ms, Job{.ttl = 2s, .writes = {10ms}});
+  const std::string b =
+      r.job(1, 10ms, Job{.ttl = 300ms, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
+  r.at(300ms, [&r] { r.world().net().reset(r.connection_of(1)); });
+  r.at(301ms, [&r] { r.release_latest(0); });
+  r.run_until(4s);
+  r.finish();
+  const auto sa = r.server_spans(a);
+  if (!sa.empty() && in(sa[0].end, 300ms, 302ms) && r.acquire_span(b).start < 300ms) {
+    r.mark("released-while-waiter-reconnects");
+  }
+}
+
+// The waiter's link delivers every write in pieces with gaps (the invalidation push included).
+void split_frame_push(Run& r) {
+  r.at(1ms, [&r] {
+    auto& l = r.world().net().link(r.node(1), r.server());
+    l.split_per_million = 1000000;
+    l.jitter = 3ms;
+  });
+  r.job(0, 5ms, Job{.ttl = 2s, .writes = {10ms}, .release_after = 200ms});
+  const std::string b =
+      r.job(1, 10ms, Job{.ttl = 300ms, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
+  r.run_until(4s);
+  r.finish();
+  const auto sb = r.server_spans(b);
+  if (!sb.empty() && sb[0].start < 400ms) r.mark("woken-through-split-push");
+}
+
+// The holder is paused while its grant reply is in flight and resumed after the TTL: it must not
+// count the lease from the reply's arrival.
+void pause_with_replies_in_flight(Run& r) {
+  const std::string a =
+      r.job(0, 5ms, Job{.ttl = 200ms, .writes = {0ms, 50ms}, .release_after = 100ms});
+  r.at(5ms + 20us, [&r] { r.node(0).pause(); });  // request on its way, reply not yet back
+  r.at(400ms, [&r] { r.node(0).resume(); });
+  r.job(1, 10ms, Job{.ttl = 200ms, .wait = 2s, .writes = {0ms, 80ms}, .release_after = 120ms});
+  r.run_until(1500ms);
+  r.finish();
+  const auto sa = r.server_spans(a);
+  if (!sa.empty() && sa[0].start < 6ms && r.granted_at(a) >= 400ms)
+    r.mark("grant-reply-held-by-pause");
+}
+
 // The holder's wall clock steps back 1 s while it holds; only the monotonic clock may decide.
 void client_wall_clock_step(Run& r) {
   r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms, 250ms}, .release_after = 400ms},
@@ -392,6 +439,24 @@ const std::vector<Scenario>& all() {
        {},
        waiters_stay_quiet,
        5},
+      {"reconnect-during-wait",
+       "the waiter reconnects while the holder releases (the wake-up is lost with the connection)",
+       "no-expiry-wake",
+       "released-while-waiter-reconnects",
+       {},
+       reconnect_during_wait},
+      {"split-frame-push",
+       "every write to the waiter arrives in pieces with gaps, the invalidation push included",
+       "",
+       "woken-through-split-push",
+       {},
+       split_frame_push},
+      {"pause-with-replies-in-flight",
+       "holder paused while its grant reply is in flight, resumed after the TTL",
+       "reply-clock",
+       "grant-reply-held-by-pause",
+       {},
+       pause_with_replies_in_flight},
       {"client-wall-clock-step",
        "the holder's wall clock steps back 1 s while it holds",
        "wall-clock",

@@ -114,6 +114,7 @@ struct Flaws {
   bool no_recheck = false;       // wait: no re-check after the subscription is confirmed
   bool no_expiry_wake = false;   // wait: only a release message wakes (no timer at expiry)
   bool wall_clock = false;       // lease validity judged on the wall clock
+  bool reply_clock = false;      // lease validity counted from the reply, not the request
   bool poll = false;             // wait: sleep 10 ms and retry (no push wake-up)
   bool no_fencing = false;       // hands out token 0
 };
@@ -405,7 +406,7 @@ class NaiveStrategy final : public Strategy {
         l.ttl = w->spec.ttl;
         l.ttl_ms = std::max<std::int64_t>(
             1, std::chrono::duration_cast<std::chrono::milliseconds>(w->spec.ttl).count());
-        l.valid_until = t_send + w->spec.ttl;
+        l.valid_until = (f_.reply_clock ? node_.loop().now() : t_send) + w->spec.ttl;
         l.wall_until = w_send.since_epoch + w->spec.ttl;
         arm_loss(id);
         return finish(w, {}, f_.no_fencing ? 0 : token, id);
@@ -533,6 +534,9 @@ const std::vector<Entry>& entries() {
        false,
        flaw(&Flaws::wall_clock)},
       {{"no-fencing", "no fencing token (always 0)"}, false, flaw(&Flaws::no_fencing)},
+      {{"reply-clock", "lease validity counted from the grant reply's arrival, not the request"},
+       false,
+       flaw(&Flaws::reply_clock)},
       {{"poll", "wait: sleep 10 ms and retry, like many lock libraries"},
        false,
        flaw(&Flaws::poll)},
