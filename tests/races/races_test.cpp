@@ -116,7 +116,7 @@ TEST(Scenarios, TimelineShowsTheRace) {
 
 TEST(Explore, LockwireSurvivesSwarmSeedsDeterministically) {
   std::set<std::uint64_t> hashes;
-  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
     const Profile p = profile_for(seed);
     const ExploreResult r = explore_one(seed, "lockwire", p);
     std::string why;
@@ -125,12 +125,23 @@ TEST(Explore, LockwireSurvivesSwarmSeedsDeterministically) {
     EXPECT_TRUE(r.ok) << "seed " << seed << " " << p.describe()
                       << "\nreplay: lockwire-sim explore --seeds 1 --from " << seed << " --trace\n"
                       << why;
-    if (seed % 10 == 1) {
+    if (seed % 20 == 1) {
       EXPECT_EQ(explore_one(seed, "lockwire", p).hash, r.hash) << "seed " << seed;
     }
     hashes.insert(r.hash);
   }
-  EXPECT_GT(hashes.size(), 25u);  // seeds really steer the runs
+  EXPECT_GT(hashes.size(), 190u);  // seeds really steer the runs
+}
+
+// Exploration (not only the scripted scenarios) catches broken strategies.
+TEST(Explore, FindsBrokenStrategies) {
+  for (const char* strategy : {"no-fencing", "no-expiry-wake", "wall-clock"}) {
+    int failed = 0;
+    for (std::uint64_t seed = 1; seed <= 100 && failed == 0; ++seed) {
+      if (!explore_one(seed, strategy, profile_for(seed)).ok) ++failed;
+    }
+    EXPECT_GT(failed, 0) << strategy << " survived 100 seeds";
+  }
 }
 
 TEST(Explore, ProfilesVaryAndCanBeForced) {
