@@ -30,7 +30,7 @@
 //   from a posted task). A handler may close or destroy the Connection.
 // - A WatchTxn must not outlive its Connection.
 //
-// Status: contract for the lock layer; owned by loop/.
+// Implemented in loop/src/connection.cpp (target lockwire_loop); owned by loop/.
 #pragma once
 
 #include <cstdint>

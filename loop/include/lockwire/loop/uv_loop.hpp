@@ -9,7 +9,15 @@
 //   everything a reply handler writes goes out in one uv_write with many buffers.
 // - Reads use one 64 KiB buffer per stream; libuv bounds reads per readiness event to 32, so one
 //   busy socket cannot starve the others.
+// - Writes: small writes are coalesced, then the turn's bytes go out with one synchronous writev
+//   attempt (uv_try_write); only a remainder the kernel refused becomes a uv_write request.
+// - Timers never fire before their delay has passed on now() (libuv counts whole milliseconds, so
+//   they may fire up to ~1 ms late).
 // - TLS (Endpoint::tls) is OpenSSL with memory BIOs; the socket stays a plain libuv stream.
+//   Verification is on by default (chain + host name or IP; SNI for names), TLS >= 1.2. Config
+//   errors come back through on_connected as TlsErrc; a rejected certificate as x509_category()
+//   with OpenSSL's X509_V_ERR_* value (message() names the reason).
+// - Lifetime: destroy every Timer, Stream and Connection made from a UvLoop before the UvLoop.
 #pragma once
 
 #include <uv.h>
