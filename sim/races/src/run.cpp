@@ -364,6 +364,15 @@ void Run::write_latest(int c) {
   if (li >= 0) impl_->write(li);
 }
 
+void Run::force_release(int c, std::string resource) {
+  note("force-release", resource);
+  impl_->dirty = true;
+  strategy(c).force_release(resource, [this, resource](std::error_code ec) {
+    note("force-released", resource + (ec ? " -> " + ec.message() : " -> ok"));
+    impl_->dirty = true;
+  });
+}
+
 void Run::mark(std::string_view name) {
   if (impl_->marks.insert(std::string(name)).second) note("mark", name);
 }

@@ -291,6 +291,24 @@ void pause_with_replies_in_flight(Run& r) {
     r.mark("grant-reply-held-by-pause");
 }
 
+// An administrator force-releases a held lock while another client waits. The waiter is granted
+// at once; the auto-renewing holder learns of it only at its next renewal (documented).
+void force_release_while_waiting(Run& r) {
+  const std::string a =
+      r.job(0, 5ms,
+            Job{.ttl = 600ms, .auto_renew = true, .writes = {10ms, 250ms}, .release_after = 500ms});
+  const std::string b =
+      r.job(1, 10ms, Job{.ttl = 300ms, .wait = 2s, .writes = {0ms, 100ms}, .release_after = 150ms});
+  r.at(100ms, [&r] { r.force_release(2, "r"); });
+  r.run_until(2500ms);
+  r.finish();
+  const auto sa = r.server_spans(a);
+  const Nanos gb = r.granted_at(b);
+  if (!sa.empty() && in(sa[0].end, 100ms, 101ms) && gb >= 100ms && gb < 150ms) {
+    r.mark("force-released-while-waiting");
+  }
+}
+
 // The holder's wall clock steps back 1 s while it holds; only the monotonic clock may decide.
 void client_wall_clock_step(Run& r) {
   r.job(0, 5ms, Job{.ttl = 200ms, .writes = {10ms, 250ms}, .release_after = 400ms},
@@ -457,6 +475,13 @@ const std::vector<Scenario>& all() {
        "grant-reply-held-by-pause",
        {},
        pause_with_replies_in_flight},
+      {"force-release-while-waiting",
+       "an administrator force-releases a held lock while another client waits (documented: the "
+       "holder learns at its next renewal; fencing stops its writes meanwhile)",
+       "no-fencing",
+       "force-released-while-waiting",
+       {Check::lease_loss_notice},
+       force_release_while_waiting},
       {"client-wall-clock-step",
        "the holder's wall clock steps back 1 s while it holds",
        "wall-clock",

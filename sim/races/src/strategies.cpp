@@ -66,6 +66,9 @@ class LockwireStrategy final : public Strategy {
     if (it == leases_.end()) return done(lock::Errc::invalid_argument);
     client_->renew(it->second, std::move(done));
   }
+  void force_release(const std::string& resource, std::function<void(Ec)> done) override {
+    client_->force_release(resource, [done = std::move(done)](Ec ec, std::size_t) { done(ec); });
+  }
   bool believes_held(int lease) const override {
     auto it = leases_.find(lease);
     if (it == leases_.end()) return false;
@@ -238,6 +241,15 @@ class NaiveStrategy final : public Strategy {
     guarded(key, owner, {"PEXPIRE", key, ttl}, {}, ok);
   }
 
+  void force_release(const std::string& resource, std::function<void(Ec)> done) override {
+    const std::string key = key_of(resource);
+    auto alive = alive_;
+    ++sent_, conn_->command({"DEL", key}, [this, alive, key, done](Ec ec, const loop::Replies&) {
+      if (!*alive) return;
+      ++sent_, conn_->command({"PUBLISH", key + ":ch", "free"}, [](Ec, const loop::Replies&) {});
+      done(ec ? unknown_or(ec) : Ec{});
+    });
+  }
   bool believes_held(int id) const override {
     auto it = leases_.find(id);
     if (it == leases_.end()) return false;

@@ -53,6 +53,9 @@ class Strategy {
   virtual void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) = 0;
   virtual void release(int lease, std::function<void(std::error_code)> done) = 0;
   virtual void renew(int lease, std::function<void(std::error_code)> done) = 0;
+  // Administrative: removes every holder of `resource`.
+  virtual void force_release(const std::string& resource,
+                             std::function<void(std::error_code)> done) = 0;
   // The client's own belief that it may act as holder right now.
   [[nodiscard]] virtual bool believes_held(int lease) const = 0;
   // Ground truth in this strategy's key layout: does the server hold `owner`'s exclusive lease?
@@ -148,6 +151,7 @@ class Run {
   void release_latest(int c);
   void renew_latest(int c);
   void write_latest(int c);
+  void force_release(int c, std::string resource);
   // Coverage: a scenario names the race it meant to hit; `hit` records it.
   void mark(std::string_view name);
   // A scenario-specific finding, reported under checker `c`.
