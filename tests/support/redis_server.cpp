@@ -3,7 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,8 +16,6 @@
 #include <cstring>
 #include <stdexcept>
 #include <thread>
-
-extern char** environ;
 
 namespace lockwire::test {
 namespace {
@@ -96,9 +94,16 @@ bool RedisServer::launch() {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  pid_t pid = -1;
-  if (::posix_spawnp(&pid, "redis-server", nullptr, nullptr, argv.data(), environ) != 0) {
-    throw std::runtime_error("cannot spawn redis-server");
+  // fork+exec rather than posix_spawn so the server can ask to die with its parent: a crashed
+  // test binary must not leave servers behind that hold ctest's output pipe open.
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("cannot fork for redis-server");
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
+    ::execvp("redis-server", argv.data());
+    ::_exit(127);
   }
   pid_ = pid;
   for (int i = 0; i < 500; ++i) {  // up to ~5 s

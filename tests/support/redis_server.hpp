@@ -1,5 +1,6 @@
 // Starts a private redis-server for integration tests: a free loopback port, no persistence, its
-// own temporary directory, killed when the object dies. Tests never share a server.
+// own temporary directory, killed when the object dies (or when the thread that started it exits,
+// e.g. a crashed test binary: PR_SET_PDEATHSIG). Tests never share a server.
 #pragma once
 
 #include <sys/types.h>
