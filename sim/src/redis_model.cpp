@@ -314,6 +314,12 @@ struct Client {
   std::int64_t bulklen = -1;
   Args argv;
   std::size_t argv_bytes = 0;
+  // WAIT: blocked until replicas acknowledge `woff` (the client's last write offset)
+  std::int64_t woff = 0;
+  bool blocked = false;
+  std::int64_t block_num = 0;
+  std::int64_t block_off = 0;
+  std::int64_t block_deadline_ms = 0;  // 0: forever
   // transactions
   bool multi = false;
   bool dirty_exec = false;
@@ -367,6 +373,7 @@ struct RedisModel::Impl {
   // time
   std::int64_t cmd_ms = 0;  // frozen per command (and per EXEC), like server.mstime
   bool in_call = false;
+  bool in_exec = false;
   Client* current = nullptr;
   std::vector<std::string> pending_self_keys;  // invalidations for `current`, sent after it
   bool pending_self_flush = false;
@@ -866,7 +873,7 @@ struct RedisModel::Impl {
   }
 
   void process_input(Client& c) {
-    while (!c.closing && !c.gone && c.qpos < c.qbuf.size()) {
+    while (!c.closing && !c.gone && !c.blocked && c.qpos < c.qbuf.size()) {
       if (c.reqtype == 0) c.reqtype = c.qbuf[c.qpos] == '*' ? 2 : 1;
       const std::size_t before = c.qpos;
       const bool complete = c.reqtype == 1 ? parse_inline(c) : parse_multibulk(c);
@@ -1013,6 +1020,7 @@ struct RedisModel::Impl {
     std::size_t bytes = 0;
     for (auto& s : a) bytes += s.size() + 16;
     repl_offset += static_cast<std::int64_t>(bytes);
+    c.woff = repl_offset;
     if (hooks.propagate) hooks.propagate(c.db, a);
   }
 
@@ -1042,6 +1050,38 @@ struct RedisModel::Impl {
       clients.erase(id);
       if (hooks.close) hooks.close(id);
     }
+  }
+
+  std::int64_t acks_for(std::int64_t off) const {
+    std::int64_t n = 0;
+    for (auto& [addr, o] : replica_acks)
+      if (o >= off) ++n;
+    return n;
+  }
+  // Unblocks WAITers whose replicas caught up or whose timeout passed, then runs their input.
+  void check_blocked() {
+    const std::int64_t now = wall_ms();
+    std::vector<std::uint64_t> ready;
+    for (auto& [id, c] : clients) {
+      if (!c.blocked || c.gone) continue;
+      const std::int64_t acked = acks_for(c.block_off);
+      if (acked >= c.block_num || (c.block_deadline_ms != 0 && now >= c.block_deadline_ms)) {
+        c.blocked = false;
+        integer(c, acked);
+        ready.push_back(id);
+      }
+    }
+    for (auto id : ready) {
+      auto it = clients.find(id);
+      if (it != clients.end()) process_input(it->second);
+    }
+  }
+  std::int64_t next_deadline_ms() const {
+    std::int64_t best = -1;
+    for (auto& [id, c] : clients)
+      if (c.blocked && c.block_deadline_ms != 0 && (best < 0 || c.block_deadline_ms < best))
+        best = c.block_deadline_ms;
+    return best;
   }
 
   void active_expire() {
@@ -2422,6 +2462,7 @@ void cmd_exec(Impl& s, Client& c, Args&) {
   c.queued.clear();
   c.multi = false;
   s.array(c, queued.size());
+  s.in_exec = true;
   for (auto& q : queued) {
     const CmdDef* top = Impl::lookup_in(Impl::table(), q[0]);
     const CmdDef* cmd = top;
@@ -2432,6 +2473,7 @@ void cmd_exec(Impl& s, Client& c, Args&) {
     }
     s.call(c, *cmd, q);
   }
+  s.in_exec = false;
   c.dirty_exec = false;
   c.dirty_cas = false;
 }
@@ -2502,10 +2544,12 @@ void cmd_wait(Impl& s, Client& c, Args& a) {
                    "WAIT cannot be used with replica instances. Please also note that since Redis "
                    "4.0 if a replica is configured to be writable (which is not the default) "
                    "writes to replicas are just local and are not propagated.");
-  std::int64_t acked = 0;
-  for (auto& [addr, off] : s.replica_acks)
-    if (off >= s.repl_offset) ++acked;
-  s.integer(c, acked);
+  const std::int64_t acked = s.acks_for(c.woff);
+  if (acked >= n || s.in_exec) return s.integer(c, acked);
+  c.blocked = true;
+  c.block_num = n;
+  c.block_off = c.woff;
+  c.block_deadline_ms = timeout > 0 ? s.wall_ms() + timeout : 0;
 }
 
 }  // namespace
@@ -2647,6 +2691,7 @@ void RedisModel::feed(ClientId id, std::string_view bytes) {
 
 void RedisModel::cron() {
   impl_->active_expire();
+  impl_->check_blocked();
   if (impl_->pause_until_ms != 0 && impl_->wall_ms() >= impl_->pause_until_ms)
     impl_->pause_until_ms = 0;
   if (impl_->pause_until_ms == 0) {
@@ -2680,6 +2725,18 @@ std::int64_t RedisModel::repl_offset() const noexcept {
 }
 void RedisModel::set_replica_acks(std::vector<std::pair<std::string, std::int64_t>> r) {
   impl_->replica_acks = std::move(r);
+  impl_->check_blocked();
+  impl_->flush_outputs();
+}
+
+void RedisModel::tick() {
+  impl_->check_blocked();
+  impl_->flush_outputs();
+}
+
+std::int64_t RedisModel::next_deadline_us() const {
+  const std::int64_t ms = impl_->next_deadline_ms();
+  return ms < 0 ? -1 : ms * 1000;
 }
 
 void RedisModel::apply(int db, const std::vector<std::string>& argv) {

@@ -13,7 +13,9 @@ struct SimRedis::Peer final : loop::StreamHandler {
   bool closed = false;
   void on_connected(std::error_code) override {}
   void on_data(std::string_view bytes) override {
-    if (!closed) srv->model_->feed(id, bytes);
+    if (closed) return;
+    srv->model_->feed(id, bytes);
+    srv->arm_tick();
   }
   void on_closed(std::error_code) override {
     if (closed) return;
@@ -69,6 +71,7 @@ SimRedis::SimRedis(World& world, Node& node, SimRedisOptions options)
 SimRedis::~SimRedis() {
   *alive_ = false;
   if (cron_event_ != 0) world_.cancel(cron_event_);
+  if (tick_event_ != 0) world_.cancel(tick_event_);
   for (auto& [id, p] : peers_) p->closed = true;
 }
 
@@ -110,6 +113,23 @@ void SimRedis::reap() {
   });
 }
 
+void SimRedis::arm_tick() {
+  const std::int64_t due_us = model_->next_deadline_us();
+  if (due_us < 0) return;
+  const Nanos delta = Nanos(due_us * 1000) - node_.wall_now().since_epoch;
+  const Nanos at = world_.now() + std::max(delta, Nanos(0));
+  if (tick_event_ != 0 && tick_at_ <= at) return;
+  if (tick_event_ != 0) world_.cancel(tick_event_);
+  tick_at_ = at;
+  std::weak_ptr<bool> alive = alive_;
+  tick_event_ = world_.schedule(at, &node_, [this, alive] {
+    if (alive.expired()) return;
+    tick_event_ = 0;
+    model_->tick();
+    arm_tick();
+  });
+}
+
 void SimRedis::arm_cron() {
   std::weak_ptr<bool> alive = alive_;
   const Nanos at = node_.true_time_of_mono(node_.mono_now() + options_.cron_period);
@@ -120,6 +140,7 @@ void SimRedis::arm_cron() {
         cron_event_ = 0;
         model_->cron();
         arm_cron();
+        arm_tick();
       },
       /*background=*/true);
 }
@@ -142,6 +163,7 @@ void SimRedis::kill() {
   reap();
   graveyard_.clear();
   cron_event_ = 0;
+  tick_event_ = 0;
 }
 
 void SimRedis::save() {

@@ -122,10 +122,16 @@ TEST_F(Fixture, ReplicationLagReadonlyAndFailover) {
   EXPECT_EQ(q.call({"GET", "k"}), "$-1\r\n");  // not replicated yet
   EXPECT_EQ(q.call({"SET", "x", "y"}),
             "-READONLY You can't write against a read only replica.\r\n");
-  EXPECT_EQ(p.call({"WAIT", "1", "0"}), ":0\r\n");
-  w.run_for(std::chrono::milliseconds(60));
+  const auto t0 = w.now();
+  EXPECT_EQ(p.call({"WAIT", "1", "1000"}), ":1\r\n");      // blocks until the replica acknowledges
+  EXPECT_GE(w.now() - t0, std::chrono::milliseconds(45));  // lag counted from the SET
+  EXPECT_LT(w.now() - t0, std::chrono::milliseconds(100));
   EXPECT_EQ(q.call({"GET", "k"}), "$2\r\nv1\r\n");
   EXPECT_EQ(p.call({"WAIT", "1", "0"}), ":1\r\n");
+  EXPECT_EQ(p.call({"WAIT", "2", "30"}), ":1\r\n");  // only one replica: times out after 30 ms
+  EXPECT_EQ(p.call({"WAIT", "x", "0"}), "-ERR value is not an integer or out of range\r\n");
+  EXPECT_EQ(q.call({"WAIT", "1", "0"}).substr(0, 44),
+            "-ERR WAIT cannot be used with replica instan");
   EXPECT_EQ(test::shape(q.call({"ROLE"})), "*5[$?,$?,:?,$?,:?,]");
   EXPECT_EQ(test::shape(p.call({"ROLE"})), "*3[$?,:?,*1[*3[$?,$?,$?,],],]");
   // A lease written with a TTL expires on the replica through the primary's DEL.

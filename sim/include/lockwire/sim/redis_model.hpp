@@ -58,6 +58,10 @@ class RedisModel {
   void feed(ClientId id, std::string_view bytes);
   // Periodic chores (active expiry, pause timeouts); call at hz 10 on the server's clock.
   void cron();
+  // Wakes clients blocked in WAIT whose timeout passed; call at next_deadline_us() (wall clock,
+  // -1: none) for millisecond precision between crons.
+  void tick();
+  [[nodiscard]] std::int64_t next_deadline_us() const;
 
   // --- fault hooks ---
   // Every command not allowed while loading (or busy) answers with the real server's error.
@@ -67,7 +71,8 @@ class RedisModel {
   void set_replica(bool on, std::string master_host = {}, int master_port = 0);
   [[nodiscard]] bool is_replica() const noexcept;
   void apply(int db, const std::vector<std::string>& argv);  // a propagated write
-  // The replication offset (bytes of propagated commands) and what replicas acknowledged.
+  // The replication offset (bytes of propagated commands) and what replicas acknowledged
+  // (setting acks also completes WAITs they satisfy).
   [[nodiscard]] std::int64_t repl_offset() const noexcept;
   void set_replica_acks(std::vector<std::pair<std::string, std::int64_t>> replicas);
 

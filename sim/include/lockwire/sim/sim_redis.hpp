@@ -60,6 +60,7 @@ class SimRedis {
   struct Peer;
   void accept(std::unique_ptr<SimStream> s);
   void arm_cron();
+  void arm_tick();
   void install_listener();
   void reap();
   World& world_;
@@ -69,6 +70,8 @@ class SimRedis {
   std::map<RedisModel::ClientId, std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<Peer>> graveyard_;
   std::uint64_t cron_event_ = 0;
+  std::uint64_t tick_event_ = 0;
+  Nanos tick_at_{0};
   std::shared_ptr<const RedisSnapshot> saved_;
   struct Link {
     SimRedis* replica;
