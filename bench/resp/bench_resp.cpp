@@ -31,7 +31,7 @@ struct Payload {
 
 // Repeats one reply until the stream is at least `min_bytes` long.
 Payload repeated(std::string name, const std::string& r3, const std::string& r2,
-                 std::size_t min_bytes = 256 * 1024) {
+                 std::size_t min_bytes = std::size_t{256} * 1024) {
   Payload p{std::move(name), {}, {}, 0};
   while (p.resp3.size() < min_bytes) {
     p.resp3 += r3;
@@ -88,7 +88,7 @@ std::vector<Payload> make_payloads() {
   }
   {
     std::string b;
-    append_blob(b, std::string(64 * 1024, 'x'));
+    append_blob(b, std::string(std::size_t{64} * 1024, 'x'));
     ps.push_back(repeated("blob64k", b, b));
   }
   {
@@ -154,9 +154,10 @@ std::vector<Payload> make_payloads() {
 void run_lockwire(benchmark::State& state, const Payload& p, std::size_t chunk) {
   Parser parser;
   std::string buf;
-  buf.reserve(256 * 1024);
+  buf.reserve(std::size_t{256} * 1024);
   const std::string& s = p.resp3;
   for (auto _ : state) {
+    (void)_;
     std::size_t frames = 0, begin = 0;
     for (std::size_t off = 0; off < s.size(); off += chunk) {
       buf.append(s.data() + off, std::min(chunk, s.size() - off));
@@ -171,7 +172,7 @@ void run_lockwire(benchmark::State& state, const Payload& p, std::size_t chunk) 
       if (begin == buf.size()) {
         buf.clear();
         begin = 0;
-      } else if (begin >= 16 * 1024) {
+      } else if (begin >= std::size_t{16} * 1024) {
         buf.erase(0, begin);
         begin = 0;
       }
@@ -186,6 +187,7 @@ void run_hiredis(benchmark::State& state, const Payload& p, std::size_t chunk, b
   redisReader* reader = objects ? redisReaderCreate() : redisReaderCreateWithFunctions(nullptr);
   const std::string& s = p.resp2;
   for (auto _ : state) {
+    (void)_;
     std::size_t frames = 0;
     for (std::size_t off = 0; off < s.size(); off += chunk) {
       redisReaderFeed(reader, s.data() + off, std::min(chunk, s.size() - off));
@@ -230,7 +232,8 @@ class Collector : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
   static const std::vector<Payload> payloads = make_payloads();
-  const std::pair<const char*, std::size_t> chunks[] = {{"16KiB", 16 * 1024}, {"1B", 1}};
+  const std::pair<const char*, std::size_t> chunks[] = {{"16KiB", std::size_t{16} * 1024},
+                                                        {"1B", 1}};
   for (const Payload& p : payloads) {
     for (const auto& [cname, chunk] : chunks) {
       const std::string base = p.name + "/" + cname + "/";

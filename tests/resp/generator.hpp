@@ -52,13 +52,13 @@ class Generator {
 
   static void line(std::string& exp, std::uint32_t depth, const char* type, const std::string& v,
                    bool show_empty) {
-    exp.append(2 * depth, ' ');
+    exp.append(2 * std::size_t{depth}, ' ');
     exp += type;
     if (!v.empty() || show_empty) exp.append(" '").append(v).append("'");
     exp += '\n';
   }
   static void agg_line(std::string& exp, std::uint32_t depth, const char* type, std::uint64_t n) {
-    exp.append(2 * depth, ' ');
+    exp.append(2 * std::size_t{depth}, ' ');
     exp.append(type).append("[").append(std::to_string(n)).append("]\n");
   }
 
@@ -106,7 +106,7 @@ class Generator {
       case 6: {
         std::string s = text(true);
         append_verbatim(out, "txt", s);
-        exp.append(2 * depth, ' ').append("verbatim");
+        exp.append(2 * std::size_t{depth}, ' ').append("verbatim");
         if (!s.empty()) exp.append(" '").append(s).append("'");
         exp.append(" (txt)\n");
         break;

@@ -42,12 +42,15 @@ Err err(std::string_view in, Limits limits = {}) {
   EXPECT_EQ(b.error_at, r.error_at);
   return {r.error, r.error_at};
 }
-#define EXPECT_ERR(input, code, offset)         \
-  do {                                          \
-    Err e_ = err(input);                        \
-    EXPECT_EQ(e_.e, ParseError::code) << input; \
-    EXPECT_EQ(e_.at, offset) << input;          \
+// `code` names a ParseError enumerator, so it cannot be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
+#define EXPECT_ERR(input, code, offset)           \
+  do {                                            \
+    Err e_ = err(input);                          \
+    EXPECT_EQ(e_.e, ParseError::code) << (input); \
+    EXPECT_EQ(e_.at, (offset)) << (input);        \
   } while (0)
+// NOLINTEND(bugprone-macro-parentheses)
 
 TEST(Parser, SimpleTypes) {
   EXPECT_EQ(one("+OK\r\n"), "simple 'OK'\n");

@@ -50,7 +50,7 @@ inline const char* type_name(Type t) {
 inline std::string dump(Frame f) {
   std::string s;
   for (const Node& n : f) {
-    s.append(2 * n.depth, ' ');
+    s.append(2 * std::size_t{n.depth}, ' ');
     s += type_name(n.type);
     // Appends only: gcc 12 -O3 warns falsely (-Wrestrict) on chained string operator+.
     if (is_aggregate(n.type)) s.append("[").append(std::to_string(n.size)).append("]");
