@@ -18,6 +18,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -38,17 +39,26 @@ def log(msg):
 
 
 def run(cmd, timeout, env=None):
-    """Runs cmd; returns (rc, stdout, stderr, seconds). rc is None on timeout."""
+    """Runs cmd; returns (rc, stdout, stderr, seconds). rc is None on timeout, when the whole
+    process group is killed (a suite's own redis-server must not outlive it)."""
     t0 = time.monotonic()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
-        return None, out, err + f"\n(timed out after {timeout} s)", time.monotonic() - t0
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env, start_new_session=True)
     except OSError as e:
         return 127, "", str(e), time.monotonic() - t0
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out, err, time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                break
+            time.sleep(1)
+        out, err = p.communicate()
+        return None, out, (err or "") + f"\n(timed out after {timeout} s)", time.monotonic() - t0
 
 
 def tail(text, n=6):
@@ -248,7 +258,8 @@ class Collector:
                         return self.fail("connection", ["redis-benchmark"], 1, str(e))
                 elif exe:
                     err = self.run_bench_loop(exe, r, res)
-                    if err:
+                    if err:  # keep what was measured (redis-benchmark) beside the failure
+                        err["runs"] = res["runs"]
                         return err
         return res
 

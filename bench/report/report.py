@@ -345,9 +345,14 @@ class Report:
         self.w("## Connection: PING round trip and pipelined throughput vs redis-benchmark")
         self.w()
         if s.get("status") != "ok":
-            self.w(f"Not run ({s.get('status')}: {s.get('reason') or s.get('error', '')}).")
+            self.w(f"**{s.get('status')}** (`{' '.join(s.get('command', []))}`):")
             self.w()
-            return
+            self.w("```")
+            self.w((s.get("reason") or s.get("error") or "").strip())
+            self.w("```")
+            self.w()
+            if not s.get("runs"):
+                return
         runs = s["runs"]
         conts = []
         for r in runs:
