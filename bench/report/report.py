@@ -374,8 +374,8 @@ class Report:
                    " | " + " | ".join(ratios) + " |")
         self.w()
         self.w("Targets (issue 3): PING p50 ratio ≤ 1.15; 128 in flight ≥ 0.90 of redis-benchmark. "
-               "bench_loop starts its own redis-server and runs redis-benchmark on it before and "
-               "after its own runs (\"bench_loop's server\", best of two); \"redis-benchmark\" "
+               "bench_loop starts its own redis-server and runs redis-benchmark on it itself, "
+               "interleaved with its own runs (\"bench_loop's server\"); \"redis-benchmark\" "
                "alone ran on this run's server, interleaved with bench_loop, for at most 3 rounds.")
         for n in s.get("notes", []):
             self.w(f"\n{n}.")
