@@ -38,6 +38,7 @@ enum : std::uint32_t {
   F_CLIENT_SUB = 1u << 9,   // a CLIENT subcommand (keeps CLIENT CACHING's one-shot flag)
   F_NOT_QUEUED = 1u << 10,  // runs immediately inside MULTI (EXEC, DISCARD, MULTI, WATCH, ...)
   F_SUB_OK = 1u << 11,      // allowed in RESP2 subscribed mode
+  F_PROTECTED = 1u << 12,   // DEBUG: refused unless enable-debug-command
 };
 
 std::string lower(std::string_view s) {
@@ -953,6 +954,13 @@ struct RedisModel::Impl {
     const int argc = static_cast<int>(a.size());
     if ((cmd->arity > 0 && cmd->arity != argc) || (argc < -cmd->arity)) {
       reject(c, "wrong number of arguments for '" + fullname + "' command");
+      return;
+    }
+    if ((cmd->flags & F_PROTECTED) && !opt.enable_debug_command) {
+      reject(c,
+             "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
+             "you can run it from a local connection, otherwise you need to set this option in "
+             "the configuration file, and then restart the server.");
       return;
     }
     if (!c.authenticated && !(cmd->flags & F_NO_AUTH)) {
@@ -2534,6 +2542,17 @@ void cmd_role(Impl& s, Client& c, Args&) {
 }
 // WAIT without blocking: answers how many replicas already acknowledged this offset. A blocking
 // WAIT would need the host to park the client; the simulator's replicas acknowledge on apply.
+// DEBUG SLEEP <seconds>: the whole server stops (the host implements the stall).
+void cmd_debug(Impl& s, Client& c, Args& a) {
+  if (ieq(a[1], "sleep") && a.size() == 3) {
+    const double secs = std::atof(a[2].c_str());
+    if (s.hooks.stall && secs > 0) s.hooks.stall(static_cast<std::int64_t>(secs * 1e6));
+    return s.ok(c);
+  }
+  s.error(c, "unknown subcommand or wrong number of arguments for '" + std::string(cstr(a[1])) +
+                 "'. Try DEBUG HELP.");
+}
+
 void cmd_wait(Impl& s, Client& c, Args& a) {
   std::int64_t n = 0, timeout = 0;
   if (!get_ll(s, c, a[1], n)) return;
@@ -2643,6 +2662,7 @@ const std::vector<CmdDef>& RedisModel::Impl::table() {
       {"publish", 3, F_PUBSUB | F_LOADING | F_STALE | F_FAST, cmd_publish, 0, 0, 0, {}},
       {"role", 1, CONN, cmd_role, 0, 0, 0, {}},
       {"wait", 3, 0, cmd_wait, 0, 0, 0, {}},
+      {"debug", -2, F_LOADING | F_STALE | F_PROTECTED, cmd_debug, 0, 0, 0, {}},
   };
   return t;
 }

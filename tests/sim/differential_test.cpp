@@ -79,6 +79,7 @@ const Script kScripts[] = {
   {"protocol_err_quotes", "@raw echo \"unbalanced\\r\\n"},
   {"protocol_err_type", "@raw *3\\r\\n$3\\r\\nSET\\r\\n$1\\r\\na\\r\\n:1\\r\\n"},
   {"quit", "PING | QUIT"},
+  {"debug_disabled", "DEBUG | DEBUG SLEEP 0 | DEBUG FOO"},
   {"mset_mget", "MSET a 1 b 2 | MGET a b c | MSET a | HSET h f v | MGET a h | MSET a 3 a 4 | GET a"},
   {"quit_pipelined", "@raw QUIT\\r\\nPING\\r\\n"},
   {"reset", "HELLO 3 | SELECT 2 | CLIENT SETNAME x | MULTI | RESET | GET k | CLIENT GETNAME | SUBSCRIBE c | RESET | PING | CLIENT TRACKING ON | RESET | CLIENT GETREDIR"},

@@ -84,6 +84,23 @@ TEST_F(Fixture, LoadingBusyErrors) {
   EXPECT_EQ(c.call({"SET", "k", "v"}), "+OK\r\n");
 }
 
+TEST_F(Fixture, DebugSleepStallsTheServer) {
+  SimRedisOptions o;
+  o.model.enable_debug_command = true;
+  SimRedis r(w, srv, o);
+  Raw a(w, cli, r.endpoint());
+  Raw b(w, cli, r.endpoint());
+  const auto t0 = w.now();
+  a.s->write(enc({"DEBUG", "SLEEP", "0.2"}));
+  w.run_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(b.call({"PING"}), "+PONG\r\n");  // answered only after the sleep
+  EXPECT_GE(w.now() - t0, std::chrono::milliseconds(200));
+  ASSERT_EQ(a.frames.size(), 1u);
+  EXPECT_EQ(a.frames[0], "+OK\r\n");
+  EXPECT_EQ(a.call({"DEBUG", "NOPE", "x"}),
+            "-ERR unknown subcommand or wrong number of arguments for 'NOPE'. Try DEBUG HELP.\r\n");
+}
+
 TEST_F(Fixture, RestartKeepsWhatPersistenceKeeps) {
   SimRedis r(w, srv);
   {

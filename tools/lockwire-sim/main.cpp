@@ -40,14 +40,17 @@ int cmd_serve(int argc, char** argv) {
     } else if (a == "--seed" && parse_u64(v, n)) {
       o.seed = n;
       ++i;
+    } else if (a == "--enable-debug-command") {
+      o.enable_debug_command = true;
     } else if (a == "--requirepass" && v != nullptr) {
       o.requirepass = v;
       ++i;
     } else {
-      std::fprintf(stderr,
-                   "usage: lockwire-sim serve --port P [--host 127.0.0.1] [--seed S] "
-                   "[--requirepass PW]\n  bad or incomplete argument: %s\n",
-                   argv[i]);
+      std::fprintf(
+          stderr,
+          "usage: lockwire-sim serve --port P [--host 127.0.0.1] [--seed S] "
+          "[--requirepass PW] [--enable-debug-command]\n  bad or incomplete argument: %s\n",
+          argv[i]);
       return 2;
     }
   }

@@ -85,8 +85,10 @@ int serve(const ServeOptions& opt) {
     if (it != conns.end()) it->second.close_after_write = true;
   };
   hooks.wall_us = real_wall_us;
+  hooks.stall = [](std::int64_t us) { ::usleep(static_cast<useconds_t>(us)); };  // like Redis
   sim::RedisModelOptions mo;
   mo.requirepass = opt.requirepass;
+  mo.enable_debug_command = opt.enable_debug_command;
   sim::RedisModel model(std::move(hooks), sim::Rng(opt.seed), mo);
 
   std::printf("lockwire-sim: simulated Redis 7.0.15 listening on %s:%u (seed %llu)\n",

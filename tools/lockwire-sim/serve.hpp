@@ -11,6 +11,7 @@ struct ServeOptions {
   std::uint16_t port = 6379;
   std::uint64_t seed = 1;
   std::string requirepass;
+  bool enable_debug_command = false;        // DEBUG SLEEP
   const std::atomic<bool>* stop = nullptr;  // set: serve() returns once it reads true
 };
 

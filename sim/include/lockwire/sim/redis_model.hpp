@@ -25,6 +25,7 @@ struct RedisModelOptions {
   std::size_t max_query_bytes = 1024ull * 1024 * 1024;  // client-query-buffer-limit
   std::uint64_t max_bulk = 512ull * 1024 * 1024;        // proto-max-bulk-len
   int active_expire_keys_per_cycle = 2000;              // bound on cron work per database
+  bool enable_debug_command = false;  // as redis.conf (DEBUG SLEEP is refused by default)
 };
 
 // A full copy of the keyspace (persistence / replication model).
@@ -43,6 +44,8 @@ class RedisModel {
     std::function<std::int64_t()> wall_us;
     // Optional: observable server events for the trace ("cmd", "key", ...).
     std::function<void(std::string_view what, std::string_view detail)> trace;
+    // Optional: DEBUG SLEEP asks the host to stop the whole server for this many microseconds.
+    std::function<void(std::int64_t us)> stall;
     // Optional: a write command applied (argv, database) — the replication stream.
     std::function<void(int db, const std::vector<std::string>& argv)> propagate;
   };
