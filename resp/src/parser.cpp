@@ -149,6 +149,34 @@ struct TypeTable {
 };
 constexpr TypeTable kTypes;
 
+// Longest header line (bytes between the type byte and CR) each type may have, and the error
+// when it is longer. Lengths, counts and numbers are short; only strings may be long.
+struct LineRule {
+  std::uint64_t max_line;
+  ParseError error;
+};
+[[nodiscard]] constexpr LineRule line_rule(char t, std::uint64_t max_blob) noexcept {
+  switch (t) {
+    case '+':
+    case '-':
+    case '(':
+      return {max_blob, ParseError::blob_too_long};
+    case ',':
+      return {1024, ParseError::bad_double};
+    case ':':
+      return {32, ParseError::bad_number};
+    case '#':
+      return {32, ParseError::bad_boolean};
+    case '_':
+    case '.':
+      return {32, ParseError::bad_terminator};
+    case ';':
+      return {32, ParseError::bad_stream};
+    default:
+      return {32, ParseError::bad_length};  // $ ! = * % ~ > |
+  }
+}
+
 [[nodiscard]] constexpr Type agg_type(char c) noexcept {
   switch (c) {
     case '%':
@@ -289,7 +317,8 @@ ParseResult Parser::parse_more(std::string_view input) {
       if (t == '+' || t == '-') {
         const char* lim = std::min(e, b + 64);
         while (q != lim && *q != '\r' && *q != '\n') ++q;
-        if (q + 1 < e && q[0] == '\r' && q[1] == '\n') {
+        if (q + 1 < e && q[0] == '\r' && q[1] == '\n' &&
+            static_cast<std::uint64_t>(q - b - 1) <= limits_.max_blob) {
           return single(t == '+' ? Type::simple_string : Type::simple_error, b + 1, q, q + 2 - b);
         }
       } else if (t == ':') {
@@ -320,6 +349,8 @@ ParseResult Parser::parse_more(std::string_view input) {
         line_wait_ = true;
         scan_ = 1;
         need_ = 2;
+        const std::size_t max_line = line_rule(b[0], limits_.max_blob).max_line;
+        line_end_ = max_line < ~std::size_t{0} - 2 ? max_line + 2 : ~std::size_t{0};
         return {};
       }
     }
@@ -362,16 +393,27 @@ ParseResult Parser::parse_more(std::string_view input) {
     if (next != 0) {
       le = b + next - 2;
     } else {
-      std::size_t from = p + 1;
-      if (p == pos_ && scan_ > from) from = scan_;
+      // The CR must come within the first max_line + 1 bytes after the type byte; the same test
+      // applies whether or not the rest of the line has arrived, so errors do not depend on how
+      // the input was split.
+      const LineRule rule = line_rule(t, limits_.max_blob);
+      const std::size_t start = p + 1;
+      const std::size_t window_end = n - start > rule.max_line ? start + rule.max_line + 1 : n;
+      std::size_t from = start;
+      if (p == pos_ && scan_ > from) from = std::min(scan_, window_end);
       std::size_t cr = from;
       // Short lines are the norm: a plain loop beats a memchr call for them.
-      const std::size_t short_end = std::min(n, from + 16);
+      const std::size_t short_end = std::min(window_end, from + 16);
       while (cr < short_end && b[cr] != '\r') ++cr;
       if (cr == short_end) {
-        const void* hit = cr < n ? std::memchr(b + cr, '\r', n - cr) : nullptr;
+        const void* hit = cr < window_end ? std::memchr(b + cr, '\r', window_end - cr) : nullptr;
         if (hit == nullptr) {
+          if (window_end < n || n - start > rule.max_line) {
+            return fail(rule.error, start + rule.max_line);
+          }
           scan_ = n;
+          line_end_ = rule.max_line < ~std::size_t{0} - start - 1 ? start + rule.max_line + 1
+                                                                  : ~std::size_t{0};
           line_wait_ = true;
           return suspend(n + 1);
         }

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lockwire/resp/parser.hpp"
 #include "testutil.hpp"
@@ -225,6 +227,37 @@ TEST(Parser, Errors) {
   EXPECT_ERR("%?\r\n+a\r\n.\r\n", bad_stream, 8u);
   EXPECT_ERR("*?\r\n|1\r\n+a\r\n+b\r\n.\r\n", bad_stream, 16u);
   EXPECT_ERR("*?\r\n.x\r\n", bad_terminator, 5u);
+}
+
+TEST(Parser, OverlongHeaderLinesFailAtTheSameOffsetHoweverSplit) {
+  // Lengths, counts and numbers have at most 32 bytes before CR; no need to wait for the CR.
+  const std::string digits(40, '1');
+  for (const auto& [in, code] : std::vector<std::pair<std::string, ParseError>>{
+           {"$" + digits, ParseError::bad_length},
+           {"*" + digits + "\r\n", ParseError::bad_length},
+           {":" + digits, ParseError::bad_number},
+           {"#" + digits, ParseError::bad_boolean},
+           {"_" + digits, ParseError::bad_terminator},
+           {"*1\r\n:" + digits, ParseError::bad_number}}) {
+    const std::size_t base = in.starts_with("*1\r\n") ? 4 : 0;
+    Err e = err(in);
+    EXPECT_EQ(e.e, code) << in;
+    EXPECT_EQ(e.at, base + 33) << in;
+  }
+  // A line of exactly 32 bytes is judged on its content.
+  EXPECT_EQ(err(":" + std::string(32, '1') + "\r\n").e, ParseError::bad_number);
+  EXPECT_EQ(err(":" + std::string(32, '1') + "\r\n").at, 20u);
+  EXPECT_EQ(err("," + std::string(1025, '1')).e, ParseError::bad_double);
+  // Simple strings and big numbers are bounded by max_blob.
+  Limits l;
+  l.max_blob = 3;
+  EXPECT_EQ(err("+abcd", l).e, ParseError::blob_too_long);
+  EXPECT_EQ(err("+abcd", l).at, 4u);
+  EXPECT_EQ(err("-abcd\r\n", l).at, 4u);  // the single-value fast path applies it too
+  EXPECT_EQ(err("(1234\r\n", l).at, 4u);
+  EXPECT_EQ(feed_all("+abc\r\n", l).frames.size(), 1u);
+  // Still incomplete while within bounds.
+  EXPECT_EQ(Parser().parse(":" + std::string(32, '1')).status, ParseResult::Status::incomplete);
 }
 
 TEST(Parser, ErrorIsStickyUntilReset) {

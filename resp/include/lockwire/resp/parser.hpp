@@ -101,7 +101,8 @@ class Parser {
     std::size_t q = scan_;
     while (q < n && input[q] != '\r') ++q;
     scan_ = q;
-    if (q + 1 < n) {  // the CR and the byte after it are here: parse
+    // Parse when the CR and the byte after it are here, or when the line is too long already.
+    if (q + 1 < n || (q == n && n >= line_end_)) {
       line_wait_ = false;
       return false;
     }
@@ -125,6 +126,7 @@ class Parser {
   std::string scratch_;        // concatenated chunks of streamed strings
   std::size_t pos_ = 0;        // start of the next unparsed element of the current frame
   std::size_t need_ = 0;       // no progress is possible while input.size() < need_
+  std::size_t line_end_ = 0;   // line_wait_: the line is too long once input reaches this size
   std::size_t scan_ = 0;       // the CRLF search for the line at pos_ already covered [.., scan_)
   std::size_t stream_start_ = 0;  // scratch_ offset of the open streamed string
   bool in_stream_ = false;        // inside a $? string: only ';' chunks may follow
