@@ -95,8 +95,11 @@ class ParseCategory final : public std::error_category {
   const char* p = b;
   if (p != e && (*p == '-' || *p == '+')) ++p;
   if (p == e) return p;
-  if (ieq(p, e, "inf") || ieq(p, e, "infinity") || ieq(p, e, "nan")) return nullptr;
-  if (e - p > 4 && ieq(p, p + 4, "nan(") && e[-1] == ')') return nullptr;
+  if (!is_digit(*p)) {
+    if (ieq(p, e, "inf") || ieq(p, e, "infinity") || ieq(p, e, "nan")) return nullptr;
+    if (e - p > 4 && ieq(p, p + 4, "nan(") && e[-1] == ')') return nullptr;
+    return p;
+  }
   auto digits = [&]() {
     const char* s = p;
     while (p != e && is_digit(*p)) ++p;
@@ -396,8 +399,10 @@ ParseResult Parser::parse_more(std::string_view input) {
       // The CR must come within the first max_line + 1 bytes after the type byte; the same test
       // applies whether or not the rest of the line has arrived, so errors do not depend on how
       // the input was split.
-      const LineRule rule = line_rule(t, limits_.max_blob);
+      // Rules allow at least min(32, max_blob) bytes: look the rule up only for longer input.
       const std::size_t start = p + 1;
+      const LineRule rule = n - start > 32 || limits_.max_blob < 32 ? line_rule(t, limits_.max_blob)
+                                                                    : LineRule{32, ParseError::ok};
       const std::size_t window_end = n - start > rule.max_line ? start + rule.max_line + 1 : n;
       std::size_t from = start;
       if (p == pos_ && scan_ > from) from = std::min(scan_, window_end);
@@ -412,8 +417,9 @@ ParseResult Parser::parse_more(std::string_view input) {
             return fail(rule.error, start + rule.max_line);
           }
           scan_ = n;
-          line_end_ = rule.max_line < ~std::size_t{0} - start - 1 ? start + rule.max_line + 1
-                                                                  : ~std::size_t{0};
+          const std::uint64_t max_line = line_rule(t, limits_.max_blob).max_line;
+          line_end_ =
+              max_line < ~std::size_t{0} - start - 1 ? start + max_line + 1 : ~std::size_t{0};
           line_wait_ = true;
           return suspend(n + 1);
         }
