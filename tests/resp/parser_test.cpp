@@ -244,6 +244,14 @@ TEST(Parser, OverlongHeaderLinesFailAtTheSameOffsetHoweverSplit) {
     EXPECT_EQ(e.e, code) << in;
     EXPECT_EQ(e.at, base + 33) << in;
   }
+  // Too long even though its CR has arrived (the LF not yet): found by the fuzzer.
+  EXPECT_EQ(err(":" + std::string(39, 'x') + "\r").at, 33u);
+  for (std::size_t piece : {7u, 14u, 20u}) {
+    const auto o =
+        test::feed(":" + std::string(39, 'x') + "\r", [piece](std::size_t) { return piece; });
+    EXPECT_EQ(o.error, ParseError::bad_number) << piece;
+    EXPECT_EQ(o.error_at, 33u) << piece;
+  }
   // A line of exactly 32 bytes is judged on its content.
   EXPECT_EQ(err(":" + std::string(32, '1') + "\r\n").e, ParseError::bad_number);
   EXPECT_EQ(err(":" + std::string(32, '1') + "\r\n").at, 20u);

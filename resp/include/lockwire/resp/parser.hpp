@@ -102,7 +102,7 @@ class Parser {
     while (q < n && input[q] != '\r') ++q;
     scan_ = q;
     // Parse when the CR and the byte after it are here, or when the line is too long already.
-    if (q + 1 < n || (q == n && n >= line_end_)) {
+    if (q + 1 < n || n >= line_end_) {
       line_wait_ = false;
       return false;
     }
