@@ -621,7 +621,12 @@ struct Connection::Impl final : StreamHandler {
   void after_disconnect() {
     if (state == ConnectionState::closed) return;
     if (opt.auto_reconnect) return schedule_reconnect();
-    // No reconnect: nothing queued will ever be sent.
+    fail_queued_not_sent();  // no reconnect: nothing queued will ever be sent
+  }
+
+  // Every request still waiting to be written fails with not_sent (handlers run later, never
+  // from inside this call).
+  void fail_queued_not_sent() {
     auto q = std::move(queue);
     queue.clear();
     queue_bytes = 0;
@@ -662,17 +667,7 @@ struct Connection::Impl final : StreamHandler {
       Guard g(this);
       fail_connection(make_error_code(e));
       if (g.dead || !config_error) return;
-      auto q = std::move(queue);
-      queue.clear();
-      queue_bytes = 0;
-      for (auto& p : q) {
-        if (p.done) continue;
-        if (p.whandler) {
-          fail_later(std::move(p.whandler), Errc::not_sent);
-        } else {
-          fail_later(std::move(p.handler), Errc::not_sent);
-        }
-      }
+      fail_queued_not_sent();
       return;
     }
     if (f.internal == Internal::hello) {
