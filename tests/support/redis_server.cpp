@@ -80,13 +80,28 @@ RedisServer::~RedisServer() {
   [[maybe_unused]] int rc = std::system(cmd.c_str());
 }
 
-std::string RedisServer::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+std::string RedisServer::url() const {
+  return "redis://127.0.0.1:" + std::to_string(port_);
+}
 
 bool RedisServer::launch() {
-  std::vector<std::string> args = {"redis-server", "--port", std::to_string(port_),
-                                   "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                   "--dir", dir_, "--logfile", dir_ + "/redis.log",
-                                   "--daemonize", "no", "--protected-mode", "no"};
+  std::vector<std::string> args = {"redis-server",
+                                   "--port",
+                                   std::to_string(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--dir",
+                                   dir_,
+                                   "--logfile",
+                                   dir_ + "/redis.log",
+                                   "--daemonize",
+                                   "no",
+                                   "--protected-mode",
+                                   "no"};
   if (unix_) {
     args.insert(args.end(), {"--unixsocket", unix_path_, "--unixsocketperm", "700"});
   }

@@ -51,8 +51,9 @@ class BlockingClient {
   std::thread thread_;
 };
 
-// Owns a lease and releases it when destroyed; must not outlive its BlockingClient. The destructor never throws; a failed release is
-// reported to `on_release_error` (if set) and otherwise ignored — the key expires with its TTL.
+// Owns a lease and releases it when destroyed; must not outlive its BlockingClient. The destructor
+// never throws; a failed release is reported to `on_release_error` (if set) and otherwise ignored —
+// the key expires with its TTL.
 class LeaseGuard {
  public:
   LeaseGuard() = default;

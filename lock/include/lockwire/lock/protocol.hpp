@@ -62,9 +62,9 @@ struct AcquireReply {
 // `exec` is the EXEC reply frame (Replies::back()).
 [[nodiscard]] AcquireReply parse_exclusive_acquire(resp::Frame exec);
 
-// --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HGETALL EXEC ----------------------------
-// Removes our losing claim (if `own_field` is not empty) and registers tracking interest in the
-// holder set with the read that decides whether to wait.
+// --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HGETALL EXEC
+// ---------------------------- Removes our losing claim (if `own_field` is not empty) and registers
+// tracking interest in the holder set with the read that decides whether to wait.
 [[nodiscard]] loop::Request wait_read(const Keys& k, std::string_view own_field);
 struct WaitRead {
   bool ok = false;       // false: malformed reply
@@ -79,7 +79,8 @@ enum class Decision : std::uint8_t { free, blocked, already_held, blocked_by_sha
 [[nodiscard]] Decision decide(Kind kind, std::string_view owner,
                               const std::vector<std::string>& fields);
 
-// --- shared acquire: WATCH holders companion; HGETALL; EXISTS  then  MULTI ... EXEC ---------------
+// --- shared acquire: WATCH holders companion; HGETALL; EXISTS  then  MULTI ... EXEC
+// ---------------
 [[nodiscard]] loop::Request shared_watch(const Keys& k, std::string_view owner);
 struct SharedRead {
   bool ok = false;

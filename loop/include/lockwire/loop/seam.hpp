@@ -31,7 +31,9 @@ struct MonoTime {
   Nanos since_origin{0};
   friend constexpr auto operator<=>(MonoTime, MonoTime) = default;
   friend constexpr MonoTime operator+(MonoTime t, Nanos d) { return MonoTime{t.since_origin + d}; }
-  friend constexpr Nanos operator-(MonoTime a, MonoTime b) { return a.since_origin - b.since_origin; }
+  friend constexpr Nanos operator-(MonoTime a, MonoTime b) {
+    return a.since_origin - b.since_origin;
+  }
 };
 
 struct WallTime {
@@ -51,12 +53,12 @@ class Timer {
 };
 
 struct TlsOptions {
-  std::string ca_file;          // PEM bundle; empty = system default store
-  std::string ca_dir;           // hashed CA directory
-  std::string cert_file;        // client certificate (PEM), needs key_file
-  std::string key_file;         // client private key (PEM), needs cert_file
-  std::string server_name;      // SNI and host-name check; empty = the endpoint's host
-  bool verify_peer = true;      // certificate and host-name verification (off only when asked)
+  std::string ca_file;      // PEM bundle; empty = system default store
+  std::string ca_dir;       // hashed CA directory
+  std::string cert_file;    // client certificate (PEM), needs key_file
+  std::string key_file;     // client private key (PEM), needs cert_file
+  std::string server_name;  // SNI and host-name check; empty = the endpoint's host
+  bool verify_peer = true;  // certificate and host-name verification (off only when asked)
 };
 
 struct Endpoint {
@@ -64,8 +66,8 @@ struct Endpoint {
   Kind kind = Kind::tcp;
   std::string host = "127.0.0.1";  // tcp: name or address (resolved by the loop)
   std::uint16_t port = 6379;
-  std::string path;                // unix_socket: filesystem path
-  std::optional<TlsOptions> tls;   // set: TLS over the stream (the loop owns the socket)
+  std::string path;               // unix_socket: filesystem path
+  std::optional<TlsOptions> tls;  // set: TLS over the stream (the loop owns the socket)
 };
 
 // Receives a stream's events. All callbacks run on the loop thread.
