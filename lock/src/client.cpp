@@ -862,13 +862,16 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
   if (q->state == Queue::State::idle) c.attempt(q);
 }
 
+// Reports an early outcome of release()/renew() from the loop, never inside the call itself.
+static void post_done(loop::Loop& loop, Client::DoneHandler handler, Ec ec) {
+  loop.post([h = std::move(handler), ec] {
+    if (h) h(ec);
+  });
+}
+
 void Client::release(const Lease& lease, DoneHandler handler) {
   Core& c = *core_;
-  auto post = [&](Ec ec) {
-    c.loop.post([h = std::move(handler), ec] {
-      if (h) h(ec);
-    });
-  };
+  auto post = [&](Ec ec) { post_done(c.loop, std::move(handler), ec); };
   if (c.closed) return post(Errc::closed);
   if (!lease.valid()) return post(Errc::invalid_argument);
   LeasePtr d = lease.d_;
@@ -926,11 +929,7 @@ void Client::release(const Lease& lease, DoneHandler handler) {
 
 void Client::renew(const Lease& lease, DoneHandler handler) {
   Core& c = *core_;
-  auto post = [&](Ec ec) {
-    c.loop.post([h = std::move(handler), ec] {
-      if (h) h(ec);
-    });
-  };
+  auto post = [&](Ec ec) { post_done(c.loop, std::move(handler), ec); };
   if (c.closed) return post(Errc::closed);
   if (!lease.valid()) return post(Errc::invalid_argument);
   if (lease.state() != LeaseState::held) return post(Errc::not_held);
