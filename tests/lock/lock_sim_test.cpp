@@ -242,9 +242,9 @@ TEST(LockSim, ManyWaitersShareOneInterest) {
 }
 
 TEST(LockSim, WaitersInManyClientsDoNotWakeEachOtherForever) {
-  // Every claim modifies the holder set and wakes all tracking waiters; a woken waiter whose
-  // attempt finds the lock still held must go quiet (read-first), or waiters in different
-  // clients would keep waking each other while the lock is held.
+  // Every claim modifies the holder set and wakes every client tracking it; only the elected
+  // next waiter may act on that at once (the others only after the grace, with a read that
+  // changes nothing), or waiters in different clients would keep waking each other.
   for (std::uint64_t seed : kSeeds) {
     Env e(seed);
     Client& a = e.client();
