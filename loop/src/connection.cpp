@@ -248,7 +248,7 @@ std::error_code make_error_code(Errc e) noexcept {
 // ---------------------------------------------------------------------------------------------
 
 struct Connection::Impl final : StreamHandler {
-  enum class Internal : std::uint8_t { user, hello, select, ping, unwatch };
+  enum class Internal : std::uint8_t { user, hello, select, ping, unwatch, info, fence };
 
   struct Pending {  // not written yet
     std::string bytes;
@@ -302,6 +302,9 @@ struct Connection::Impl final : StreamHandler {
   std::uint64_t lane_holder = 0;
   std::uint64_t next_lane = 0;
   std::int64_t client_id = -1;
+  std::string client_addr;  // as the server sees it (CLIENT INFO addr=), fence_abandoned only
+  // Earlier connections still to be killed on the server: popped when a CLIENT KILL is answered.
+  std::deque<std::pair<std::int64_t, std::string>> fences;
   std::string last_error;
 
   // Multi-command replies are copied (values as offsets) until the request's last frame.
@@ -616,6 +619,20 @@ struct Connection::Impl final : StreamHandler {
       resp::append_command(s, "SELECT", static_cast<std::int64_t>(opt.db));
       write_internal(std::move(s), Internal::select);
     }
+    if (opt.fence_abandoned) {
+      if (client_id > 0 && !client_addr.empty() && fences.size() < 8) {
+        fences.emplace_back(client_id, std::move(client_addr));
+      }
+      client_addr.clear();
+      std::string s;
+      resp::append_command(s, "CLIENT", "INFO");
+      write_internal(std::move(s), Internal::info);
+      for (const auto& [id, addr] : fences) {
+        std::string k;
+        resp::append_command(k, "CLIENT", "KILL", "ID", id, "ADDR", addr);
+        write_internal(std::move(k), Internal::fence);
+      }
+    }
   }
 
   void after_disconnect() {
@@ -648,7 +665,21 @@ struct Connection::Impl final : StreamHandler {
 
   void handshake_reply(const InFlight& f, resp::Frame frame) {
     const std::size_t v = resp::value_index(frame);
-    if (resp::is_error(frame)) {
+    if (f.internal == Internal::info) {
+      // "id=7 addr=10.0.0.5:51234 laddr=..." (verbatim or bulk); an error: no fencing.
+      if (!resp::is_error(frame) && v < frame.size()) {
+        const std::string_view text = frame[v].value;
+        std::size_t at = text.starts_with("addr=") ? 0 : text.find(" addr=");
+        if (at != std::string_view::npos) {
+          at += text[at] == ' ' ? 6 : 5;
+          const std::size_t end = text.find_first_of(" \n", at);
+          client_addr.assign(text.substr(at, end == std::string_view::npos ? end : end - at));
+        }
+      }
+    } else if (f.internal == Internal::fence) {
+      // Killed (:1) or already gone (:0, or an error such as NOPERM): either way, done.
+      if (!fences.empty()) fences.pop_front();
+    } else if (resp::is_error(frame)) {
       const std::string_view code = v < frame.size() ? resp::error_code(frame[v]) : "";
       const std::string_view msg = v < frame.size() ? frame[v].value : "";
       Errc e = Errc::connect_failed;
@@ -682,9 +713,13 @@ struct Connection::Impl final : StreamHandler {
         }
       }
     }
-    // Ready once the last handshake reply is in.
+    // Ready once the last handshake reply is in (fences included: nothing of ours may be
+    // written before the abandoned connections are gone).
     for (auto& x : inflight) {
-      if (x.internal == Internal::hello || x.internal == Internal::select) return;
+      if (x.internal == Internal::hello || x.internal == Internal::select ||
+          x.internal == Internal::info || x.internal == Internal::fence) {
+        return;
+      }
     }
     on_ready();
   }
@@ -906,6 +941,8 @@ struct Connection::Impl final : StreamHandler {
     switch (f.internal) {
       case Internal::hello:
       case Internal::select:
+      case Internal::info:
+      case Internal::fence:
         return handshake_reply(f, replies[0]);
       case Internal::ping:
         health_ping_out = false;

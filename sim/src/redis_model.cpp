@@ -1264,6 +1264,19 @@ void cmd_reset(Impl& s, Client& c, Args&) {
 void client_id(Impl& s, Client& c, Args&) {
   s.integer(c, static_cast<std::int64_t>(c.id));
 }
+// The fields a client can rely on (id, addr, name, db, resp) with Redis 7.0's layout; the
+// others are placeholders (the simulator keeps no such accounting).
+void client_info(Impl& s, Client& c, Args&) {
+  std::string t = "id=" + std::to_string(c.id) + " addr=" + c.addr +
+                  " laddr=127.0.0.1:6379 fd=8 name=" + c.name +
+                  " age=0 idle=0 flags=N db=" + std::to_string(c.db) +
+                  " sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0"
+                  " rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=client|info user=default"
+                  " redir=-1 resp=" +
+                  std::to_string(c.resp) + "\n";
+  if (c.resp == 2) return s.bulk(c, t);
+  s.raw(c, "=" + std::to_string(t.size() + 4) + "\r\ntxt:" + t + "\r\n");
+}
 void client_setname(Impl& s, Client& c, Args& a) {
   if (set_name(s, c, a[2])) s.ok(c);
 }
@@ -2595,6 +2608,7 @@ const std::vector<CmdDef>& RedisModel::Impl::table() {
            {"id", 2, CONN | CS, client_id, 0, 0, 0, {}},
            {"setname", 3, CONN | CS, client_setname, 0, 0, 0, {}},
            {"getname", 2, CONN | CS, client_getname, 0, 0, 0, {}},
+           {"info", 2, CONN | CS, client_info, 0, 0, 0, {}},
            {"kill", -3, F_LOADING | F_STALE | CS, client_kill, 0, 0, 0, {}},
            {"tracking", -3, CONN | CS, client_tracking, 0, 0, 0, {}},
            {"caching", 3, CONN | CS, client_caching, 0, 0, 0, {}},

@@ -585,6 +585,59 @@ TEST_F(Fixture, StateHandlersReSubscribeBeforeTheBacklog) {
   EXPECT_EQ(q.values, std::vector<std::string>{"v"});
 }
 
+TEST_F(Fixture, FenceKillsTheAbandonedConnectionBeforeAnythingElse) {
+  opt.fence_abandoned = true;
+  make();
+  c->start();
+  L.drain();
+  L.s().h->on_connected({});
+  EXPECT_EQ(L.take(), cmd({"HELLO", "3"}) + cmd({"CLIENT", "INFO"}));  // nothing to fence yet
+  L.feed(kHelloReply);
+  EXPECT_EQ(c->state(), ConnectionState::connecting);  // CLIENT INFO still pending
+  L.feed("=73\r\ntxt:id=42 addr=10.1.2.3:5555 laddr=127.0.0.1:6379 fd=8 name= db=0 resp=3\n\r\n");
+  ASSERT_EQ(c->state(), ConnectionState::ready);
+  Result q;
+  c->command({"GET", "k"}, rec(q));
+  L.take();
+  L.s().h->on_closed(std::make_error_code(std::errc::connection_reset));  // GET: outcome unknown
+  Result after;
+  c->command({"SET", "k", "v"}, rec(after));
+  L.advance(1s);
+  // First reconnect attempt dies before the fence is answered: the fence is kept.
+  L.s().h->on_connected({});
+  EXPECT_EQ(L.take(), cmd({"HELLO", "3"}) + cmd({"CLIENT", "INFO"}) +
+                          cmd({"CLIENT", "KILL", "ID", "42", "ADDR", "10.1.2.3:5555"}));
+  L.s().h->on_closed(std::make_error_code(std::errc::connection_reset));
+  L.advance(1s);
+  L.s().h->on_connected({});
+  EXPECT_EQ(L.take(), cmd({"HELLO", "3"}) + cmd({"CLIENT", "INFO"}) +
+                          cmd({"CLIENT", "KILL", "ID", "42", "ADDR", "10.1.2.3:5555"}));
+  L.feed("%1\r\n$2\r\nid\r\n:44\r\n");
+  L.feed("$24\r\nid=44 addr=10.1.2.3:6666\r\n");  // RESP2-style bulk is understood too
+  EXPECT_EQ(c->state(), ConnectionState::connecting);  // the fence is not answered yet
+  EXPECT_EQ(L.take(), "");
+  L.feed(":1\r\n");
+  ASSERT_EQ(c->state(), ConnectionState::ready);
+  EXPECT_EQ(L.take(), cmd({"SET", "k", "v"}));  // only now
+  L.feed("+OK\r\n");
+  EXPECT_EQ(after.values, std::vector<std::string>{"OK"});
+  // The next reconnect fences connection 44 only; a refused kill (ACL) does not stop it.
+  L.s().h->on_closed(std::make_error_code(std::errc::connection_reset));
+  L.advance(1s);
+  L.s().h->on_connected({});
+  EXPECT_EQ(L.take(), cmd({"HELLO", "3"}) + cmd({"CLIENT", "INFO"}) +
+                          cmd({"CLIENT", "KILL", "ID", "44", "ADDR", "10.1.2.3:6666"}));
+  L.feed(kHelloReply);
+  L.feed("-NOPERM this user has no permissions to run the 'client|info' command\r\n");
+  L.feed("-NOPERM this user has no permissions to run the 'client|kill' command\r\n");
+  EXPECT_EQ(c->state(), ConnectionState::ready);
+  // No address learnt: the next reconnect has nothing it could fence safely.
+  L.s().h->on_closed(std::make_error_code(std::errc::connection_reset));
+  L.advance(1s);
+  L.s().h->on_connected({});
+  EXPECT_EQ(L.take(), cmd({"HELLO", "3"}) + cmd({"CLIENT", "INFO"}));
+}
+
 TEST_F(Fixture, HealthCheckKillsASilentServerButNotASlowFrame) {
   opt.health_check_interval = 100ms;
   up();

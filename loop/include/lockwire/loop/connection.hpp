@@ -84,6 +84,14 @@ struct ConnectionOptions {
   std::string client_name;
   Nanos connect_timeout{std::chrono::seconds(5)};
   bool auto_reconnect = true;
+  // Fence abandoned connections: after a reconnect, kill the previous connection on the server
+  // (`CLIENT KILL ID <id> ADDR <addr>`, learnt from `CLIENT INFO` at its handshake) before
+  // anything else is sent, so bytes still in flight on it (TCP retransmissions, a half-open
+  // socket) can never be applied after requests of the new connection. ID and ADDR together
+  // never match another client, even after a server restart reused the id. Errors (NOPERM
+  // under a restrictive ACL, servers before 6.2) are ignored: no fencing, nothing else changes.
+  // Costs two commands per (re)connect, pipelined with HELLO. The lock client turns it on.
+  bool fence_abandoned = false;
   Backoff reconnect;
   Nanos health_check_interval{0};  // 0 = off; a PING only when the connection is idle
   std::size_t max_input_bytes = 1024ull * 1024 * 1024;
