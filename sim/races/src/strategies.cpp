@@ -15,6 +15,12 @@ namespace {
 
 using Ec = std::error_code;
 
+// The first element of a push frame (">2 invalidate ...", ">3 message ch payload", ...).
+std::string_view push_kind(const resp::Frame& p) {
+  if (p.size() < 2 || !resp::is_aggregate(p[0].type)) return {};
+  return p[1].value;
+}
+
 // ---- lockwire ----------------------------------------------------------------------------------
 
 class LockwireStrategy final : public Strategy {
@@ -22,7 +28,12 @@ class LockwireStrategy final : public Strategy {
   LockwireStrategy(sim::Node& node, loop::ConnectionOptions o)
       : node_(node),
         metrics_(std::make_shared<lock::CountingMetrics>()),
-        client_(std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_))) {}
+        client_(std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_))) {
+    auto alive = alive_;
+    client_->connection().add_push_handler([this, alive](resp::Frame p) {
+      if (*alive && on_push) on_push(push_kind(p));
+    });
+  }
   static lock::ClientOptions options(std::shared_ptr<lock::CountingMetrics> m) {
     lock::ClientOptions o;
     o.metrics = std::move(m);
@@ -38,6 +49,7 @@ class LockwireStrategy final : public Strategy {
     req.ttl = spec.ttl;
     req.wait = spec.wait;
     req.auto_renew = spec.auto_renew;
+    req.kind = spec.shared ? lock::Kind::shared : lock::Kind::exclusive;
     const int id = next_++;
     auto alive = alive_;
     req.on_lost = [this, id, alive](Ec) {
@@ -75,11 +87,26 @@ class LockwireStrategy final : public Strategy {
     return it->second.held() && node_.loop().now() < it->second.valid_until();
   }
   bool server_holds(const sim::RedisModel& m, std::string_view resource, std::string_view owner,
-                    std::int64_t* expire_at_ms) const override {
+                    bool shared, std::int64_t* expire_at_ms) const override {
     std::string key = "lockwire:{";
     key.append(resource).append("}");
     const auto p = m.peek(key);
     if (!p.found || p.items.size() < 2) return false;
+    if (shared) {
+      // Field s:O in the holder set and its companion key P{R}:s:O (docs/protocol.md).
+      bool field = false;
+      for (std::size_t i = 0; i < p.items.size(); i += 2) {
+        if (p.items[i].size() == owner.size() + 2 && p.items[i].compare(0, 2, "s:") == 0 &&
+            std::string_view(p.items[i]).substr(2) == owner) {
+          field = true;
+        }
+      }
+      if (!field) return false;
+      const auto c = m.peek(key + ":s:" + std::string(owner));
+      if (!c.found) return false;
+      if (expire_at_ms) *expire_at_ms = c.expire_at_ms;
+      return true;
+    }
     // The first field of the holder set is the grantee (HSETNX created the key with it); later
     // fields are claims that back off within one round trip.
     if (p.items[0].size() != owner.size() + 2 || p.items[0].compare(0, 2, "x:") != 0 ||
@@ -120,6 +147,7 @@ struct Flaws {
   bool reply_clock = false;      // lease validity counted from the reply, not the request
   bool poll = false;             // wait: sleep 10 ms and retry (no push wake-up)
   bool no_fencing = false;       // hands out token 0
+  bool dup_shared = false;       // shared acquire: SADD's "already a member" is not a refusal
 };
 
 std::string str_of(const resp::Frame& f) {
@@ -152,13 +180,14 @@ class NaiveStrategy final : public Strategy {
  public:
   NaiveStrategy(sim::Node& node, loop::ConnectionOptions o, Flaws f)
       : node_(node), conn_(std::make_unique<loop::Connection>(node.loop(), std::move(o))), f_(f) {
-    conn_->add_push_handler([this](resp::Frame p) { on_push(p); });
+    conn_->add_push_handler([this](resp::Frame p) { handle_push(p); });
   }
   ~NaiveStrategy() override { *alive_ = false; }
 
   void start() override { conn_->start(); }
 
   void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
+    if (spec.shared) return acquire_shared(spec, std::move(done));
     auto w = std::make_shared<Waiter>();
     w->spec = spec;
     w->done = std::move(done);
@@ -187,6 +216,17 @@ class NaiveStrategy final : public Strategy {
     if (l.loss_timer) l.loss_timer->stop();
     const std::string key = key_of(l.resource), ch = key + ":ch", owner = l.owner;
     auto alive = alive_;
+    if (l.shared) {
+      // SREM names the owner: removes "its" membership — whichever grant put it there.
+      ++sent_, conn_->command({"SREM", key + ":readers", owner},
+                              [alive, done](Ec ec, const loop::Replies& r) {
+                                if (!*alive) return;
+                                if (ec || r.size() == 0) return done(unknown_or(ec));
+                                done(int_of(r[0]).value_or(0) == 1 ? Ec{}
+                                                                   : Ec(lock::Errc::not_held));
+                              });
+      return;
+    }
     if (f_.get_then_del) {
       ++sent_, conn_->command({"GET", key}, [this, alive, key, ch, owner, done](
                                                 Ec ec, const loop::Replies& r) {
@@ -213,7 +253,8 @@ class NaiveStrategy final : public Strategy {
   void renew(int id, std::function<void(Ec)> done) override {
     auto it = leases_.find(id);
     if (it == leases_.end() || it->second.released) return done(lock::Errc::not_held);
-    const std::string key = key_of(it->second.resource), owner = it->second.owner;
+    const std::string key = key_of(it->second.resource) + (it->second.shared ? ":readers" : ""),
+                      owner = it->second.owner;
     const std::string ttl = std::to_string(it->second.ttl_ms);
     const loop::MonoTime t_send = node_.loop().now();
     const loop::WallTime w_send = node_.loop().wall_now();
@@ -230,7 +271,7 @@ class NaiveStrategy final : public Strategy {
       }
       done(ec);
     };
-    if (f_.blind_renew) {
+    if (f_.blind_renew || it->second.shared) {
       ++sent_, conn_->command({"PEXPIRE", key, ttl}, [ok, alive](Ec ec, const loop::Replies& r) {
         if (!*alive) return;
         if (ec || r.size() == 0) return ok(unknown_or(ec));
@@ -260,7 +301,15 @@ class NaiveStrategy final : public Strategy {
   }
 
   bool server_holds(const sim::RedisModel& m, std::string_view resource, std::string_view owner,
-                    std::int64_t* expire_at_ms) const override {
+                    bool shared, std::int64_t* expire_at_ms) const override {
+    if (shared) {
+      const auto p = m.peek(key_of(resource) + ":readers");
+      if (!p.found || std::find(p.items.begin(), p.items.end(), owner) == p.items.end()) {
+        return false;
+      }
+      if (expire_at_ms) *expire_at_ms = p.expire_at_ms;
+      return true;
+    }
     const auto p = m.peek(key_of(resource));
     if (!p.found || p.items.size() != 1 || p.items[0] != owner) return false;
     if (expire_at_ms) *expire_at_ms = p.expire_at_ms;
@@ -295,6 +344,7 @@ class NaiveStrategy final : public Strategy {
     loop::MonoTime valid_until{};
     Nanos wall_until{0};
     bool released = false, lost = false;
+    bool shared = false;
     std::unique_ptr<loop::Timer> loss_timer;
   };
   struct Sub {
@@ -349,6 +399,52 @@ class NaiveStrategy final : public Strategy {
         if (is_null(ex)) return done(lock::Errc::not_held);
         done(int_of(element(ex, 0)).value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
       });
+    });
+  }
+
+  // Readers only (no wait, no exclusive writers): a reader set with one TTL. A repeated owner is
+  // refused (SADD = 0) unless the dup_shared flaw grants it a second time.
+  void acquire_shared(const AcquireSpec& spec, std::function<void(AcquireResult)> done) {
+    const std::string key = key_of(spec.resource);
+    const std::int64_t ttl_ms = std::max<std::int64_t>(
+        1, std::chrono::duration_cast<std::chrono::milliseconds>(spec.ttl).count());
+    loop::Request r;
+    r.kind = loop::RequestKind::atomic;
+    resp::append_command(r.bytes, "MULTI");
+    resp::append_command(r.bytes, "SADD", key + ":readers", spec.owner);
+    resp::append_command(r.bytes, "PEXPIRE", key + ":readers", std::to_string(ttl_ms));
+    resp::append_command(r.bytes, "INCR", key + ":tok");
+    resp::append_command(r.bytes, "EXEC");
+    r.commands = 5;
+    const loop::MonoTime t_send = node_.loop().now();
+    const loop::WallTime w_send = node_.loop().wall_now();
+    auto alive = alive_;
+    ++sent_, conn_->send(std::move(r), [this, alive, spec, ttl_ms, t_send, w_send,
+                                        done = std::move(done)](Ec ec, const loop::Replies& rep) {
+      if (!*alive) return;
+      AcquireResult res;
+      if (ec || rep.size() == 0) {
+        res.ec = unknown_or(ec);
+        return done(res);
+      }
+      const resp::Frame ex = rep.back();
+      if (int_of(element(ex, 0)).value_or(0) != 1 && !f_.dup_shared) {
+        res.ec = lock::Errc::already_held;
+        return done(res);
+      }
+      const int id = next_++;
+      Lease& l = leases_[id];
+      l.resource = spec.resource;
+      l.owner = spec.owner;
+      l.shared = true;
+      l.ttl = spec.ttl;
+      l.ttl_ms = ttl_ms;
+      l.valid_until = t_send + spec.ttl;
+      l.wall_until = w_send.since_epoch + spec.ttl;
+      arm_loss(id);
+      res.token = static_cast<std::uint64_t>(int_of(element(ex, 2)).value_or(0));
+      res.lease = id;
+      done(res);
     });
   }
 
@@ -462,7 +558,8 @@ class NaiveStrategy final : public Strategy {
     for (auto& w : ws) attempt(w);
   }
 
-  void on_push(resp::Frame p) {
+  void handle_push(resp::Frame p) {
+    if (on_push) on_push(push_kind(p));
     // >3 subscribe ch n | >3 message ch payload
     const resp::Frame kind = element(p, 0), chf = element(p, 1);
     const std::string k = str_of(kind), ch = str_of(chf);
@@ -552,6 +649,9 @@ const std::vector<Entry>& entries() {
       {{"poll", "wait: sleep 10 ms and retry, like many lock libraries"},
        false,
        flaw(&Flaws::poll)},
+      {{"dup-shared", "shared acquire counts the owner in a reader set without refusing a repeat"},
+       false,
+       flaw(&Flaws::dup_shared)},
       {{"naive", "SET NX PX lock with guarded release/renew (no known flaw switched on)"},
        false,
        {}},
