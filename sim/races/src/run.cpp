@@ -384,6 +384,10 @@ void Run::renew_latest(int c) {
   const int li = impl_->clients[static_cast<std::size_t>(c)].latest;
   if (li >= 0) impl_->do_renew(li);
 }
+void Run::renew(std::string_view label) {
+  for (const auto& a : impl_->attempts)
+    if (a.label == label && a.lease >= 0) return impl_->do_renew(a.lease);
+}
 void Run::write_latest(int c) {
   const int li = impl_->clients[static_cast<std::size_t>(c)].latest;
   if (li >= 0) impl_->write(li);

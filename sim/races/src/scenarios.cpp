@@ -418,6 +418,36 @@ void duplicate_shared_acquire(Run& r) {
   if (dup >= 2) r.mark("same-owner-acquired-while-held");
 }
 
+// One process holds r1 (2 s) and r2 (300 ms) on a 30 ms link and renews both at once, just
+// before r2 expires: both renewals' WATCH reads reach the server while r2 is still held, their
+// EXECs only after r2 expired and another client took it. Two optimistic transactions on one
+// connection must be serialized: the first EXEC clears every WATCH of the connection.
+void two_transactions_one_connection(Run& r) {
+  r.at(1ms, [&r] { r.world().net().link(r.node(0), r.server()).latency = 30ms; });
+  const std::string a = r.job(0, 2ms, Job{.resource = "r1", .ttl = 2s, .release_after = 600ms});
+  auto b = std::make_shared<std::string>();
+  *b = r.job(0, 2ms, Job{.resource = "r2", .ttl = 300ms}, [&r, a, b](const AcquireResult& res) {
+    if (res.ec) return;
+    // r1's renewal first, r2's right behind it: both WATCH reads arrive before r2 expires.
+    r.at(r.world().now() + 200ms, [&r, a, b] {
+      r.renew(a);
+      r.renew(*b);
+    });
+  });
+  const std::string c = r.job(
+      1, 100ms,
+      Job{.resource = "r2", .ttl = 1s, .wait = 2s, .writes = {10ms}, .release_after = 300ms});
+  r.run_until(2s);
+  r.finish();
+  const auto ra = r.renew_span(a), rb = r.renew_span(*b);
+  const Nanos gc = r.server_spans(c).empty() ? Nanos{-1} : r.server_spans(c)[0].start;
+  // Both renewals were in progress at once, and r2 changed hands while they were.
+  if (ra.start >= Nanos{0} && rb.start >= Nanos{0} && ra.start <= rb.end && rb.start <= ra.end &&
+      gc >= std::max(ra.start, rb.start) && gc <= std::min(ra.end, rb.end)) {
+    r.mark("regrant-during-two-renewals");
+  }
+}
+
 const std::vector<Scenario>& all() {
   static const std::vector<Scenario> v = {
       {"delete-wrong-lock",
@@ -539,6 +569,12 @@ const std::vector<Scenario>& all() {
        "same-owner-acquired-while-held",
        {},
        duplicate_shared_acquire},
+      {"two-transactions-one-connection",
+       "two renewals (WATCH..EXEC) of one process at once on one connection, one lease expiring",
+       "raw-watch",
+       "regrant-during-two-renewals",
+       {},
+       two_transactions_one_connection},
       {"restart-with-persistence",
        "restart with AOF always while a lease is held",
        "",

@@ -2,11 +2,14 @@
 // well-known flaws. The flaws are the races other lock implementations shipped; each one exists
 // so that a checker can be shown to fire.
 #include <algorithm>
+#include <deque>
 #include <map>
+#include <utility>
 
 #include "lockwire/lock/client.hpp"
 #include "lockwire/races/races.hpp"
 #include "lockwire/resp/encoder.hpp"
+#include "lockwire/resp/parser.hpp"
 #include "lockwire/resp/reply.hpp"
 
 namespace lockwire::races {
@@ -148,6 +151,7 @@ struct Flaws {
   bool poll = false;             // wait: sleep 10 ms and retry (no push wake-up)
   bool no_fencing = false;       // hands out token 0
   bool dup_shared = false;       // shared acquire: SADD's "already a member" is not a refusal
+  bool raw_txn = false;          // renew: WATCH..EXEC on a bare socket shared by all renewals
 };
 
 std::string str_of(const resp::Frame& f) {
@@ -176,15 +180,122 @@ resp::Frame element(const resp::Frame& arr, std::size_t i) {
   return {};
 }
 
+// A bare RESP2 connection with its own reply FIFO — no transaction lane, no reconnect. What a
+// hand-rolled client (or a pool that hands one socket to two callers) does: lets two callers'
+// WATCH ... EXEC sequences interleave on one socket, which loop::Connection refuses.
+class RawConn final : public loop::StreamHandler {
+ public:
+  // One reply per command; scalars as text, integers as numbers, EXEC's array flattened.
+  struct Reply {
+    bool null = false, error = false;
+    std::string text;
+    std::optional<std::int64_t> num;
+    std::vector<Reply> elems;
+  };
+  using Handler = std::function<void(Ec, const std::vector<Reply>&)>;
+
+  RawConn(loop::Loop& loop, loop::Endpoint ep) : loop_(loop), ep_(std::move(ep)) {}
+  ~RawConn() override { close(); }
+  void start() { stream_ = loop_.connect(ep_, *this, std::chrono::seconds(1)); }
+  void close() noexcept {
+    if (stream_) stream_->close();
+    stream_.reset();
+    pending_.clear();
+  }
+  [[nodiscard]] std::size_t in_flight() const noexcept { return pending_.size(); }
+  void send(std::vector<std::vector<std::string>> cmds, Handler h) {
+    if (!stream_ || broken_) {
+      loop_.post([h] { h(lock::Errc::connection, {}); });
+      return;
+    }
+    std::string b;
+    for (const auto& c : cmds) {
+      std::vector<std::string_view> v(c.begin(), c.end());
+      resp::append_command(b, std::span<const std::string_view>(v));
+    }
+    pending_.push_back(Pending{cmds.size(), {}, std::move(h)});
+    if (connected_) {
+      stream_->write(std::move(b));
+    } else {
+      unsent_.append(b);
+    }
+  }
+
+  void on_connected(std::error_code ec) override {
+    if (ec) return fail();
+    connected_ = true;
+    if (!unsent_.empty()) stream_->write(std::exchange(unsent_, {}));
+  }
+  void on_data(std::string_view bytes) override {
+    in_.append(bytes);
+    for (;;) {
+      const auto r = parser_.parse(in_);
+      if (r.status == resp::ParseResult::Status::incomplete) return;
+      if (r.status == resp::ParseResult::Status::error) return fail();
+      Reply v = convert(parser_.frame());
+      in_.erase(0, r.consumed);
+      if (pending_.empty()) continue;
+      Pending& p = pending_.front();
+      p.got.push_back(std::move(v));
+      if (p.got.size() == p.expect) {
+        Pending done = std::move(p);
+        pending_.pop_front();
+        done.h({}, done.got);
+      }
+    }
+  }
+  void on_closed(std::error_code) override { fail(); }
+
+ private:
+  struct Pending {
+    std::size_t expect;
+    std::vector<Reply> got;
+    Handler h;
+  };
+  static Reply convert(const resp::Frame& f) {
+    Reply v;
+    if (f.empty()) return v;
+    const resp::Node& n = f[0];
+    if (n.type == resp::Type::null) {
+      v.null = true;
+    } else if (resp::is_aggregate(n.type)) {
+      for (std::size_t i = 0; i < n.size; ++i) v.elems.push_back(convert(element(f, i)));
+    } else {
+      v.error = n.type == resp::Type::simple_error || n.type == resp::Type::blob_error;
+      v.text = std::string(n.value);
+      v.num = resp::to_int64(n);
+    }
+    return v;
+  }
+  void fail() {
+    broken_ = true;
+    auto p = std::move(pending_);
+    pending_.clear();
+    for (auto& x : p) x.h(lock::Errc::connection, {});
+  }
+  loop::Loop& loop_;
+  loop::Endpoint ep_;
+  std::unique_ptr<loop::Stream> stream_;
+  resp::Parser parser_;
+  std::string in_, unsent_;
+  std::deque<Pending> pending_;
+  bool connected_ = false, broken_ = false;
+};
+
 class NaiveStrategy final : public Strategy {
  public:
   NaiveStrategy(sim::Node& node, loop::ConnectionOptions o, Flaws f)
-      : node_(node), conn_(std::make_unique<loop::Connection>(node.loop(), std::move(o))), f_(f) {
+      : node_(node), f_(f) {
+    if (f_.raw_txn) raw_ = std::make_unique<RawConn>(node.loop(), o.endpoint);
+    conn_ = std::make_unique<loop::Connection>(node.loop(), std::move(o));
     conn_->add_push_handler([this](resp::Frame p) { handle_push(p); });
   }
   ~NaiveStrategy() override { *alive_ = false; }
 
-  void start() override { conn_->start(); }
+  void start() override {
+    conn_->start();
+    if (raw_) raw_->start();
+  }
 
   void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
     if (spec.shared) return acquire_shared(spec, std::move(done));
@@ -271,6 +382,29 @@ class NaiveStrategy final : public Strategy {
       }
       done(ec);
     };
+    if (f_.raw_txn && !it->second.shared) {
+      // WATCH key; GET key  ->  MULTI; PEXPIRE; EXEC, each sent as soon as possible on the one
+      // socket: another renewal's WATCH/EXEC may land in between and clear this one's guard.
+      ++sent_, raw_->send({{"WATCH", key}, {"GET", key}}, [this, alive, key, owner, ttl, ok](
+                                                              Ec ec, const auto& r) {
+        if (!*alive) return;
+        if (ec || r.size() < 2) return ok(lock::Errc::connection);
+        if (r[1].text != owner || r[1].null) {
+          ++sent_, raw_->send({{"UNWATCH"}}, [](Ec, const auto&) {});
+          return ok(lock::Errc::not_held);
+        }
+        ++sent_, raw_->send({{"MULTI"}, {"PEXPIRE", key, ttl}, {"EXEC"}},
+                            [alive, ok](Ec ec2, const auto& r2) {
+                              if (!*alive) return;
+                              if (ec2 || r2.size() < 3) return ok(lock::Errc::connection);
+                              const auto& ex = r2[2];
+                              if (ex.null || ex.elems.empty()) return ok(lock::Errc::not_held);
+                              ok(ex.elems[0].num.value_or(0) == 1 ? Ec{}
+                                                                  : Ec(lock::Errc::not_held));
+                            });
+      });
+      return;
+    }
     if (f_.blind_renew || it->second.shared) {
       ++sent_, conn_->command({"PEXPIRE", key, ttl}, [ok, alive](Ec ec, const loop::Replies& r) {
         if (!*alive) return;
@@ -315,10 +449,13 @@ class NaiveStrategy final : public Strategy {
     if (expire_at_ms) *expire_at_ms = p.expire_at_ms;
     return true;
   }
-  std::size_t in_flight() const override { return conn_->in_flight(); }
+  std::size_t in_flight() const override {
+    return conn_->in_flight() + (raw_ ? raw_->in_flight() : 0);
+  }
   std::uint64_t requests_sent() const override { return sent_; }
   void close() override {
     *alive_ = false;
+    if (raw_) raw_->close();
     for (auto& [id, l] : leases_) l.loss_timer.reset();
     for (auto& [k, s] : subs_) s.backstop.reset();
     live_.clear();
@@ -589,6 +726,7 @@ class NaiveStrategy final : public Strategy {
 
   sim::Node& node_;
   std::unique_ptr<loop::Connection> conn_;
+  std::unique_ptr<RawConn> raw_;
   Flaws f_;
   std::uint64_t sent_ = 0;
   std::vector<WaiterPtr> live_;
@@ -652,6 +790,9 @@ const std::vector<Entry>& entries() {
       {{"dup-shared", "shared acquire counts the owner in a reader set without refusing a repeat"},
        false,
        flaw(&Flaws::dup_shared)},
+      {{"raw-watch", "renew: WATCH/GET then MULTI/PEXPIRE/EXEC on one bare socket, no lane"},
+       false,
+       flaw(&Flaws::raw_txn)},
       {{"naive", "SET NX PX lock with guarded release/renew (no known flaw switched on)"},
        false,
        {}},

@@ -159,6 +159,7 @@ class Run {
   // Direct operations on the latest lease of client c (for scripted races).
   void release_latest(int c);
   void renew_latest(int c);
+  void renew(std::string_view label);  // the lease of that attempt (if granted)
   void write_latest(int c);
   void force_release(int c, std::string resource);
   // Coverage: a scenario names the race it meant to hit; `hit` records it.
