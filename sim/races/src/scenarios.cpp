@@ -448,6 +448,68 @@ void two_transactions_one_connection(Run& r) {
   }
 }
 
+// Whether client `c` received a wake-up push (pub/sub message or tracking invalidation) in
+// (from, to].
+bool wake_push_in(const Run& r, int c, Nanos from, Nanos to) {
+  for (const char* k : {"message", "invalidate"})
+    for (Nanos t : r.pushes(c, k))
+      if (t > from && t <= to) return true;
+  return false;
+}
+
+// Eight holder/waiter/grabber triples. Each waiter's first wait times out at 210 ms while its
+// holder releases around that instant (offsets cover every strategy's round trips), so the
+// release's wake-up reaches a waiter that has just ended its wait (and unsubscribed). The
+// grabber takes the lock; the waiter's next wait starts at 215 ms and must be woken by the
+// grabber's release at ~710 ms — the late wake-up must not stand in for a subscription.
+void message_after_unsubscribe(Run& r) {
+  const Nanos offsets[] = {-250us, -200us, -160us, -120us, -80us, -40us, 0us, 40us};
+  std::vector<std::pair<std::string, int>> firsts;
+  for (int i = 0; i < 8; ++i) {
+    const std::string res = std::string("r").append(std::to_string(i));
+    const int h = 3 * i, w = 3 * i + 1, g = 3 * i + 2;
+    r.job(h, 5ms, Job{.resource = res, .ttl = 10s});
+    r.at(210ms + offsets[i], [&r, h] { r.release_latest(h); });
+    firsts.emplace_back(r.job(w, 10ms, Job{.resource = res, .ttl = 1s, .wait = 200ms,
+                                           .writes = {0ms}, .release_after = 10ms}),
+                        w);
+    r.job(w, 215ms,
+          Job{.resource = res, .ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
+    r.job(g, 20ms,
+          Job{.resource = res, .ttl = 5s, .wait = 3s, .writes = {0ms}, .release_after = 500ms});
+  }
+  r.run_until(4s);
+  r.finish();
+  for (const auto& [a, w] : firsts) {
+    const auto sp = r.acquire_span(a);
+    if (r.acquire_failed(a) && wake_push_in(r, w, sp.end, 215ms)) {
+      r.mark("wake-push-after-wait-ended");
+    }
+  }
+}
+
+// The waiter's first wait times out at 210 ms and its link clogs right after (20 ms): the
+// UNSUBSCRIBE goes out but its ack — and any invalidation — arrives only after the next wait
+// started (215 ms). The holder releases meanwhile and a grabber takes the lock until ~711 ms.
+void unsubscribe_ack_lost(Run& r) {
+  r.job(0, 5ms, Job{.ttl = 10s});
+  r.at(211ms, [&r] { r.release_latest(0); });
+  const std::string a =
+      r.job(1, 10ms, Job{.ttl = 1s, .wait = 200ms, .writes = {0ms}, .release_after = 10ms});
+  r.at(210ms + 10us, [&r] { r.world().net().clog(r.node(1), r.server(), 20ms); });
+  const std::string b =
+      r.job(1, 215ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
+  r.job(2, 20ms, Job{.ttl = 5s, .wait = 3s, .writes = {0ms}, .release_after = 500ms});
+  r.run_until(4s);
+  r.finish();
+  const Nanos sb = r.acquire_span(b).start;
+  bool late = false;
+  for (const char* k : {"unsubscribe", "invalidate"})
+    for (Nanos t : r.pushes(1, k))
+      if (t > sb && t < sb + 50ms) late = true;
+  if (r.acquire_failed(a) && late) r.mark("ack-or-wake-after-next-wait-started");
+}
+
 const std::vector<Scenario>& all() {
   static const std::vector<Scenario> v = {
       {"delete-wrong-lock",
@@ -575,6 +637,20 @@ const std::vector<Scenario>& all() {
        "regrant-during-two-renewals",
        {},
        two_transactions_one_connection},
+      {"message-after-unsubscribe",
+       "a release's wake-up reaches a waiter just after its wait ended (unsubscribed); its next "
+       "wait must still be woken",
+       "late-message",
+       "wake-push-after-wait-ended",
+       {},
+       message_after_unsubscribe,
+       24},
+      {"unsubscribe-ack-lost",
+       "the UNSUBSCRIBE ack of an ended wait is still in flight when the next wait starts",
+       "ack-state",
+       "ack-or-wake-after-next-wait-started",
+       {},
+       unsubscribe_ack_lost},
       {"restart-with-persistence",
        "restart with AOF always while a lease is held",
        "",

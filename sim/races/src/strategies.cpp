@@ -152,6 +152,9 @@ struct Flaws {
   bool no_fencing = false;       // hands out token 0
   bool dup_shared = false;       // shared acquire: SADD's "already a member" is not a refusal
   bool raw_txn = false;          // renew: WATCH..EXEC on a bare socket shared by all renewals
+  bool sub_per_wait = false;     // wait: SUBSCRIBE before the first attempt, UNSUBSCRIBE after
+  bool late_message = false;     // sub_per_wait: a message proves the channel is subscribed
+  bool ack_state = false;        // sub_per_wait: subscribed until the UNSUBSCRIBE ack arrives
 };
 
 std::string str_of(const resp::Frame& f) {
@@ -289,6 +292,19 @@ class NaiveStrategy final : public Strategy {
     if (f_.raw_txn) raw_ = std::make_unique<RawConn>(node.loop(), o.endpoint);
     conn_ = std::make_unique<loop::Connection>(node.loop(), std::move(o));
     conn_->add_push_handler([this](resp::Frame p) { handle_push(p); });
+    if (f_.sub_per_wait) {
+      conn_->add_state_handler([this](loop::ConnectionState st, Ec) {
+        if (st != loop::ConnectionState::ready || !*alive_) return;
+        // A new connection has no subscriptions: re-subscribe for live waits and re-check.
+        for (auto& [ch, sub] : subs_) {
+          sub.believed = sub.active > 0;
+          if (sub.active > 0) {
+            ++sent_, conn_->command({"SUBSCRIBE", ch}, [](Ec, const loop::Replies&) {});
+            wake(ch);
+          }
+        }
+      });
+    }
   }
   ~NaiveStrategy() override { *alive_ = false; }
 
@@ -303,6 +319,17 @@ class NaiveStrategy final : public Strategy {
     w->spec = spec;
     w->done = std::move(done);
     w->deadline = node_.loop().now() + spec.wait;
+    if (f_.sub_per_wait && spec.wait > Nanos{0}) {
+      // Subscribe first, then attempt: a release after the SUBSCRIBE is a message, one before it
+      // is seen by the attempt.
+      w->sub_ch = key_of(spec.resource) + ":ch";
+      Sub& s = subs_[w->sub_ch];
+      ++s.active;
+      if (!s.believed) {
+        s.believed = true;
+        ++sent_, conn_->command({"SUBSCRIBE", w->sub_ch}, [](Ec, const loop::Replies&) {});
+      }
+    }
     live_.push_back(w);  // owned here until finished (timers hold weak references)
     if (spec.wait > Nanos{0}) {
       w->deadline_timer = node_.loop().make_timer([this, ww = std::weak_ptr<Waiter>(w)] {
@@ -472,6 +499,7 @@ class NaiveStrategy final : public Strategy {
     bool finished = false;
     std::unique_ptr<loop::Timer> poll_timer;
     bool expired = false;  // deadline passed while an attempt was in flight
+    std::string sub_ch;    // sub_per_wait: the channel this wait subscribed to
   };
   using WaiterPtr = std::shared_ptr<Waiter>;
   struct Lease {
@@ -486,6 +514,8 @@ class NaiveStrategy final : public Strategy {
   };
   struct Sub {
     bool subscribed = false;
+    bool believed = false;  // sub_per_wait: the client thinks the server has it subscribed
+    int active = 0;         // sub_per_wait: waits using it
     std::vector<WaiterPtr> waiters;
     std::unique_ptr<loop::Timer> backstop;
   };
@@ -588,6 +618,13 @@ class NaiveStrategy final : public Strategy {
   void finish(const WaiterPtr& w, Ec ec, std::uint64_t token = 0, int lease = -1) {
     if (w->finished) return;
     w->finished = true;
+    if (!w->sub_ch.empty()) {
+      Sub& s = subs_[w->sub_ch];
+      if (--s.active == 0 && *alive_) {
+        ++sent_, conn_->command({"UNSUBSCRIBE", w->sub_ch}, [](Ec, const loop::Replies&) {});
+        if (!f_.ack_state) s.believed = false;  // the flaw: wait for the ack to say so
+      }
+    }
     if (w->deadline_timer) w->deadline_timer->stop();
     if (w->poll_timer) w->poll_timer->stop();
     std::erase(live_, w);
@@ -681,7 +718,7 @@ class NaiveStrategy final : public Strategy {
       s.backstop = node_.loop().make_timer([this, ch] { wake(ch); });
     }
     if (!f_.no_expiry_wake && pttl > 0) s.backstop->start(std::chrono::milliseconds(pttl + 1));
-    if (!s.subscribed) {
+    if (!s.subscribed && !f_.sub_per_wait) {
       s.subscribed = true;
       ++sent_, conn_->command({"SUBSCRIBE", ch}, [](Ec, const loop::Replies&) {});
     }
@@ -700,6 +737,14 @@ class NaiveStrategy final : public Strategy {
     // >3 subscribe ch n | >3 message ch payload
     const resp::Frame kind = element(p, 0), chf = element(p, 1);
     const std::string k = str_of(kind), ch = str_of(chf);
+    if (f_.sub_per_wait) {
+      auto it = subs_.find(ch);
+      if (it == subs_.end()) return;
+      if (k == "message" && f_.late_message) it->second.believed = true;  // the flaw
+      if (k == "unsubscribe" && f_.ack_state && it->second.active == 0) {
+        it->second.believed = false;
+      }
+    }
     if (k == "message") return wake(ch);
     if (k == "subscribe" && !f_.no_recheck) return wake(ch);
   }
@@ -793,6 +838,27 @@ const std::vector<Entry>& entries() {
       {{"raw-watch", "renew: WATCH/GET then MULTI/PEXPIRE/EXEC on one bare socket, no lane"},
        false,
        flaw(&Flaws::raw_txn)},
+      {{"pubsub", "naive lock waiting with SUBSCRIBE per wait and UNSUBSCRIBE after it"},
+       false,
+       flaw(&Flaws::sub_per_wait)},
+      {{"late-message",
+        "pubsub, but a message arriving after UNSUBSCRIBE makes it believe it is subscribed"},
+       false,
+       [] {
+         Flaws f;
+         f.sub_per_wait = true;
+         f.late_message = true;
+         return f;
+       }()},
+      {{"ack-state",
+        "pubsub, but it counts itself subscribed until the UNSUBSCRIBE ack arrives"},
+       false,
+       [] {
+         Flaws f;
+         f.sub_per_wait = true;
+         f.ack_state = true;
+         return f;
+       }()},
       {{"naive", "SET NX PX lock with guarded release/renew (no known flaw switched on)"},
        false,
        {}},
