@@ -74,6 +74,7 @@ struct Run::Impl {
     Nanos lost_notice = kNever;
     Nanos release_start = kNever, release_end = kNever;
     Nanos renew_start = kNever, renew_end = kNever;  // the latest renew
+    bool release_ok = false;                         // the release reported success
   };
   struct Push {
     int client;
@@ -173,6 +174,7 @@ struct Run::Impl {
       LeaseRec& l2 = leases[static_cast<std::size_t>(li)];
       const Attempt& a2 = attempts[static_cast<std::size_t>(l2.attempt)];
       l2.release_end = run.world().now();
+      l2.release_ok = !ec;
       dirty = true;
       run.note("released", a2.label + (ec ? " -> " + ec.message() : " -> ok"));
       if (!ec) {
@@ -652,8 +654,11 @@ std::vector<Verdict> Run::verdicts() const {
           continue;
         }
         const auto& lb = im.leases[static_cast<std::size_t>(b.lease)];
-        if (b.start <= iv.start && (lb.release_end == kNever || lb.release_end >= iv.start))
+        // (A release that did not report success leaves that lease its holder's.)
+        if (b.start <= iv.start &&
+            (lb.release_end == kNever || lb.release_end >= iv.start || !lb.release_ok)) {
           return true;
+        }
       }
       return false;
     };

@@ -510,6 +510,51 @@ void unsubscribe_ack_lost(Run& r) {
   if (r.acquire_failed(a) && late) r.mark("ack-or-wake-after-next-wait-started");
 }
 
+// Split brain: an old connection's late operation after a new connection took over the same
+// owner id. Client c1 holds r as owner "svc" with a 50 ms health check. Its path to the server
+// turns slow (400 ms one way): the health PING goes unanswered, c1 releases (HDEL written on the
+// slow connection), the next health tick abandons that connection and the client reconnects over
+// a fast path. TCP still delivers what was written before close, so the old release reaches the
+// server ~800 ms later (behind the PING) — after c1 re-acquired r as "svc" on the new connection.
+// A waiter (c2) is then granted while c1 still believes it holds; fencing rejects c1's next write.
+void split_brain_reconnect(Run& r) {
+  const std::string a = r.job(0, 5ms, Job{.ttl = 5s, .writes = {10ms}, .owner = "svc"});
+  auto old_conn = std::make_shared<std::uint64_t>(0);
+  auto sent = std::make_shared<std::uint64_t>(0);
+  r.at(120ms, [&r, old_conn, sent] {
+    *old_conn = r.connection_of(0);
+    *sent = r.world().net().bytes_sent(*old_conn, true);
+    r.world().net().link(r.node(0), r.server()).latency = 400ms;
+  });
+  // As soon as the health PING is out (unanswerable now), release: the HDEL follows it.
+  r.when(
+      120ms + 10us, 300ms, 10us,
+      [&r, old_conn, sent] { return r.world().net().bytes_sent(*old_conn, true) > *sent; },
+      [&r] {
+        r.release_latest(0);
+        // The next health tick (50 ms after the PING) abandons the connection; the path is
+        // fast again before the reconnect (backoff >= 2.5 ms).
+        r.at(r.world().now() + 50ms + 500us,
+             [&r] { r.world().net().link(r.node(0), r.server()).latency = 50us; });
+      });
+  const std::string b = r.job(
+      0, 260ms, Job{.ttl = 5s, .writes = {20ms, 900ms}, .release_after = 1200ms, .owner = "svc"});
+  r.job(1, 270ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms, 50ms}, .release_after = 100ms});
+  r.run_until(2s);
+  r.finish();
+  const auto ra = r.release_span(a);
+  const Nanos gb = r.granted_at(b);
+  for (const auto& sp : r.server_spans(b)) {
+    // b's lease ended on the server, not by expiry and not by b's own release, after a's
+    // release had been reported: only the old connection's late operation could do that.
+    const auto rb = r.release_span(b);
+    if (gb >= Nanos{0} && ra.end >= Nanos{0} && sp.start >= ra.end && sp.end > gb &&
+        !sp.expired && (rb.start < Nanos{0} || sp.end < rb.start)) {
+      r.mark("old-connection-op-after-takeover");
+    }
+  }
+}
+
 const std::vector<Scenario>& all() {
   static const std::vector<Scenario> v = {
       {"delete-wrong-lock",
@@ -651,6 +696,16 @@ const std::vector<Scenario>& all() {
        "ack-or-wake-after-next-wait-started",
        {},
        unsubscribe_ack_lost},
+      {"split-brain-reconnect",
+       "a release written on an abandoned connection reaches the server after the client "
+       "reconnected and re-acquired under the same owner id (lockwire fails: documented)",
+       "",
+       "old-connection-op-after-takeover",
+       {Check::lease_loss_notice},
+       split_brain_reconnect,
+       3,
+       "a lease is named by its owner id only: the old connection's HDEL removes the new grant",
+       50ms},
       {"restart-with-persistence",
        "restart with AOF always while a lease is held",
        "",
@@ -680,6 +735,7 @@ ScenarioResult run_scenario(const Scenario& s, std::string_view strategy, std::u
   c.strategy = std::string(strategy);
   c.clients = s.clients;
   c.keep_trace = keep_trace;
+  c.health_check = s.health_check;
   Run r(c);
   s.script(r);
   ScenarioResult out;
