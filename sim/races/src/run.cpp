@@ -678,6 +678,33 @@ std::vector<Verdict> Run::verdicts() const {
     }
   }
 
+  // A lease of an owner that appears on the server while no acquire of that owner is in progress
+  // (e.g. an old connection's request delivered late) belongs to nobody: it is an orphan once it
+  // outlives the grace. Per owner id: spans are shared by that owner's attempts.
+  {
+    std::set<std::tuple<std::string, std::string, bool, Nanos>> seen;
+    for (const auto& a : im.attempts) {
+      if (im.clients[static_cast<std::size_t>(a.client)].exempt) continue;
+      for (const auto& iv : a.server) {
+        if (!seen.emplace(a.owner, a.resource, a.shared, iv.start).second) continue;
+        bool acquiring = false;
+        for (const auto& b : im.attempts) {
+          if (b.owner == a.owner && b.resource == a.resource && b.shared == a.shared &&
+              b.start <= iv.start && (b.reported == kNever || b.reported >= iv.start)) {
+            acquiring = true;
+          }
+        }
+        const Nanos until = iv.end == kNever ? end : iv.end;
+        if (!acquiring && iv.start >= healed_at_ && until - iv.start > config_.orphan_grace) {
+          add(Check::no_orphan, a.owner + " (" + a.resource + ") was granted on the server at " +
+                                    fmt_t(iv.start) + " while no acquire of it was in progress; " +
+                                    "held until " +
+                                    (iv.end == kNever ? std::string("the end") : fmt_t(iv.end)));
+        }
+      }
+    }
+  }
+
   // --- honest release / renew ---
   for (const auto& s : im.honest_violations) add(Check::honest_release_renew, s);
   for (int li : im.pending_release_checks) {

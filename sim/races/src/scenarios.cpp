@@ -555,6 +555,39 @@ void split_brain_reconnect(Run& r) {
   }
 }
 
+// The same split brain with an acquire: c1's acquire (owner "svc") is written on the connection
+// that turns slow and is abandoned; the client cleans up its possible claim and tries again on
+// the new connection, is granted after c2's release, and releases. Then the old acquire lands
+// and grants "svc" a lease nobody holds, which blocks c3 for the TTL.
+void split_brain_late_acquire(Run& r) {
+  r.job(1, 5ms, Job{.ttl = 5s, .writes = {10ms}, .release_after = 595ms});
+  auto old_conn = std::make_shared<std::uint64_t>(0);
+  auto sent = std::make_shared<std::uint64_t>(0);
+  auto a = std::make_shared<std::string>();
+  r.at(120ms, [&r, old_conn, sent] {
+    *old_conn = r.connection_of(0);
+    *sent = r.world().net().bytes_sent(*old_conn, true);
+    r.world().net().link(r.node(0), r.server()).latency = 400ms;
+  });
+  // As soon as the health PING is out (unanswerable now), acquire: the request follows it.
+  r.when(
+      120ms + 10us, 300ms, 10us,
+      [&r, old_conn, sent] { return r.world().net().bytes_sent(*old_conn, true) > *sent; },
+      [&r, a] {
+        *a = r.job(0, r.world().now(),
+                   Job{.ttl = 3s, .wait = 2s, .writes = {10ms}, .release_after = 200ms,
+                       .owner = "svc"});
+        r.at(r.world().now() + 50ms + 500us,
+             [&r] { r.world().net().link(r.node(0), r.server()).latency = 50us; });
+      });
+  r.job(2, 700ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 100ms});
+  r.run_until(6s);
+  r.finish();
+  const auto ra = r.release_span(*a);
+  for (const auto& sp : r.server_spans(*a))
+    if (ra.end >= Nanos{0} && sp.start > ra.end) r.mark("old-acquire-after-release");
+}
+
 const std::vector<Scenario>& all() {
   static const std::vector<Scenario> v = {
       {"delete-wrong-lock",
@@ -705,6 +738,17 @@ const std::vector<Scenario>& all() {
        split_brain_reconnect,
        3,
        "a lease is named by its owner id only: the old connection's HDEL removes the new grant",
+       50ms},
+      {"split-brain-late-acquire",
+       "an acquire written on an abandoned connection reaches the server after the client "
+       "re-acquired and released under the same owner id (lockwire fails: documented)",
+       "",
+       "old-acquire-after-release",
+       {Check::no_orphan},
+       split_brain_late_acquire,
+       3,
+       "a lease is named by its owner id only: the old connection's acquire grants a lease "
+       "nobody holds",
        50ms},
       {"restart-with-persistence",
        "restart with AOF always while a lease is held",
