@@ -361,22 +361,19 @@ class Report:
         conts.sort(key=lambda c: c != "lockwire")
         metrics = [m for m in CONN_METRICS if any(r["metric"] == m for r in runs)]
         metrics += sorted({r["metric"] for r in runs} - set(metrics))
-        rb = [c for c in conts if c.startswith("redis-benchmark")]
-        self.w("| metric | " + " | ".join(conts) + " | " +
-               " | ".join(f"lockwire ÷ {c}" for c in rb if "lockwire" in conts) + " |")
-        self.w("| --- |" + " --- |" * (len(conts) + (len(rb) if "lockwire" in conts else 0)))
+        rb = [c for c in conts if c.startswith("redis-benchmark")] if "lockwire" in conts else []
+        self.w("| " + " | ".join(["metric"] + conts + [f"lockwire ÷ {c}" for c in rb]) + " |")
+        self.w("| --- |" + " --- |" * (len(conts) + len(rb)))
         for m in metrics:
             v = {c: [r["value"] for r in runs if r["contender"] == c and r["metric"] == m]
                  for c in conts}
-            ratios = [ratio(med(v["lockwire"]), med(v[c])) for c in rb] if "lockwire" in conts \
-                else []
-            self.w(f"| {CONN_METRICS.get(m, m)} | " + " | ".join(cell(v[c]) for c in conts) +
-                   " | " + " | ".join(ratios) + " |")
+            cells = [cell(v[c]) for c in conts] + [ratio(med(v["lockwire"]), med(v[c])) for c in rb]
+            self.w(f"| {CONN_METRICS.get(m, m)} | " + " | ".join(cells) + " |")
         self.w()
         self.w("Targets (issue 3): PING p50 ratio ≤ 1.15; 128 in flight ≥ 0.90 of redis-benchmark. "
-               "bench_loop starts its own redis-server and runs redis-benchmark on it itself, "
-               "interleaved with its own runs (\"bench_loop's server\"); \"redis-benchmark\" "
-               "alone ran on this run's server, interleaved with bench_loop, for at most 3 rounds.")
+               "All on this run's server. bench_loop runs `redis-benchmark` itself (same number "
+               "of requests) right before each repetition of its own, 3 repetitions per round; "
+               "medians are over all repetitions of all rounds.")
         for n in s.get("notes", []):
             self.w(f"\n{n}.")
         self.w()
