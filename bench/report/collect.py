@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -59,6 +60,15 @@ def run(cmd, timeout, env=None):
             time.sleep(1)
         out, err = p.communicate()
         return None, out, (err or "") + f"\n(timed out after {timeout} s)", time.monotonic() - t0
+
+
+def run_cpu(cmd, timeout, env=None):
+    """run() plus the CPU time (user+system) of the process and the children it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rc, out, err, secs = run(cmd, timeout, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return rc, out, err, secs, cpu
 
 
 def tail(text, n=6):
@@ -406,27 +416,79 @@ class Collector:
 
     # --- suite 6: simulator ---
     def suite_sim(self):
+        res = {"status": "ok", "runs": []}
         exe = self.binary("bench_sim")
-        if not exe:
-            return self.missing("sim", "bench_sim")
+        if exe:
+            res.update(self.sim_commands(exe))
+        else:
+            self.skipped.append("sim: bench_sim not built")
+            res["bench_sim"] = {"status": "missing", "reason": f"bench_sim not found in {self.a.bin}"}
+        sim = self.binary("lockwire-sim")
+        if sim:
+            res["explore"] = self.sim_explore(sim)
+        else:
+            self.skipped.append("sim: lockwire-sim not built (exploration seeds/s)")
+            res["explore"] = {"status": "missing",
+                              "reason": f"lockwire-sim not found in {self.a.bin}"}
+        parts = [res.get("bench_sim", {}).get("status", "ok" if exe else "missing"),
+                 res["explore"]["status"]]
+        if "failed" in parts:
+            res["status"] = "failed"
+            self.failed.append("sim")
+        elif parts == ["missing", "missing"]:
+            res["status"] = "missing"
+            res["reason"] = f"neither bench_sim nor lockwire-sim found in {self.a.bin}"
+        return res
+
+    def sim_commands(self, exe):
+        """bench_sim: simulated commands/s through the full stack (Google Benchmark)."""
         out = os.path.join(self.a.tmp, "bench_sim.json")
         cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json",
                f"--benchmark_repetitions={1 if self.quick else self.rounds}",
                f"--benchmark_min_time={0.01 if self.quick else 0.2}"]
+        log("sim: bench_sim")
         rc, stdout, stderr, secs = run(cmd, 600)
         try:
             with open(out) as f:
                 gb = json.load(f)
         except (OSError, ValueError) as e:
-            return self.fail("sim", cmd, rc, stderr or str(e))
+            return {"bench_sim": self.sim_fail(cmd, rc, stderr or str(e))}
         if rc != 0:
-            return self.fail("sim", cmd, rc, stderr)
+            return {"bench_sim": self.sim_fail(cmd, rc, stderr)}
         runs = [{"name": b["name"], "run_name": b.get("run_name"),
                  "items_per_sec": b.get("items_per_second"), "real_ns": b.get("real_time"),
                  "counters": {k: v for k, v in b.items() if isinstance(v, (int, float))}}
                 for b in gb.get("benchmarks", []) if b.get("run_type") == "iteration"]
-        return {"status": "ok", "command": cmd, "seconds": secs, "runs": runs,
-                "stdout_tail": tail(stdout, 20)}
+        return {"command": cmd, "seconds": secs, "runs": runs, "stdout_tail": tail(stdout, 20),
+                "bench_sim": {"status": "ok" if runs else "failed"}}
+
+    def sim_fail(self, cmd, rc, err):
+        return {"status": "failed", "command": cmd, "rc": rc, "error": tail(err or "", 15)}
+
+    def sim_explore(self, exe):
+        """`lockwire-sim explore --seeds N`, once per round: wall and CPU time -> seeds/s.
+        Its default nondeterminism re-check (every 50th seed run twice) is included."""
+        seeds = 100 if self.quick else 2000
+        cmd = [exe, "explore", "--seeds", str(seeds)]
+        runs = []
+        for r in range(self.rounds):
+            log(f"sim round {r + 1}/{self.rounds}: {' '.join(cmd[1:])}")
+            rc, out, err, secs, cpu = run_cpu(cmd, 120 if self.quick else 600)
+            m = re.search(r"explore: (\d+) seeds, (\d+) violation\(s\), (\d+) nondeterministic, "
+                          r"[\d.]+ s, ([\d.]+) seeds/s", out or "")
+            if rc is None or not m:
+                return {"status": "failed", "command": cmd, "rc": rc, "runs": runs,
+                        "error": tail((err or "") + "\n" + (out or ""), 15)}
+            run_d = {"round": r, "seeds": int(m[1]), "violations": int(m[2]),
+                     "nondeterministic": int(m[3]), "wall_s": secs, "cpu_s": cpu,
+                     "seeds_per_sec": int(m[1]) / secs if secs > 0 else None,
+                     "seeds_per_cpu_sec": int(m[1]) / cpu if cpu > 0 else None,
+                     "reported_seeds_per_sec": float(m[4])}
+            runs.append(run_d)
+            if rc != 0:  # a violation or nondeterminism: a finding, reported as a failure
+                return {"status": "failed", "command": cmd, "rc": rc, "runs": runs,
+                        "error": tail(out, 15)}
+        return {"status": "ok", "command": cmd, "runs": runs}
 
     def missing(self, suite, binary):
         self.skipped.append(f"{suite}: {binary} not built")

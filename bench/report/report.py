@@ -57,12 +57,31 @@ def check(d):
             continue
         if s.get("status") not in STATUSES:
             errs.append(f"suite {name}: bad status {s.get('status')!r}")
-        if s.get("status") == "ok" and not s.get("runs"):
+        if s.get("status") == "ok" and not s.get("runs") and not (
+                name == "sim" and s.get("explore", {}).get("runs")):
             errs.append(f"suite {name}: ok but no runs")
     for r in suites.get("resp", {}).get("runs", []):
         if not (num(r.get("items_per_sec")) and r["items_per_sec"] > 0):
             errs.append(f"resp run {r.get('payload')}/{r.get('chunk')}/{r.get('contender')}: "
                         "no items_per_sec")
+    sim = suites.get("sim", {})
+    if "sim" in requested and sim.get("status") == "ok":
+        for r in sim.get("runs", []):
+            if not (num(r.get("items_per_sec")) and r["items_per_sec"] > 0):
+                errs.append(f"sim run {r.get('name')}: no items_per_sec")
+        e = sim.get("explore")
+        if not isinstance(e, dict) or e.get("status") not in STATUSES:
+            errs.append("sim: no exploration result (explore.status)")
+        elif e["status"] == "ok":
+            if not e.get("runs"):
+                errs.append("sim: exploration ok but no runs")
+            for r in e.get("runs", []):
+                for k in ("seeds", "wall_s", "cpu_s", "seeds_per_sec", "seeds_per_cpu_sec",
+                          "violations", "nondeterministic"):
+                    if not num(r.get(k)):
+                        errs.append(f"sim exploration round {r.get('round')}: {k} not a number")
+                if num(r.get("seeds")) and r["seeds"] <= 0:
+                    errs.append(f"sim exploration round {r.get('round')}: no seeds")
     for r in suites.get("connection", {}).get("runs", []):
         if not num(r.get("value")):
             errs.append(f"connection run {r.get('contender')} {r.get('metric')}: no value")
@@ -382,23 +401,61 @@ class Report:
         s = self.d["suites"].get("sim")
         if s is None:  # not requested (--suites)
             return
-        self.w("## Simulator")
+        self.w("## Simulator: simulated commands/s and exploration seeds/s")
         self.w()
-        if s.get("status") != "ok":
+        if s.get("status") == "missing" or (s.get("status") != "ok" and not s.get("runs") and
+                                            not s.get("explore", {}).get("runs")):
             self.w(f"Not run ({s.get('status')}: {s.get('reason') or s.get('error', '')}).")
             self.w()
+        runs = [r for r in s.get("runs", []) if num(r.get("items_per_sec"))]
+        if runs:
+            self.w("`bench_sim` (Google Benchmark, CPU-bound, one core): simulated commands/s "
+                   "through loop::Connection → simulated network → simulated Redis → back; "
+                   "`/N` = N commands in flight.")
+            self.w()
+            self.w("| benchmark | simulated commands/s, median [min–max] |")
+            self.w("| --- | --- |")
+            names = []
+            for r in runs:
+                n = r.get("run_name") or r["name"]
+                if n not in names:
+                    names.append(n)
+            for n in names:
+                v = [r["items_per_sec"] for r in runs if (r.get("run_name") or r["name"]) == n]
+                self.w(f"| {n} | {cell(v)} |")
+            self.w()
+        elif s.get("bench_sim", {}).get("status") not in (None, "ok"):
+            b = s["bench_sim"]
+            self.w(f"`bench_sim`: {b.get('status')} ({b.get('reason') or b.get('error', '')}).")
+            self.w()
+        e = s.get("explore")
+        if e is None:
             return
-        self.w("| benchmark | items/s median [min–max] |")
-        self.w("| --- | --- |")
-        names = []
-        for r in s["runs"]:
-            n = r.get("run_name") or r["name"]
-            if n not in names:
-                names.append(n)
-        for n in names:
-            v = [r["items_per_sec"] for r in s["runs"] if (r.get("run_name") or r["name"]) == n]
-            self.w(f"| {n} | {cell(v)} |")
-        self.w()
+        er = e.get("runs", [])
+        if er:
+            seeds = er[0].get("seeds")
+            self.w(f"Exploration: `{' '.join(['lockwire-sim'] + e['command'][1:])}` "
+                   f"({len(er)} run(s); each seed is a whole seeded fault scenario, every 50th "
+                   "is run twice to check determinism):")
+            self.w()
+            self.w("| seeds/run | seeds/s (wall) | seeds per CPU-second | CPU ms/seed | "
+                   "violations | nondeterministic |")
+            self.w("| --- | --- | --- | --- | --- | --- |")
+            cpu_ms = [1e3 * r["cpu_s"] / r["seeds"] for r in er
+                      if num(r.get("cpu_s")) and r.get("seeds")]
+            self.w(f"| {seeds} | {cell([r.get('seeds_per_sec') for r in er])} | "
+                   f"{cell([r.get('seeds_per_cpu_sec') for r in er])} | {cell(cpu_ms)} | "
+                   f"{sum(r.get('violations', 0) for r in er)} | "
+                   f"{sum(r.get('nondeterministic', 0) for r in er)} |")
+            self.w()
+        if e.get("status") != "ok":
+            self.w(f"Exploration **{e.get('status')}**: {e.get('reason') or ''}")
+            if e.get("error"):
+                self.w()
+                self.w("```")
+                self.w(e["error"].strip())
+                self.w("```")
+            self.w()
 
     # --- charts ---
     def charts_all(self):
