@@ -391,14 +391,15 @@ class Collector:
 
     def suite_locks(self):
         exe = self.binary("bench_lock")
-        contenders = ["lockwire", "redis-py", "node-redlock"]
+        # redis-benchmark: the PING floor (`-c 1 -P 1` p50), interleaved like a contender.
+        contenders = ["lockwire", "redis-py", "node-redlock", "redis-benchmark"]
         if not exe:
             self.skipped.append("locks: lockwire (bench_lock not built)")
         rows = [("serial", 1, "default"), ("throughput", 1, "default"),
                 ("throughput", 16, "default"), ("throughput", 256, "default"),
                 ("handoff", 8, "default"), ("handoff", 64, "default"),
                 ("handoff", 8, "tuned"), ("handoff", 64, "tuned")]
-        runs = []
+        runs, floor = [], []
         for r in range(self.rounds):
             k = r % len(contenders)
             for who in contenders[k:] + contenders[:k]:
@@ -407,12 +408,27 @@ class Collector:
                         log(f"locks round {r + 1}/{self.rounds}: lockwire (bench_lock)")
                         runs += self.run_lockwire(exe, r)
                     continue
+                if who == "redis-benchmark":
+                    floor.append(self.ping_floor(r))
+                    continue
                 for mode, n, variant in rows:
                     log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n} {variant}")
                     runs.append(self.run_peer(who, mode, n, variant, r))
-        bad = [x for x in runs if "error" in x]
-        return {"status": "failed" if bad else "ok", "runs": runs,
+        bad = [x for x in runs + floor if "error" in x]
+        return {"status": "failed" if bad else "ok", "runs": runs, "ping_floor": floor,
                 "rows": [{"mode": m, "n": n, "variant": v} for m, n, v in rows]}
+
+    def ping_floor(self, r):
+        n = 2000 if self.quick else 20000
+        log(f"locks round {r + 1}/{self.rounds}: redis-benchmark -c 1 -P 1 -n {n} -t ping")
+        try:
+            ping = self.redis_benchmark_ping(n)
+            return {"round": r, "requests": n, "p50_us": ping["p50_latency_ms"] * 1e3,
+                    "avg_us": ping["avg_latency_ms"] * 1e3, "rps": ping["rps"],
+                    "command": f"redis-benchmark -c 1 -P 1 -n {n} -t ping"}
+        except (RuntimeError, KeyError, IndexError, ValueError) as e:
+            self.failed.append("locks: redis-benchmark PING floor")
+            return {"round": r, "error": str(e)}
 
     # --- suite 6: simulator ---
     def suite_sim(self):

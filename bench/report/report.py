@@ -102,9 +102,30 @@ def check(d):
             lat = r.get("latency_us", {})
             if not (num(lat.get("p50")) and len(r.get("quantiles_us", [])) == 101):
                 errs.append(f"{who}: no latency distribution")
-        elif r.get("mode") in ("serial", "throughput") and not num(r.get("ops_per_sec")):
-            errs.append(f"{who}: no ops_per_sec")
-    # Every round of bench_lock must have yielded every row (its text output is parsed).
+        else:  # lockwire (bench_lock)
+            want = {"serial": ("ops_per_sec", "us_per_op", "cpu_us_per_op", "requests_per_pair",
+                               "commands_per_pair", "ping_rtt_us", "ping_rtt_p50_us"),
+                    "throughput": ("ops_per_sec", "cpu_us_per_op"),
+                    "handoff": ("ops", "cpu_us_per_op")}.get(r.get("mode"), ())
+            for k in want:
+                if not num(r.get(k)):
+                    errs.append(f"{who}: {k} not a number")
+            if r.get("mode") in ("serial", "handoff"):
+                lat = r.get("latency_us", {})
+                if not (num(lat.get("p50")) and num(lat.get("p99")) and
+                        len(r.get("quantiles_us", [])) == 101):
+                    errs.append(f"{who}: no latency distribution (p50, p99, quantiles_us)")
+    locks = suites.get("locks", {})
+    if "locks" in requested and locks.get("status") in ("ok", "failed"):
+        floor = locks.get("ping_floor")
+        if not isinstance(floor, list) or not floor:
+            errs.append("locks: no redis-benchmark PING floor (ping_floor)")
+        for f in floor or []:
+            if "error" in f:
+                errs.append(f"locks ping_floor round {f.get('round')}: {f['error']}")
+            elif not (num(f.get("p50_us")) and f["p50_us"] > 0):
+                errs.append(f"locks ping_floor round {f.get('round')}: p50_us not a number")
+    # Every round of bench_lock must have yielded every row.
     lw = [r for r in suites.get("locks", {}).get("runs", [])
           if r.get("contender") == "lockwire" and "error" not in r]
     for rnd in sorted({r.get("round") for r in lw}):
@@ -186,10 +207,27 @@ class Report:
                 if r.get("contender") == who and r.get("mode") == "serial" and r.get("ops")]
 
     def ping_rtt(self):
+        """(lockwire's connection: mean µs per serial PING from bench_lock,
+            redis-benchmark -c 1 -P 1 p50 µs: the locks suite's own runs, else the connection
+            suite's)."""
         lw = self.lock("lockwire", "serial", 1, "ping_rtt_us")
-        conn = [r["value"] for r in self.d["suites"].get("connection", {}).get("runs", [])
-                if r.get("contender") == "redis-benchmark" and r.get("metric") == "ping_p50_us"]
-        return lw, conn
+        locks = self.d["suites"].get("locks", {})
+        rb = [f["p50_us"] for f in locks.get("ping_floor", []) if num(f.get("p50_us"))]
+        if not rb:
+            rb = [r["value"] for r in self.d["suites"].get("connection", {}).get("runs", [])
+                  if r.get("contender", "").startswith("redis-benchmark") and
+                  r.get("metric") == "ping_p50_us"]
+        return lw, rb
+
+    def server_cmds_per_pair(self, who):
+        """Commands Redis executed per serial pair: lockwire counts the commands it wrote (no
+        scripts, so the same); peers: INFO commandstats delta (scripts' inner commands included,
+        and a few of the warm-up's) / pairs."""
+        if who == "lockwire":
+            return self.lock(who, "serial", 1, "commands_per_pair")
+        return [sum(r["server_commands"].values()) / r["ops"] for r in self.lock_runs
+                if r.get("contender") == who and r.get("mode") == "serial" and r.get("ops")
+                and isinstance(r.get("server_commands"), dict)]
 
     def header(self):
         d, m, v = self.d, self.d["machine"], self.d["versions"]
@@ -231,27 +269,36 @@ class Report:
             return
         present = [c for c in CONTENDERS if any(r["contender"] == c for r in self.lock_runs)]
         lw_rtt, rb_rtt = self.ping_rtt()
+        lw_rtt_p50 = self.lock("lockwire", "serial", 1, "ping_rtt_p50_us")
         rtt = med(lw_rtt) or med(rb_rtt)
-        self.w(f"PING round trip (the floor): {cell(lw_rtt, ' µs')} from lockwire's connection, "
-               f"{cell(rb_rtt, ' µs')} p50 from `redis-benchmark -c 1 -P 1`.")
+        rtt_p50 = med(lw_rtt_p50) or med(rb_rtt)
+        self.w(f"PING round trip (the floor): lockwire's connection (bench_lock, serial PINGs) "
+               f"mean {cell(lw_rtt, ' µs')}, p50 {cell(lw_rtt_p50, ' µs')}; "
+               f"`redis-benchmark -c 1 -P 1 -t ping` p50 {cell(rb_rtt, ' µs')}.")
         self.w()
         # Suite 3: serial pairs.
         self.w("### Uncontended acquire+release pairs, one client, serial")
         self.w()
-        self.w("| contender | µs/pair | p50 µs | p99 µs | RTT/pair | commands/pair | "
-               "client CPU µs/pair |")
-        self.w("| --- | --- | --- | --- | --- | --- | --- |")
+        self.w("| contender | µs/pair (mean) | p50 µs | p99 µs | round trips/pair, measured "
+               "(mean ÷ mean RTT / p50 ÷ p50 RTT) | round trips/pair, counted (requests sent) | "
+               "commands/pair run by Redis | client CPU µs/pair |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for c in present:
             upp = self.us_per_pair(c)
-            cmds = self.lock(c, "serial", 1, "commands_per_op") or self.lock(
-                c, "serial", 1, "requests_per_pair")
-            # bench_lock's 1-user row is the same serial loop; it carries lockwire's CPU figure.
+            # Counted: requests the client wrote, each awaited before the next in a serial pair.
+            # lockwire: its metrics hook's request count; peers: commands sent (EVALSHA = one).
+            counted = self.lock(c, "serial", 1, "requests_per_pair") if c == "lockwire" \
+                else self.lock(c, "serial", 1, "commands_per_op")
             cpu = self.lock(c, "serial", 1, "cpu_us_per_op") or self.lock(
                 c, "throughput", 1, "cpu_us_per_op")
-            self.w(f"| {c} | {cell(upp)} | {cell(self.lock(c, 'serial', 1, 'latency_us', 'p50'))}"
-                   f" | {cell(self.lock(c, 'serial', 1, 'latency_us', 'p99'))} | "
-                   f"{fmt(med(upp) / rtt if med(upp) and rtt else None, '', 2)} | "
-                   f"{cell(cmds, '', 2)} | {cell(cpu)} |")
+            p50 = self.lock(c, "serial", 1, "latency_us", "p50")
+            measured = fmt(med(upp) / rtt if med(upp) and rtt else None, "", 2)
+            if med(p50) and rtt_p50:
+                measured += f" / {fmt(med(p50) / rtt_p50, '', 2)}"
+            self.w(f"| {c} | {cell(upp)} | {cell(p50)}"
+                   f" | {cell(self.lock(c, 'serial', 1, 'latency_us', 'p99'))} | {measured} | "
+                   f"{cell(counted, '', 2)} | {cell(self.server_cmds_per_pair(c), '', 1)} | "
+                   f"{cell(cpu)} |")
         lw = med(self.us_per_pair("lockwire"))
         faster = [f"{ratio(med(self.us_per_pair(p)), lw)} faster than {p}" for p in PEERS
                   if lw and med(self.us_per_pair(p))]
@@ -259,9 +306,18 @@ class Report:
             self.w()
             self.w("Serial pair, µs/pair: lockwire is " + ", ".join(faster) + ".")
         self.w()
-        self.w("RTT/pair = µs/pair ÷ PING RTT. Commands/pair = commands the client sent "
-               "(an EVALSHA counts as one; lockwire: requests counted by its metrics hook, where "
-               "a pipelined MULTI…EXEC may count as several in one round trip).")
+        self.w(f"Round trips per pair, two ways: *measured* = µs/pair ÷ PING RTT on lockwire's "
+               f"connection, as mean ÷ mean ({fmt(rtt, ' µs')}) and p50 ÷ p50 "
+               f"({fmt(rtt_p50, ' µs')}); it includes client time and, for the means, the "
+               "machine's tail latency, so it is an estimate; "
+               "*counted* = requests the client sent per pair, each waited for before the next "
+               "(lockwire: counted by its metrics hook, `lock::CountingMetrics::requests`, where "
+               "one request may be a pipelined MULTI…EXEC block; peers: commands sent, an "
+               "EVALSHA counting as one). Commands run by Redis: lockwire counts the commands "
+               "inside its requests (it sends no scripts); peers: `INFO commandstats` delta per "
+               "pair, which includes the commands their Lua scripts call. Client CPU: getrusage "
+               "(lockwire) or process_time / process.cpuUsage (peers) over the measured "
+               "interval ÷ pairs.")
         self.w()
         # Suite 4: throughput.
         self.w("### Many resources, one process: pairs/s with 1, 16, 256 concurrent users")
@@ -520,18 +576,16 @@ class Report:
             return
         fig, ax = self.plt.subplots(figsize=(7, 4))
         for c in CONTENDERS:
-            if c == "lockwire":
-                v = med(self.us_per_pair(c))
-                if v:
-                    ax.axvline(v, color=self.colors[c], linestyle="-.",
-                               label="lockwire (mean only)")
-            else:
-                self.cdf(ax, c, "serial", 1)
-        lw_rtt, rb_rtt = self.ping_rtt()
-        rtt = med(lw_rtt) or med(rb_rtt)
+            if self.cdf(ax, c, "serial", 1) or c != "lockwire":
+                continue
+            v = med(self.us_per_pair(c))  # an older bench_lock: the mean only
+            if v:
+                ax.axvline(v, color=self.colors[c], linestyle="-.", label="lockwire (mean only)")
+        _, rb_rtt = self.ping_rtt()
+        rtt = med(self.lock("lockwire", "serial", 1, "ping_rtt_p50_us")) or med(rb_rtt)
         if rtt:
-            ax.axvline(rtt, color="#777", linestyle=":", label="PING RTT")
-            ax.axvline(2 * rtt, color="#bbb", linestyle=":", label="2 × PING RTT")
+            ax.axvline(rtt, color="#777", linestyle=":", label="PING RTT (p50)")
+            ax.axvline(2 * rtt, color="#bbb", linestyle=":", label="2 × PING RTT (p50)")
         ax.set_xscale("log")
         ax.set_xlabel("acquire+release latency per pair (µs, log)")
         ax.set_ylabel("fraction of pairs")
