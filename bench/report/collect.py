@@ -9,7 +9,14 @@ Contenders of a suite run interleaved: each round runs every contender once, in 
 per round, so that machine noise (other processes, frequency changes) hits all of them alike.
 Medians and spread (min..max over rounds) are computed by report.py from the raw runs kept here.
 A suite binary that does not exist is recorded as "missing" (and listed as skipped); one that
-exists but fails is recorded as "failed" and makes the exit status 1.
+exists but fails is recorded as "failed" and makes the exit status 1. Every process started
+here has a timeout (its whole process group is killed), so a suite fails rather than hangs.
+
+Suites: resp (bench_resp), connection (bench_loop on this server: LOCKWIRE_BENCH_URL, and
+LOCKWIRE_BENCH_QUICK with --quick; each of its repetitions carries the redis-benchmark run made
+right before it), locks (bench_lock, the peers in bench/peers, and `redis-benchmark -c 1 -P 1 -t
+ping` as the floor, interleaved per round), sim (bench_sim's simulated commands/s and
+`lockwire-sim explore --seeds N` seeds/s from wall and CPU time).
 """
 import argparse
 import datetime

@@ -82,9 +82,22 @@ def check(d):
                         errs.append(f"sim exploration round {r.get('round')}: {k} not a number")
                 if num(r.get("seeds")) and r["seeds"] <= 0:
                     errs.append(f"sim exploration round {r.get('round')}: no seeds")
-    for r in suites.get("connection", {}).get("runs", []):
+    conn = suites.get("connection", {})
+    for r in conn.get("runs", []):
         if not num(r.get("value")):
             errs.append(f"connection run {r.get('contender')} {r.get('metric')}: no value")
+    if "connection" in requested and conn.get("status") == "ok":
+        # Every metric on both sides (bench_loop pairs each repetition with redis-benchmark).
+        sides = {"lockwire": lambda c: c == "lockwire",
+                 "redis-benchmark": lambda c: str(c).startswith("redis-benchmark")}
+        has_lw = any(r.get("contender") == "lockwire" for r in conn.get("runs", []))
+        for m in CONN_METRICS:
+            for side, is_side in sides.items():
+                if side == "lockwire" and not has_lw:
+                    continue  # bench_loop not built: listed as skipped
+                if not any(is_side(r.get("contender")) and r.get("metric") == m and
+                           num(r.get("value")) for r in conn.get("runs", [])):
+                    errs.append(f"connection: no {side} figure for {m}")
     for r in suites.get("locks", {}).get("runs", []):
         who = f"lock run {r.get('contender')} {r.get('mode')} {r.get('n')} round {r.get('round')}"
         if "error" in r:
