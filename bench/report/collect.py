@@ -291,9 +291,8 @@ class Collector:
         LOCKWIRE_BENCH_QUICK makes it brief. It bounds its own waits (redis-benchmark timeout,
         per-run deadlines, a watchdog below our timeout) and exits non-zero on any failure."""
         out = os.path.join(self.a.tmp, f"bench_loop.{r}.json")
+        # Its iteration counts are fixed (one redis-benchmark run per repetition): no min_time.
         cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json"]
-        if not self.quick:
-            cmd.append("--benchmark_min_time=0.5")
         env = dict(os.environ, LOCKWIRE_BENCH_URL=self.url)
         env.pop("LOCKWIRE_BENCH_QUICK", None)
         if self.quick:
