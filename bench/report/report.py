@@ -376,7 +376,7 @@ class Report:
                "polling interval. First with the libraries' default polling, then tuned to poll "
                "every ~10 ms (more commands per hand-off: see the JSON's commands_per_op). " +
                ("lockwire (bench_lock): waiters+1 clients, one connection each, same hold and "
-                "rejoin rule, woken by server push."
+                "rejoin rule, woken by the server (no polling)."
                 if self.lock("lockwire", "handoff", 8, "latency_us", "mean") else
                 "lockwire's bench_lock measured one waiter and reported the mean only."))
         self.w()
@@ -392,7 +392,7 @@ class Report:
         if who == "node-redlock":
             return (f"retry every {st.get('retryDelay', 200)}±{st.get('retryJitter', 100)} ms "
                     f"({variant})")
-        return "server push (tracking / pub/sub) + expiry timer"
+        return "woken by the server, no polling (docs/protocol.md)"
 
     def resp(self):
         s = self.d["suites"].get("resp")
