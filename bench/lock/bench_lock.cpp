@@ -175,9 +175,13 @@ class Bench {
   // waiters+1 clients (one connection each, as separate processes would have) contend for one
   // resource; each holds for `hold`, releases, and rejoins after the next grant. Latency: from a
   // holder starting its release until the next client holds. Returns the samples (seconds).
-  std::vector<double> handoff_many(int waiters, int handoffs, loop::Nanos hold, double* cpu) {
+  // `sent` gets the requests and the commands in them that all clients wrote (metrics hook).
+  std::vector<double> handoff_many(int waiters, int handoffs, loop::Nanos hold, double* cpu,
+                                   std::pair<std::uint64_t, std::uint64_t>* sent) {
+    auto metrics = std::make_shared<lock::CountingMetrics>();
     lock::ClientOptions co;
     co.prefix = "bench:";
+    co.metrics = metrics;
     std::vector<std::unique_ptr<lock::Client>> cs;
     for (int i = 0; i <= waiters; ++i) {
       cs.push_back(std::make_unique<lock::Client>(loop_, conn_, co));
@@ -228,9 +232,11 @@ class Bench {
       });
     };
     const double cpu0 = cpu_seconds();
+    const std::uint64_t req0 = metrics->requests.load(), cmd0 = metrics->commands.load();
     for (int i = 0; i <= waiters; ++i) contend(i);
     spin([&] { return done && active <= static_cast<int>(pending.size()); });
     *cpu = cpu_seconds() - cpu0;
+    *sent = {metrics->requests.load() - req0, metrics->commands.load() - cmd0};
     timers.clear();
     return samples;
   }
@@ -376,11 +382,12 @@ int main(int argc, char** argv) {
     int waiters;
     std::vector<double> s;
     double cpu;
+    std::pair<std::uint64_t, std::uint64_t> sent;  // requests, commands
   };
   std::vector<Many> many;
   for (int waiters : {8, 64}) {
-    Many m{waiters, {}, 0};
-    m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu);
+    Many m{waiters, {}, 0, {}};
+    m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu, &m.sent);
     std::sort(m.s.begin(), m.s.end());
     char name[64];
     std::snprintf(name, sizeof name, "hand-off, %d waiters (p50 / mean, us)", waiters);
@@ -417,9 +424,11 @@ int main(int argc, char** argv) {
     for (const Many& m : many) {
       std::printf(
           "{%s, \"mode\": \"handoff\", \"waiters\": %d, \"ops\": %zu, "
-          "\"cpu_us_per_op\": %.3f, \"ping_rtt_us\": %.3f, \"settings\": "
-          "{\"hold_ms\": 2}, %s}\n",
-          lib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()), rtt_us,
+          "\"cpu_us_per_op\": %.3f, \"requests_per_op\": %.3f, \"commands_per_op\": %.3f, "
+          "\"ping_rtt_us\": %.3f, \"settings\": {\"hold_ms\": 2}, %s}\n",
+          lib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()),
+          static_cast<double>(m.sent.first) / static_cast<double>(m.s.size()),
+          static_cast<double>(m.sent.second) / static_cast<double>(m.s.size()), rtt_us,
           latency_json(m.s).c_str());
     }
   }

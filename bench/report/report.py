@@ -119,7 +119,8 @@ def check(d):
             want = {"serial": ("ops_per_sec", "us_per_op", "cpu_us_per_op", "requests_per_pair",
                                "commands_per_pair", "ping_rtt_us", "ping_rtt_p50_us"),
                     "throughput": ("ops_per_sec", "cpu_us_per_op"),
-                    "handoff": ("ops", "cpu_us_per_op")}.get(r.get("mode"), ())
+                    "handoff": ("ops", "cpu_us_per_op", "requests_per_op")}.get(r.get("mode"),
+                                                                               ())
             for k in want:
                 if not num(r.get(k)):
                     errs.append(f"{who}: {k} not a number")
@@ -357,8 +358,8 @@ class Report:
         self.w("### Contended hand-off: release → next waiter holds")
         self.w()
         self.w("| contender | waiters | p50 µs | p90 µs | p99 µs | mean µs | hand-offs | "
-               "waiting strategy |")
-        self.w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+               "requests sent per hand-off | waiting strategy |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for c in present:
             for variant in ("default", "tuned"):
                 for n in (1, 8, 64):
@@ -366,15 +367,23 @@ class Report:
                     if not mean:
                         continue
                     count = sum(self.lock(c, "handoff", n, "ops", None, variant)) or "–"
+                    # All contenders' requests / hand-offs. lockwire: its metrics hook's count
+                    # (a request may carry several commands); peers: commands sent.
+                    sent = self.lock(c, "handoff", n,
+                                     "requests_per_op" if c == "lockwire" else "commands_per_op",
+                                     None, variant)
                     self.w(f"| {c} | {n} | "
                            + " | ".join(cell(self.lock(c, "handoff", n, "latency_us", q, variant))
                                         for q in ("p50", "p90", "p99"))
-                           + f" | {cell(mean)} | {count} | {self.strategy(c, variant)} |")
+                           + f" | {cell(mean)} | {count} | {cell(sent, '', 1)} | "
+                           f"{self.strategy(c, variant)} |")
         self.w()
         self.w("Peers: waiters+1 contenders on one resource; each holds 2 ms, releases, and "
                "rejoins as a waiter after the next grant plus a random arrival delay within one "
                "polling interval. First with the libraries' default polling, then tuned to poll "
-               "every ~10 ms (more commands per hand-off: see the JSON's commands_per_op). " +
+               "every ~10 ms (more requests per hand-off). Requests per hand-off: everything all "
+               "contenders sent during the row ÷ hand-offs (lockwire: counted by its metrics "
+               "hook; peers: commands sent). " +
                ("lockwire (bench_lock): waiters+1 clients, one connection each, same hold and "
                 "rejoin rule, woken by the server (no polling)."
                 if self.lock("lockwire", "handoff", 8, "latency_us", "mean") else
