@@ -66,11 +66,11 @@ print(s.getsockname()[1])')
     --logfile "$sdir/redis.log" --daemonize no &
   rpid=$!
   for _ in $(seq 50); do
-    redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG && break
+    timeout 5 redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG && break
     kill -0 "$rpid" 2>/dev/null || break
     sleep 0.1
   done
-  redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG && break
+  timeout 5 redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG && break
   kill "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true; rpid=""
   say "redis-server did not start on port $port (attempt $attempt): $(tail -2 "$sdir/redis.log")"
 done

@@ -51,18 +51,25 @@ class Bench {
  public:
   Bench(loop::ConnectionOptions conn, double seconds) : conn_(std::move(conn)), row_(seconds) {}
 
-  // `users` concurrent PING loops on one connection.
-  Result ping(int users) {
+  // `users` concurrent PING loops on one connection; `samples` (seconds per PING) when given.
+  Result ping(int users, std::vector<double>* samples = nullptr) {
     loop::Connection c(loop_, conn_);
     c.start();
     warm(c);
-    return run_users(users, [&](int, const std::function<void()>& done) {
-      c.command({"PING"}, [done](std::error_code, const loop::Replies&) { done(); });
+    std::vector<loop::MonoTime> t0(static_cast<std::size_t>(users));
+    return run_users(users, [&](int u, const std::function<void()>& done) {
+      if (samples != nullptr) t0[u] = loop_.now();
+      c.command({"PING"}, [&, u, done](std::error_code, const loop::Replies&) {
+        if (samples != nullptr) samples->push_back(seconds_since(t0[u]));
+        done();
+      });
     });
   }
 
-  // `users` concurrent acquire+release loops, each on its own resource, one client.
-  Result pairs(int users, std::uint64_t* requests = nullptr) {
+  // `users` concurrent acquire+release loops, each on its own resource, one client. Optional:
+  // the requests and commands the client wrote (its metrics hook), and per-pair times (seconds).
+  Result pairs(int users, std::uint64_t* requests = nullptr, std::uint64_t* commands = nullptr,
+               std::vector<double>* samples = nullptr) {
     auto m = std::make_shared<lock::CountingMetrics>();
     lock::ClientOptions co;
     co.prefix = "bench:";
@@ -77,22 +84,27 @@ class Bench {
       reqs[u].ttl = 10s;
     }
     const auto before = m->requests.load();
+    const auto before_cmds = m->commands.load();
+    std::vector<loop::MonoTime> t0(static_cast<std::size_t>(users));
     Result r = run_users(users, [&](int u, const std::function<void()>& done) {
-      cl.lock(reqs[u], [&cl, done](std::error_code ec, lock::Lease l) {
+      if (samples != nullptr) t0[u] = loop_.now();
+      cl.lock(reqs[u], [&, u, done](std::error_code ec, const lock::Lease& l) {
         if (ec) {
           std::fprintf(stderr, "acquire failed: %s\n", ec.message().c_str());
           std::exit(1);
         }
-        cl.release(l, [done](std::error_code rec) {
+        cl.release(l, [&, u, done](std::error_code rec) {
           if (rec) {
             std::fprintf(stderr, "release failed: %s\n", rec.message().c_str());
             std::exit(1);
           }
+          if (samples != nullptr) samples->push_back(seconds_since(t0[u]));
           done();
         });
       });
     });
     if (requests != nullptr) *requests = m->requests.load() - before;
+    if (commands != nullptr) *commands = m->commands.load() - before_cmds;
     return r;
   }
 
@@ -122,7 +134,7 @@ class Bench {
       rb.wait = 10s;
       lock::Lease la;
       bool got_a = false;
-      a.lock(ra, [&](std::error_code ec, lock::Lease l) {
+      a.lock(ra, [&](std::error_code ec, const lock::Lease& l) {
         if (ec) std::exit(1);
         la = l;
         got_a = true;
@@ -131,7 +143,7 @@ class Bench {
       bool got_b = false;
       loop::MonoTime t_release{}, t_got{};
       lock::Lease lb;
-      b.lock(rb, [&](std::error_code ec, lock::Lease l) {
+      b.lock(rb, [&](std::error_code ec, const lock::Lease& l) {
         if (ec) std::exit(1);
         t_got = loop_.now();
         lb = l;
@@ -163,9 +175,13 @@ class Bench {
   // waiters+1 clients (one connection each, as separate processes would have) contend for one
   // resource; each holds for `hold`, releases, and rejoins after the next grant. Latency: from a
   // holder starting its release until the next client holds. Returns the samples (seconds).
-  std::vector<double> handoff_many(int waiters, int handoffs, loop::Nanos hold, double* cpu) {
+  // `sent` gets the requests and the commands in them that all clients wrote (metrics hook).
+  std::vector<double> handoff_many(int waiters, int handoffs, loop::Nanos hold, double* cpu,
+                                   std::pair<std::uint64_t, std::uint64_t>* sent) {
+    auto metrics = std::make_shared<lock::CountingMetrics>();
     lock::ClientOptions co;
     co.prefix = "bench:";
+    co.metrics = metrics;
     std::vector<std::unique_ptr<lock::Client>> cs;
     for (int i = 0; i <= waiters; ++i) {
       cs.push_back(std::make_unique<lock::Client>(loop_, conn_, co));
@@ -184,7 +200,7 @@ class Bench {
       r.owner = std::to_string(i);
       r.ttl = 10s;
       r.wait = 60s;
-      cs[i]->lock(r, [&, i](std::error_code ec, lock::Lease l) {
+      cs[i]->lock(r, [&, i](std::error_code ec, const lock::Lease& l) {
         if (ec) {
           std::fprintf(stderr, "hand-off acquire failed: %s\n", ec.message().c_str());
           std::exit(1);
@@ -216,14 +232,19 @@ class Bench {
       });
     };
     const double cpu0 = cpu_seconds();
+    const std::uint64_t req0 = metrics->requests.load(), cmd0 = metrics->commands.load();
     for (int i = 0; i <= waiters; ++i) contend(i);
     spin([&] { return done && active <= static_cast<int>(pending.size()); });
     *cpu = cpu_seconds() - cpu0;
+    *sent = {metrics->requests.load() - req0, metrics->commands.load() - cmd0};
     timers.clear();
     return samples;
   }
 
  private:
+  [[nodiscard]] double seconds_since(loop::MonoTime t) const {
+    return std::chrono::duration<double>(loop_.now() - t).count();
+  }
   void spin(const std::function<bool()>& done) {
     while (!done()) loop_.run_once(true);
   }
@@ -272,6 +293,36 @@ class Bench {
   double row_;
 };
 
+// Linear interpolation between order statistics of sorted, non-empty `s` (as bench/peers do).
+double quantile(const std::vector<double>& s, double p) {
+  const double x = p * static_cast<double>(s.size() - 1);
+  const auto lo = static_cast<std::size_t>(x);
+  const std::size_t hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (s[hi] - s[lo]) * (x - static_cast<double>(lo));
+}
+
+// `"latency_us": {...}, "quantiles_us": [101 points]` of samples in seconds (the peers' schema).
+std::string latency_json(std::vector<double> s) {
+  if (s.empty()) return "\"latency_us\": {\"n\": 0}, \"quantiles_us\": []";
+  std::sort(s.begin(), s.end());
+  double sum = 0;
+  for (double x : s) sum += x;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "\"latency_us\": {\"n\": %zu, \"mean\": %.3f, \"min\": %.3f, \"p50\": %.3f, "
+                "\"p90\": %.3f, \"p99\": %.3f, \"max\": %.3f}, \"quantiles_us\": [",
+                s.size(), sum / static_cast<double>(s.size()) * 1e6, s.front() * 1e6,
+                quantile(s, 0.5) * 1e6, quantile(s, 0.9) * 1e6, quantile(s, 0.99) * 1e6,
+                s.back() * 1e6);
+  std::string out = buf;
+  for (int i = 0; i <= 100; ++i) {
+    std::snprintf(buf, sizeof buf, "%s%.2f", i == 0 ? "" : ", ", quantile(s, i / 100.0) * 1e6);
+    out += buf;
+  }
+  out += "]";
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -284,18 +335,33 @@ int main(int argc, char** argv) {
   const double row = argc > 2 ? std::atof(argv[2]) : 2.0;
   Bench b(conn, row);
 
-  const Result ping1 = b.ping(1);
-  std::uint64_t reqs = 0;
-  const Result pair1 = b.pairs(1, &reqs);
+  std::vector<double> ping_s, pair_s;
+  ping_s.reserve(1 << 16);
+  pair_s.reserve(1 << 16);
+  const Result ping1 = b.ping(1, &ping_s);
+  std::uint64_t reqs = 0, cmds = 0;
+  const Result pair1 = b.pairs(1, &reqs, &cmds, &pair_s);
+  std::sort(ping_s.begin(), ping_s.end());
+  std::sort(pair_s.begin(), pair_s.end());
   const double rtt_us = ping1.us_per_op();
+  const double rtt_p50_us = ping_s.empty() ? 0 : quantile(ping_s, 0.5) * 1e6;
+  const double pair_p50_us = pair_s.empty() ? 0 : quantile(pair_s, 0.5) * 1e6;
+  const double pair_p99_us = pair_s.empty() ? 0 : quantile(pair_s, 0.99) * 1e6;
   std::printf("lockwire bench_lock (%s, %.1f s per row)\n\n", url, row);
   std::printf("%-44s %12s %12s %10s\n", "row", "value", "floor", "ratio");
   std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", "serial pair: acquire+release (us/pair)",
               pair1.us_per_op(), rtt_us, pair1.us_per_op() / rtt_us);
+  std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", "serial pair: p50 (floor: PING p50)", pair_p50_us,
+              rtt_p50_us, pair_p50_us / rtt_p50_us);
+  std::printf("%-44s %9.1f us %12s %10s\n", "serial pair: p99", pair_p99_us, "", "");
   std::printf("%-44s %12.2f %12s %10s\n", "serial pair: round trips per pair (time/RTT)",
               pair1.us_per_op() / rtt_us, "2 (Lua)", "");
   std::printf("%-44s %12.2f %12s %10s\n", "serial pair: requests sent per pair",
               static_cast<double>(reqs) / pair1.ops, "", "");
+  std::printf("%-44s %12.2f %12s %10s\n", "serial pair: commands in them per pair",
+              static_cast<double>(cmds) / pair1.ops, "", "");
+  std::printf("%-44s %12.2f %12.2f %10s\n", "serial pair: client CPU per pair (us)",
+              pair1.cpu_us_per_op(), 2 * ping1.cpu_us_per_op(), "");
   constexpr int kUsers[] = {1, 16, 256};
   std::vector<std::pair<Result, Result>> thr;
   for (int users : kUsers) {
@@ -316,32 +382,36 @@ int main(int argc, char** argv) {
     int waiters;
     std::vector<double> s;
     double cpu;
+    std::pair<std::uint64_t, std::uint64_t> sent;  // requests, commands
   };
   std::vector<Many> many;
   for (int waiters : {8, 64}) {
-    Many m{waiters, {}, 0};
-    m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu);
+    Many m{waiters, {}, 0, {}};
+    m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu, &m.sent);
     std::sort(m.s.begin(), m.s.end());
     char name[64];
     std::snprintf(name, sizeof name, "hand-off, %d waiters (p50 / mean, us)", waiters);
     double mean = 0;
     for (double x : m.s) mean += x;
     mean /= static_cast<double>(m.s.size());
-    std::printf("%-44s %9.1f us %9.1f us %9.2fx RTT (p50)\n", name, m.s[m.s.size() / 2] * 1e6,
-                mean * 1e6, m.s[m.s.size() / 2] * 1e6 / rtt_us);
+    std::printf("%-44s %9.1f us %9.1f us %9.2fx RTT (p50)\n", name, quantile(m.s, 0.5) * 1e6,
+                mean * 1e6, quantile(m.s, 0.5) * 1e6 / rtt_us);
     many.push_back(std::move(m));
   }
   std::printf("\nfloor = PING on the same kind of connection (pairs: two PINGs per pair)\n");
   if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
     // The peers' schema (bench/peers), for bench/report.
     const char* lib = "\"contender\": \"lockwire\", \"library\": \"lockwire lock::Client\"";
+    // requests_per_pair: requests the client wrote (metrics hook, each one round trip);
+    // commands_per_pair: server commands inside them (a MULTI..EXEC block counts each command).
     std::printf(
         "{%s, \"mode\": \"serial\", \"users\": 1, \"ops\": %.0f, \"seconds\": %.6f, "
         "\"ops_per_sec\": %.1f, \"us_per_op\": %.3f, \"cpu_us_per_op\": %.3f, "
-        "\"requests_per_pair\": %.3f, \"ping_rtt_us\": %.3f, "
-        "\"latency_us\": {\"mean\": %.3f}}\n",
+        "\"requests_per_pair\": %.3f, \"commands_per_pair\": %.3f, \"ping_rtt_us\": %.3f, "
+        "\"ping_rtt_p50_us\": %.3f, \"ping_cpu_us\": %.3f, %s}\n",
         lib, pair1.ops, pair1.seconds, pair1.per_sec(), pair1.us_per_op(), pair1.cpu_us_per_op(),
-        static_cast<double>(reqs) / pair1.ops, rtt_us, pair1.us_per_op());
+        static_cast<double>(reqs) / pair1.ops, static_cast<double>(cmds) / pair1.ops, rtt_us,
+        rtt_p50_us, ping1.cpu_us_per_op(), latency_json(pair_s).c_str());
     for (std::size_t k = 0; k < thr.size(); ++k) {
       const Result& p = thr[k].first;
       const Result& f = thr[k].second;
@@ -351,24 +421,15 @@ int main(int argc, char** argv) {
           "\"cpu_us_per_op\": %.3f, \"ping_floor_pairs_per_sec\": %.1f}\n",
           lib, kUsers[k], p.ops, p.seconds, p.per_sec(), p.cpu_us_per_op(), f.per_sec() / 2);
     }
-    auto q = [](const std::vector<double>& v, double f) {
-      return v[std::min(v.size() - 1,
-                        static_cast<std::size_t>(f * static_cast<double>(v.size())))] *
-             1e6;
-    };
     for (const Many& m : many) {
-      double mean = 0;
-      for (double x : m.s) mean += x;
-      mean = mean / static_cast<double>(m.s.size()) * 1e6;
       std::printf(
           "{%s, \"mode\": \"handoff\", \"waiters\": %d, \"ops\": %zu, "
-          "\"cpu_us_per_op\": %.3f, \"ping_rtt_us\": %.3f, \"settings\": "
-          "{\"hold_ms\": 2}, \"latency_us\": {\"n\": %zu, \"mean\": %.3f, "
-          "\"min\": %.3f, \"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, "
-          "\"max\": %.3f}}\n",
-          lib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()), rtt_us,
-          m.s.size(), mean, m.s.front() * 1e6, q(m.s, 0.5), q(m.s, 0.9), q(m.s, 0.99),
-          m.s.back() * 1e6);
+          "\"cpu_us_per_op\": %.3f, \"requests_per_op\": %.3f, \"commands_per_op\": %.3f, "
+          "\"ping_rtt_us\": %.3f, \"settings\": {\"hold_ms\": 2}, %s}\n",
+          lib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()),
+          static_cast<double>(m.sent.first) / static_cast<double>(m.s.size()),
+          static_cast<double>(m.sent.second) / static_cast<double>(m.s.size()), rtt_us,
+          latency_json(m.s).c_str());
     }
   }
   return 0;

@@ -9,7 +9,14 @@ Contenders of a suite run interleaved: each round runs every contender once, in 
 per round, so that machine noise (other processes, frequency changes) hits all of them alike.
 Medians and spread (min..max over rounds) are computed by report.py from the raw runs kept here.
 A suite binary that does not exist is recorded as "missing" (and listed as skipped); one that
-exists but fails is recorded as "failed" and makes the exit status 1.
+exists but fails is recorded as "failed" and makes the exit status 1. Every process started
+here has a timeout (its whole process group is killed), so a suite fails rather than hangs.
+
+Suites: resp (bench_resp), connection (bench_loop on this server: LOCKWIRE_BENCH_URL, and
+LOCKWIRE_BENCH_QUICK with --quick; each of its repetitions carries the redis-benchmark run made
+right before it), locks (bench_lock, the peers in bench/peers, and `redis-benchmark -c 1 -P 1 -t
+ping` as the floor, interleaved per round), sim (bench_sim's simulated commands/s and
+`lockwire-sim explore --seeds N` seeds/s from wall and CPU time).
 """
 import argparse
 import datetime
@@ -17,6 +24,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -59,6 +67,15 @@ def run(cmd, timeout, env=None):
             time.sleep(1)
         out, err = p.communicate()
         return None, out, (err or "") + f"\n(timed out after {timeout} s)", time.monotonic() - t0
+
+
+def run_cpu(cmd, timeout, env=None):
+    """run() plus the CPU time (user+system) of the process and the children it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rc, out, err, secs = run(cmd, timeout, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return rc, out, err, secs, cpu
 
 
 def tail(text, n=6):
@@ -215,7 +232,7 @@ class Collector:
     def redis_benchmark(self, tests, pipeline, n):
         cmd = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(self.port), "-c", "1", "-P",
                str(pipeline), "-n", str(n), "-t", tests, "--csv", "--precision", "3"]
-        rc, out, err, _ = run(cmd, 300)
+        rc, out, err, _ = run(cmd, 60 if self.quick else 300)
         if rc != 0:
             raise RuntimeError(f"{' '.join(cmd)}: rc={rc}: {tail(err)}")
         rows = {}
@@ -227,74 +244,67 @@ class Collector:
             rows[row["test"]] = {k: float(v) for k, v in row.items() if k != "test"}
         return rows
 
+    def redis_benchmark_ping(self, n):
+        """`redis-benchmark -c 1 -P 1 -t ping` on this run's server: its PING_MBULK row."""
+        return self.redis_benchmark("ping", 1, n)["PING_MBULK"]
+
     def suite_connection(self):
-        n_ping = 2000 if self.quick else 50000
-        n_pipe = 20000 if self.quick else 300000
         exe = self.binary("bench_loop")
         res = {"status": "ok", "runs": [], "notes": []}
-        if not exe:
-            self.skipped.append("connection: lockwire (bench_loop not built)")
-            res["notes"].append("bench_loop not built: redis-benchmark only")
-        # At most 3 rounds: each bench_loop run already runs redis-benchmark twice (~1 min).
-        for r in range(min(self.rounds, 3)):
-            order = ["redis-benchmark", "lockwire"]
-            if r % 2:
-                order.reverse()
-            for who in order:
-                if who == "redis-benchmark":
-                    try:
-                        ping = self.redis_benchmark("ping", 1, n_ping)["PING_MBULK"]
-                        res["runs"].append({"contender": who, "round": r, "metric": "ping_p50_us",
-                                            "value": ping["p50_latency_ms"] * 1e3,
-                                            "avg_us": ping["avg_latency_ms"] * 1e3,
-                                            "rps": ping["rps"]})
-                        for p in (16, 128):
-                            rows = self.redis_benchmark("get,set", p, n_pipe)
-                            for t in ("GET", "SET"):
-                                res["runs"].append({"contender": who, "round": r,
-                                                    "metric": f"{t.lower()}_p{p}_rps",
-                                                    "value": rows[t]["rps"]})
-                    except (RuntimeError, KeyError, IndexError, ValueError) as e:
-                        return self.fail("connection", ["redis-benchmark"], 1, str(e))
-                elif exe:
-                    err = self.run_bench_loop(exe, r, res)
-                    if err:  # keep what was measured (redis-benchmark) beside the failure
-                        err["runs"] = res["runs"]
-                        return err
+        # At most 3 rounds: each bench_loop run is 3 repetitions, each paired with its own
+        # redis-benchmark run (~40 s on 2 cores).
+        rounds = min(self.rounds, 3)
+        if exe:
+            for r in range(rounds):
+                err = self.run_bench_loop(exe, r, res)
+                if err:  # keep what was measured beside the failure
+                    err["runs"] = res["runs"]
+                    return err
+            return res
+        # No bench_loop: redis-benchmark alone, so that the floor is still recorded.
+        self.skipped.append("connection: lockwire (bench_loop not built)")
+        res["notes"].append("bench_loop not built: redis-benchmark only")
+        n_ping = 2000 if self.quick else 50000
+        n_pipe = 20000 if self.quick else 300000
+        who = "redis-benchmark"
+        for r in range(rounds):
+            try:
+                ping = self.redis_benchmark_ping(n_ping)
+                res["runs"].append({"contender": who, "round": r, "metric": "ping_p50_us",
+                                    "value": ping["p50_latency_ms"] * 1e3,
+                                    "avg_us": ping["avg_latency_ms"] * 1e3, "rps": ping["rps"]})
+                for p in (16, 128):
+                    rows = self.redis_benchmark("get,set", p, n_pipe)
+                    for t in ("GET", "SET"):
+                        res["runs"].append({"contender": who, "round": r,
+                                            "metric": f"{t.lower()}_p{p}_rps",
+                                            "value": rows[t]["rps"]})
+            except (RuntimeError, KeyError, IndexError, ValueError) as e:
+                err = self.fail("connection", ["redis-benchmark"], 1, str(e))
+                err["runs"] = res["runs"]
+                return err
         return res
 
     def run_bench_loop(self, exe, r, res):
-        """bench_loop (Google Benchmark; starts its own redis-server and runs redis-benchmark on
-        it before and after, printing the comparison). LOCKWIRE_BENCH_URL / _QUICK are offered
-        for when it can use the run's server / shorten its redis-benchmark runs."""
+        """bench_loop (Google Benchmark) on this run's server (LOCKWIRE_BENCH_URL); it runs
+        redis-benchmark itself right before each of its own runs and prints the comparison.
+        LOCKWIRE_BENCH_QUICK makes it brief. It bounds its own waits (redis-benchmark timeout,
+        per-run deadlines, a watchdog below our timeout) and exits non-zero on any failure."""
         out = os.path.join(self.a.tmp, f"bench_loop.{r}.json")
-        cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json",
-               f"--benchmark_min_time={0.01 if self.quick else 0.5}"]
-        env = dict(os.environ, LOCKWIRE_BENCH_URL=self.url, REDIS_PORT=str(self.port))
+        # Its iteration counts are fixed (one redis-benchmark run per repetition): no min_time.
+        cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        env = dict(os.environ, LOCKWIRE_BENCH_URL=self.url)
+        env.pop("LOCKWIRE_BENCH_QUICK", None)
         if self.quick:
             env["LOCKWIRE_BENCH_QUICK"] = "1"
-            # Quick mode only (figures mean nothing there): bench_loop runs redis-benchmark with
-            # millions of requests, twice; a shim first in PATH caps -n so CI stays short.
-            shim = os.path.join(self.a.tmp, "shim")
-            os.makedirs(shim, exist_ok=True)
-            real = shutil.which("redis-benchmark") or "redis-benchmark"
-            with open(os.path.join(shim, "redis-benchmark"), "w") as f:
-                f.write("#!/bin/sh\n# bench/report/collect.py --quick: caps -n\n"
-                        "a=''; for x in \"$@\"; do\n"
-                        "  if [ \"$a\" = -n ] && [ \"$x\" -gt 5000 ] 2>/dev/null; then x=5000; fi\n"
-                        "  set -- \"$@\" \"$x\"; shift; a=$x\ndone\n"
-                        f"exec {real} \"$@\"\n")
-            os.chmod(os.path.join(shim, "redis-benchmark"), 0o755)
-            env["PATH"] = shim + os.pathsep + env.get("PATH", "")
         log(f"connection round {r + 1}: bench_loop")
-        rc, stdout, stderr, _ = run(cmd, 600, env)
+        rc, stdout, stderr, _ = run(cmd, 180 if self.quick else 600, env)
         try:
             with open(out) as f:
                 gb = json.load(f)
         except (OSError, ValueError):
-            gb = None
-        if rc != 0 or gb is None:
-            return self.fail("connection", cmd, rc, stderr)
+            gb = {}
+        # What it measured is kept even when it then failed (e.g. one redis-benchmark timed out).
         got = 0
         for b in gb.get("benchmarks", []):
             if b.get("run_type") != "iteration" or b.get("error_occurred"):
@@ -305,24 +315,22 @@ class Collector:
                 metric, value = "ping_p50_us", b["p50_us"]
             elif m and num(b.get("items_per_second")):
                 metric, value = f"{m[1].lower()}_p{m[2]}_rps", b["items_per_second"]
+            elif num(b.get("items_per_second")):
+                metric, value = "gbench:" + name, b["items_per_second"]
             else:
-                metric, value = "gbench:" + name, b.get("items_per_second")
+                continue
             res["runs"].append({"contender": "lockwire", "round": r, "metric": metric,
-                                "value": value, "source": "bench_loop"})
+                                "value": value, "source": "bench_loop",
+                                "repetition": b.get("repetition_index", 0)})
             got += 1
-        # Its own same-server redis-benchmark figures, from the summary it prints.
-        for line in stdout.splitlines():
-            m = re.match(r"PING round trip p50: lockwire [\d.]+ us, redis-benchmark .*? "
-                         r"([\d.]+) us", line)
-            if m:
-                res["runs"].append({"contender": "redis-benchmark (bench_loop's server)",
-                                    "round": r, "metric": "ping_p50_us", "value": float(m[1])})
-            m = re.match(r"(SET|GET), (\d+) in flight: lockwire [\d.]+/s, redis-benchmark "
-                         r"-c 1 -P \d+ ([\d.]+)/s", line)
-            if m:
-                res["runs"].append({"contender": "redis-benchmark (bench_loop's server)",
-                                    "round": r, "metric": f"{m[1].lower()}_p{m[2]}_rps",
-                                    "value": float(m[3])})
+            # The redis-benchmark run bench_loop made right before this repetition.
+            rb = b.get("rb_p50_us") if metric == "ping_p50_us" else b.get("rb_rps")
+            if num(rb) and not metric.startswith("gbench:"):
+                res["runs"].append({"contender": "redis-benchmark (run by bench_loop)",
+                                    "round": r, "metric": metric, "value": rb,
+                                    "repetition": b.get("repetition_index", 0)})
+        if rc != 0:
+            return self.fail("connection", cmd, rc, stderr)
         if not got:
             return self.fail("connection", cmd, rc, "bench_loop produced no benchmark")
         return None
@@ -389,14 +397,15 @@ class Collector:
 
     def suite_locks(self):
         exe = self.binary("bench_lock")
-        contenders = ["lockwire", "redis-py", "node-redlock"]
+        # redis-benchmark: the PING floor (`-c 1 -P 1` p50), interleaved like a contender.
+        contenders = ["lockwire", "redis-py", "node-redlock", "redis-benchmark"]
         if not exe:
             self.skipped.append("locks: lockwire (bench_lock not built)")
         rows = [("serial", 1, "default"), ("throughput", 1, "default"),
                 ("throughput", 16, "default"), ("throughput", 256, "default"),
                 ("handoff", 8, "default"), ("handoff", 64, "default"),
                 ("handoff", 8, "tuned"), ("handoff", 64, "tuned")]
-        runs = []
+        runs, floor = [], []
         for r in range(self.rounds):
             k = r % len(contenders)
             for who in contenders[k:] + contenders[:k]:
@@ -405,36 +414,103 @@ class Collector:
                         log(f"locks round {r + 1}/{self.rounds}: lockwire (bench_lock)")
                         runs += self.run_lockwire(exe, r)
                     continue
+                if who == "redis-benchmark":
+                    floor.append(self.ping_floor(r))
+                    continue
                 for mode, n, variant in rows:
                     log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n} {variant}")
                     runs.append(self.run_peer(who, mode, n, variant, r))
-        bad = [x for x in runs if "error" in x]
-        return {"status": "failed" if bad else "ok", "runs": runs,
+        bad = [x for x in runs + floor if "error" in x]
+        return {"status": "failed" if bad else "ok", "runs": runs, "ping_floor": floor,
                 "rows": [{"mode": m, "n": n, "variant": v} for m, n, v in rows]}
+
+    def ping_floor(self, r):
+        n = 2000 if self.quick else 20000
+        log(f"locks round {r + 1}/{self.rounds}: redis-benchmark -c 1 -P 1 -n {n} -t ping")
+        try:
+            ping = self.redis_benchmark_ping(n)
+            return {"round": r, "requests": n, "p50_us": ping["p50_latency_ms"] * 1e3,
+                    "avg_us": ping["avg_latency_ms"] * 1e3, "rps": ping["rps"],
+                    "command": f"redis-benchmark -c 1 -P 1 -n {n} -t ping"}
+        except (RuntimeError, KeyError, IndexError, ValueError) as e:
+            self.failed.append("locks: redis-benchmark PING floor")
+            return {"round": r, "error": str(e)}
 
     # --- suite 6: simulator ---
     def suite_sim(self):
+        res = {"status": "ok", "runs": []}
         exe = self.binary("bench_sim")
-        if not exe:
-            return self.missing("sim", "bench_sim")
+        if exe:
+            res.update(self.sim_commands(exe))
+        else:
+            self.skipped.append("sim: bench_sim not built")
+            res["bench_sim"] = {"status": "missing", "reason": f"bench_sim not found in {self.a.bin}"}
+        sim = self.binary("lockwire-sim")
+        if sim:
+            res["explore"] = self.sim_explore(sim)
+        else:
+            self.skipped.append("sim: lockwire-sim not built (exploration seeds/s)")
+            res["explore"] = {"status": "missing",
+                              "reason": f"lockwire-sim not found in {self.a.bin}"}
+        parts = [res.get("bench_sim", {}).get("status", "ok" if exe else "missing"),
+                 res["explore"]["status"]]
+        if "failed" in parts:
+            res["status"] = "failed"
+            self.failed.append("sim")
+        elif parts == ["missing", "missing"]:
+            res["status"] = "missing"
+            res["reason"] = f"neither bench_sim nor lockwire-sim found in {self.a.bin}"
+        return res
+
+    def sim_commands(self, exe):
+        """bench_sim: simulated commands/s through the full stack (Google Benchmark)."""
         out = os.path.join(self.a.tmp, "bench_sim.json")
         cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json",
                f"--benchmark_repetitions={1 if self.quick else self.rounds}",
                f"--benchmark_min_time={0.01 if self.quick else 0.2}"]
+        log("sim: bench_sim")
         rc, stdout, stderr, secs = run(cmd, 600)
         try:
             with open(out) as f:
                 gb = json.load(f)
         except (OSError, ValueError) as e:
-            return self.fail("sim", cmd, rc, stderr or str(e))
+            return {"bench_sim": self.sim_fail(cmd, rc, stderr or str(e))}
         if rc != 0:
-            return self.fail("sim", cmd, rc, stderr)
+            return {"bench_sim": self.sim_fail(cmd, rc, stderr)}
         runs = [{"name": b["name"], "run_name": b.get("run_name"),
                  "items_per_sec": b.get("items_per_second"), "real_ns": b.get("real_time"),
                  "counters": {k: v for k, v in b.items() if isinstance(v, (int, float))}}
                 for b in gb.get("benchmarks", []) if b.get("run_type") == "iteration"]
-        return {"status": "ok", "command": cmd, "seconds": secs, "runs": runs,
-                "stdout_tail": tail(stdout, 20)}
+        return {"command": cmd, "seconds": secs, "runs": runs, "stdout_tail": tail(stdout, 20),
+                "bench_sim": {"status": "ok" if runs else "failed"}}
+
+    def sim_fail(self, cmd, rc, err):
+        return {"status": "failed", "command": cmd, "rc": rc, "error": tail(err or "", 15)}
+
+    def sim_explore(self, exe):
+        """`lockwire-sim explore --seeds N`, once per round: wall and CPU time -> seeds/s.
+        Its default nondeterminism re-check (every 50th seed run twice) is included."""
+        seeds = 100 if self.quick else 2000
+        cmd = [exe, "explore", "--seeds", str(seeds)]
+        runs = []
+        for r in range(self.rounds):
+            log(f"sim round {r + 1}/{self.rounds}: {' '.join(cmd[1:])}")
+            rc, out, err, secs, cpu = run_cpu(cmd, 120 if self.quick else 600)
+            m = re.search(r"explore: (\d+) seeds, (\d+) violation\(s\), (\d+) nondeterministic, "
+                          r"[\d.]+ s, ([\d.]+) seeds/s", out or "")
+            if rc is None or not m:
+                return {"status": "failed", "command": cmd, "rc": rc, "runs": runs,
+                        "error": tail((err or "") + "\n" + (out or ""), 15)}
+            run_d = {"round": r, "seeds": int(m[1]), "violations": int(m[2]),
+                     "nondeterministic": int(m[3]), "wall_s": secs, "cpu_s": cpu,
+                     "seeds_per_sec": int(m[1]) / secs if secs > 0 else None,
+                     "seeds_per_cpu_sec": int(m[1]) / cpu if cpu > 0 else None,
+                     "reported_seeds_per_sec": float(m[4])}
+            runs.append(run_d)
+            if rc != 0:  # a violation or nondeterminism: a finding, reported as a failure
+                return {"status": "failed", "command": cmd, "rc": rc, "runs": runs,
+                        "error": tail(out, 15)}
+        return {"status": "ok", "command": cmd, "runs": runs}
 
     def missing(self, suite, binary):
         self.skipped.append(f"{suite}: {binary} not built")

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "lockwire/races/races.hpp"
 
@@ -47,13 +48,16 @@ struct Run::Impl {
   };
   struct Interval {
     Nanos start{0};
+    std::uint64_t seq = 0;  // simulator events run when it began: orders same-instant grants
     Nanos end = kNever;
     bool expired = false;      // ended because its TTL ran out on the server clock
     bool own_release = false;  // ended while its holder's release was in progress
   };
   struct Attempt {
     int client = 0;
+    std::string label;  // unique per attempt (client.n); queries use it
     std::string owner, resource;
+    bool shared = false;
     Nanos start{0}, deadline{0}, reported = kNever, ttl{0};
     std::error_code ec;
     int lease = -1;  // index into leases
@@ -69,6 +73,13 @@ struct Run::Impl {
     Nanos belief_end = kNever;
     Nanos lost_notice = kNever;
     Nanos release_start = kNever, release_end = kNever;
+    Nanos renew_start = kNever, renew_end = kNever;  // the latest renew
+    bool release_ok = false;                         // the release reported success
+  };
+  struct Push {
+    int client;
+    Nanos t;
+    std::string kind;
   };
   struct Write {
     int lease;
@@ -81,6 +92,7 @@ struct Run::Impl {
   std::vector<Attempt> attempts;
   std::vector<LeaseRec> leases;
   std::vector<Write> writes;
+  std::vector<Push> pushes;
   std::map<std::string, std::uint64_t> fence;  // resource -> highest token seen
   std::set<std::string, std::less<>> marks;
   std::vector<std::string> honest_violations, leak_violations;
@@ -114,9 +126,9 @@ struct Run::Impl {
     const std::int64_t wall = m.wall_ms();
     for (Attempt& a : attempts) {
       std::int64_t exp = -1;
-      const bool held = alive && oracle().server_holds(m, a.resource, a.owner, &exp);
+      const bool held = alive && oracle().server_holds(m, a.resource, a.owner, a.shared, &exp);
       if (held && !a.held) {
-        a.server.push_back(Interval{now});
+        a.server.push_back(Interval{now, w.events_run()});
       } else if (!held && a.held) {
         Interval& iv = a.server.back();
         iv.end = now;
@@ -140,14 +152,14 @@ struct Run::Impl {
     const bool ok = l.token >= hi;
     if (ok) hi = l.token;
     writes.push_back(Write{lease_idx, run.world().now(), ok});
-    run.note("write", a.owner + " token " + std::to_string(l.token) +
+    run.note("write", a.label + " token " + std::to_string(l.token) +
                           (ok ? " accepted" : " REJECTED (stale token)"));
   }
 
   // Ground truth right now, for report-time checks.
   bool held_now(const Attempt& a) {
     return run.redis().node().alive() &&
-           oracle().server_holds(run.redis().model(), a.resource, a.owner, nullptr);
+           oracle().server_holds(run.redis().model(), a.resource, a.owner, a.shared, nullptr);
   }
 
   void do_release(int li) {
@@ -156,17 +168,18 @@ struct Run::Impl {
     l.release_start = run.world().now();
     dirty = true;
     const Attempt& a = attempts[static_cast<std::size_t>(l.attempt)];
-    run.note("release", a.owner);
+    run.note("release", a.label);
     Strategy& s = *clients[static_cast<std::size_t>(a.client)].s;
     s.release(l.id, [this, li](std::error_code ec) {
       LeaseRec& l2 = leases[static_cast<std::size_t>(li)];
       const Attempt& a2 = attempts[static_cast<std::size_t>(l2.attempt)];
       l2.release_end = run.world().now();
+      l2.release_ok = !ec;
       dirty = true;
-      run.note("released", a2.owner + (ec ? " -> " + ec.message() : " -> ok"));
+      run.note("released", a2.label + (ec ? " -> " + ec.message() : " -> ok"));
       if (!ec) {
         if (held_now(a2)) {
-          honest_violations.push_back(a2.owner + ": release reported success at " +
+          honest_violations.push_back(a2.label + ": release reported success at " +
                                       fmt_t(l2.release_end) + " but the lease is still held");
         }
         pending_release_checks.push_back(li);
@@ -177,14 +190,17 @@ struct Run::Impl {
   void do_renew(int li) {
     LeaseRec& l = leases[static_cast<std::size_t>(li)];
     const Attempt& a = attempts[static_cast<std::size_t>(l.attempt)];
-    run.note("renew", a.owner);
+    run.note("renew", a.label);
     const Nanos started = run.world().now();
+    l.renew_start = started;
+    l.renew_end = kNever;
     clients[static_cast<std::size_t>(a.client)].s->renew(
         l.id, [this, li, started](std::error_code ec) {
           LeaseRec& l2 = leases[static_cast<std::size_t>(li)];
           const Attempt& a2 = attempts[static_cast<std::size_t>(l2.attempt)];
+          if (l2.renew_start == started) l2.renew_end = run.world().now();
           dirty = true;
-          run.note("renewed", a2.owner + (ec ? " -> " + ec.message() : " -> ok"));
+          run.note("renewed", a2.label + (ec ? " -> " + ec.message() : " -> ok"));
           // (A release the holder started meanwhile may legitimately have removed it since.)
           // A renewal applied while held extends the lease to at least start + ttl on the server
           // (the report may come later, e.g. after a process pause): only a shorter life is a lie.
@@ -194,7 +210,7 @@ struct Run::Impl {
             extended = iv.end == kNever || iv.end >= started + a2.ttl - 1ms;
           }
           if (!ec && !held_now(a2) && !extended && l2.release_start == kNever) {
-            honest_violations.push_back(a2.owner + ": renew reported success at " +
+            honest_violations.push_back(a2.label + ": renew reported success at " +
                                         fmt_t(run.world().now()) +
                                         " but the server does not hold its lease");
           }
@@ -228,6 +244,7 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
     o.connect_timeout = 1s;
     o.reconnect.initial = 5ms;
     o.reconnect.max = 100ms;
+    o.health_check_interval = config_.health_check;
     c.s = make_strategy(config_.strategy, *c.node, o);
     if (!c.s) c.s = make_strategy("lockwire", *c.node, o);
     const int idx = i;
@@ -237,10 +254,14 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
         const auto& a = im.attempts[static_cast<std::size_t>(l.attempt)];
         if (a.client == idx && l.id == lease_id && l.lost_notice == kNever) {
           l.lost_notice = world_->now();
-          note("lost", a.owner);
+          note("lost", a.label);
         }
       }
       im.dirty = true;
+    };
+    c.s->on_push = [this, idx](std::string_view kind) {
+      impl_->pushes.push_back(Impl::Push{idx, world_->now(), std::string(kind)});
+      impl_->dirty = true;
     };
     c.s->start();
     impl_->clients.push_back(std::move(c));
@@ -285,14 +306,17 @@ void Run::when(Nanos from, Nanos until, Nanos step, std::function<bool()> pred,
 std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResult&)> on_done) {
   Impl& im = *impl_;
   Impl::Client& cl = im.clients[static_cast<std::size_t>(c)];
-  const std::string owner = cl.node->name() + "." + std::to_string(++cl.attempts);
+  const std::string label = cl.node->name() + "." + std::to_string(++cl.attempts);
+  const std::string owner = j.owner.empty() ? label : j.owner;
   sim::Node* node = cl.node;
-  world_->schedule(t, node, [this, c, owner, j, on_done = std::move(on_done)] {
+  world_->schedule(t, node, [this, c, label, owner, j, on_done = std::move(on_done)] {
     Impl& im2 = *impl_;
     Impl::Attempt a;
     a.client = c;
+    a.label = label;
     a.owner = owner;
     a.resource = j.resource;
+    a.shared = j.shared;
     a.start = world_->now();
     a.deadline = a.start + j.wait;
     a.ttl = j.ttl;
@@ -305,7 +329,10 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
     spec.ttl = j.ttl;
     spec.wait = j.wait;
     spec.auto_renew = j.auto_renew;
-    note("acquire", owner + " ttl " + fmt_t(j.ttl) + " wait " + fmt_t(j.wait));
+    spec.shared = j.shared;
+    note(j.shared ? "acquire-shared" : "acquire",
+         owner + (owner == label ? "" : " (" + label + ")") + " ttl " + fmt_t(j.ttl) + " wait " +
+             fmt_t(j.wait));
     im2.clients[static_cast<std::size_t>(c)].s->acquire(spec, [this, ai, c, j,
                                                                on_done](AcquireResult r) {
       Impl& im3 = *impl_;
@@ -314,7 +341,7 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
       at.ec = r.ec;
       im3.dirty = true;
       if (r.ec) {
-        note("acquire-failed", at.owner + " " + r.ec.message());
+        note("acquire-failed", at.label + " " + r.ec.message());
       } else {
         Impl::LeaseRec l;
         l.attempt = ai;
@@ -325,7 +352,7 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
         im3.leases.push_back(l);
         at.lease = li;
         im3.clients[static_cast<std::size_t>(c)].latest = li;
-        note("granted", at.owner + " token " + std::to_string(r.token));
+        note("granted", at.label + " token " + std::to_string(r.token));
         sim::Node* n = im3.clients[static_cast<std::size_t>(c)].node;
         for (Nanos wdt : j.writes) {
           // The holder checks its belief, then its write lands 1 ms later (the window a
@@ -348,7 +375,7 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
       if (on_done) on_done(r);
     });
   });
-  return owner;
+  return label;
 }
 
 void Run::release_latest(int c) {
@@ -358,6 +385,10 @@ void Run::release_latest(int c) {
 void Run::renew_latest(int c) {
   const int li = impl_->clients[static_cast<std::size_t>(c)].latest;
   if (li >= 0) impl_->do_renew(li);
+}
+void Run::renew(std::string_view label) {
+  for (const auto& a : impl_->attempts)
+    if (a.label == label && a.lease >= 0) return impl_->do_renew(a.lease);
 }
 void Run::write_latest(int c) {
   const int li = impl_->clients[static_cast<std::size_t>(c)].latest;
@@ -406,9 +437,9 @@ void Run::fail_over_to(sim::SimRedis& to) {
 
 namespace {
 template <class V>
-auto* find_attempt(V& attempts, std::string_view owner) {
+auto* find_attempt(V& attempts, std::string_view label) {
   for (auto& a : attempts)
-    if (a.owner == owner) return &a;
+    if (a.label == label) return &a;
   return static_cast<decltype(&attempts[0])>(nullptr);
 }
 }  // namespace
@@ -457,6 +488,18 @@ std::vector<Nanos> Run::rejected_writes(std::string_view owner) const {
 bool Run::server_holds_now(std::string_view owner) {
   auto* a = find_attempt(impl_->attempts, owner);
   return a && impl_->held_now(*a);
+}
+Run::Span Run::renew_span(std::string_view owner) const {
+  auto* a = find_attempt(impl_->attempts, owner);
+  if (!a || a->lease < 0) return {};
+  const auto& l = impl_->leases[static_cast<std::size_t>(a->lease)];
+  return Span{l.renew_start, l.renew_end};
+}
+std::vector<Nanos> Run::pushes(int client, std::string_view kind) const {
+  std::vector<Nanos> v;
+  for (const auto& p : impl_->pushes)
+    if (p.client == client && (kind.empty() || p.kind == kind)) v.push_back(p.t);
+  return v;
 }
 
 void Run::exempt_client(int c) {
@@ -521,6 +564,7 @@ std::vector<Verdict> Run::verdicts() const {
       const auto& aa = owner_of(static_cast<int>(i));
       const auto& ba = owner_of(static_cast<int>(k));
       if (aa.resource != ba.resource) continue;
+      if (aa.shared && ba.shared) continue;  // readers may overlap
       const Nanos s = std::max(a.granted, b.granted);
       const Nanos e = std::min(belief_end(a), belief_end(b));
       if (s >= e) continue;
@@ -530,7 +574,7 @@ std::vector<Verdict> Run::verdicts() const {
         if (static_cast<std::size_t>(w.lease) == stale && w.accepted && w.t >= s && w.t <= e) {
           add(Check::mutual_exclusion, owner_of(static_cast<int>(stale)).owner + " wrote at " +
                                            fmt_t(w.t) + " (accepted) while " +
-                                           (stale == i ? ba.owner : aa.owner) +
+                                           (stale == i ? ba.label : aa.label) +
                                            " also believed it held " + aa.resource);
         }
       }
@@ -544,7 +588,7 @@ std::vector<Verdict> Run::verdicts() const {
       auto& [last, earlier] = seq.try_emplace(a.resource, -1, std::set<int>{}).first->second;
       if (w.lease != last) {
         if (earlier.count(w.lease)) {
-          add(Check::mutual_exclusion, a.owner + "'s write at " + fmt_t(w.t) +
+          add(Check::mutual_exclusion, a.label + "'s write at " + fmt_t(w.t) +
                                            " accepted after another holder's writes (lost "
                                            "update: fencing did not stop it)");
         }
@@ -556,13 +600,27 @@ std::vector<Verdict> Run::verdicts() const {
     std::vector<std::size_t> order(im.leases.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     // In the order the server granted them (a report can come much later, e.g. after a pause).
-    auto server_grant = [&](std::size_t i) {
+    // Same-instant grants (several connections at one virtual time) are ordered by the event
+    // that made them. A span is credited to one grant only: when a reused owner id was granted
+    // twice within one span, the lowest token made it; the others are ordered by their reports
+    // (their own grants are not visible in a per-owner ground truth).
+    std::vector<std::tuple<Nanos, std::uint64_t, std::uint64_t>> grant_key(im.leases.size());
+    std::map<std::tuple<std::string, std::string, bool, Nanos>, std::size_t> credited;
+    std::vector<const Impl::Interval*> span_of(im.leases.size(), nullptr);
+    for (std::size_t i = 0; i < im.leases.size(); ++i) {
       const auto& l = im.leases[i];
-      Nanos t = l.granted;
-      for (const auto& iv : owner_of(static_cast<int>(i)).server)
-        if (iv.start <= l.granted) t = iv.start;
-      return t;
-    };
+      const auto& a = owner_of(static_cast<int>(i));
+      grant_key[i] = {l.granted, ~std::uint64_t{0}, l.token};
+      for (const auto& x : a.server)
+        if (x.start <= l.granted) span_of[i] = &x;
+      if (span_of[i] == nullptr) continue;
+      auto [it, fresh] = credited.try_emplace({a.owner, a.resource, a.shared, span_of[i]->start}, i);
+      if (!fresh && im.leases[it->second].token > l.token) it->second = i;
+    }
+    for (const auto& [k, i] : credited) {
+      grant_key[i] = {span_of[i]->start, span_of[i]->seq, im.leases[i].token};
+    }
+    auto server_grant = [&](std::size_t i) { return grant_key[i]; };
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
       return server_grant(x) < server_grant(y);
     });
@@ -571,7 +629,7 @@ std::vector<Verdict> Run::verdicts() const {
       const auto& l = im.leases[i];
       const auto& a = owner_of(static_cast<int>(i));
       if (seen[a.resource] && l.token <= hi[a.resource]) {
-        add(Check::mutual_exclusion, a.owner + " got token " + std::to_string(l.token) +
+        add(Check::mutual_exclusion, a.label + " got token " + std::to_string(l.token) +
                                          " after token " + std::to_string(hi[a.resource]) +
                                          " was handed out (regression/repeat)");
       }
@@ -586,17 +644,63 @@ std::vector<Verdict> Run::verdicts() const {
     if (im.clients[static_cast<std::size_t>(a.client)].exempt) continue;
     const Nanos c = std::max(a.reported, healed_at_) + config_.orphan_grace;
     if (c > end) continue;
+    // Ground truth is per owner id: with an owner id reused by several attempts (a duplicate
+    // acquire refused as already_held), a span that began while another attempt of the same owner
+    // was acquiring or holding is that attempt's lease, not an orphan of this one.
+    auto other_owns = [&](const Impl::Interval& iv) {
+      for (const auto& b : im.attempts) {
+        if (&b == &a || b.lease < 0 || b.owner != a.owner || b.resource != a.resource ||
+            b.shared != a.shared) {
+          continue;
+        }
+        const auto& lb = im.leases[static_cast<std::size_t>(b.lease)];
+        // (A release that did not report success leaves that lease its holder's.)
+        if (b.start <= iv.start &&
+            (lb.release_end == kNever || lb.release_end >= iv.start || !lb.release_ok)) {
+          return true;
+        }
+      }
+      return false;
+    };
     for (const auto& iv : a.server) {
+      if (other_owns(iv)) continue;
       if (iv.start <= c && (iv.end == kNever || iv.end > c)) {
-        add(Check::no_orphan, a.owner + " reported " + a.ec.message() + " at " + fmt_t(a.reported) +
+        add(Check::no_orphan, a.label + " reported " + a.ec.message() + " at " + fmt_t(a.reported) +
                                   " but its lease is held on the server at " + fmt_t(c) +
                                   " (from " + fmt_t(iv.start) + ")");
         break;
       }
       if (iv.start > c) {
-        add(Check::no_orphan, a.owner + " reported " + a.ec.message() + " at " + fmt_t(a.reported) +
+        add(Check::no_orphan, a.label + " reported " + a.ec.message() + " at " + fmt_t(a.reported) +
                                   " but was granted on the server at " + fmt_t(iv.start));
         break;
+      }
+    }
+  }
+
+  // A lease of an owner that appears on the server while no acquire of that owner is in progress
+  // (e.g. an old connection's request delivered late) belongs to nobody: it is an orphan once it
+  // outlives the grace. Per owner id: spans are shared by that owner's attempts.
+  {
+    std::set<std::tuple<std::string, std::string, bool, Nanos>> seen;
+    for (const auto& a : im.attempts) {
+      if (im.clients[static_cast<std::size_t>(a.client)].exempt) continue;
+      for (const auto& iv : a.server) {
+        if (!seen.emplace(a.owner, a.resource, a.shared, iv.start).second) continue;
+        bool acquiring = false;
+        for (const auto& b : im.attempts) {
+          if (b.owner == a.owner && b.resource == a.resource && b.shared == a.shared &&
+              b.start <= iv.start && (b.reported == kNever || b.reported >= iv.start)) {
+            acquiring = true;
+          }
+        }
+        const Nanos until = iv.end == kNever ? end : iv.end;
+        if (!acquiring && iv.start >= healed_at_ && until - iv.start > config_.orphan_grace) {
+          add(Check::no_orphan, a.owner + " (" + a.resource + ") was granted on the server at " +
+                                    fmt_t(iv.start) + " while no acquire of it was in progress; " +
+                                    "held until " +
+                                    (iv.end == kNever ? std::string("the end") : fmt_t(iv.end)));
+        }
       }
     }
   }
@@ -615,7 +719,7 @@ std::vector<Verdict> Run::verdicts() const {
     }
     if (!ok) {
       add(Check::honest_release_renew,
-          a.owner + ": release reported success at " + fmt_t(l.release_end) +
+          a.label + ": release reported success at " + fmt_t(l.release_end) +
               " but the release did not end its lease (it had expired or was gone before " +
               fmt_t(l.release_start) + ")");
     }
@@ -635,12 +739,12 @@ std::vector<Verdict> Run::verdicts() const {
     // A grant reported after its lease had already ended is fine if the holder was told at once.
     if (told > std::max(iv->end, l.granted)) {
       add(Check::lease_loss_notice,
-          a.owner + "'s lease ended on the server at " + fmt_t(iv->end) +
+          a.label + "'s lease ended on the server at " + fmt_t(iv->end) +
               (iv->expired ? " (expired)" : " (removed by someone else)") +
               " but the holder believed it held until " +
               (told >= end ? std::string("the end") : fmt_t(told)));
     } else if (l.lost_notice == kNever && l.release_start == kNever) {
-      add(Check::lease_loss_notice, a.owner + "'s lease ended on the server at " + fmt_t(iv->end) +
+      add(Check::lease_loss_notice, a.label + "'s lease ended on the server at " + fmt_t(iv->end) +
                                         " and the holder was never told");
     }
   }
@@ -658,7 +762,7 @@ std::vector<Verdict> Run::verdicts() const {
     if (im.clients[static_cast<std::size_t>(a.client)].exempt) continue;
     const Nanos due = std::max(a.deadline, a.start) + config_.deadline_bound;
     if (a.deadline >= healed_at_ && due <= end && (a.reported == kNever || a.reported > due)) {
-      add(Check::liveness, a.owner + " waited until " +
+      add(Check::liveness, a.label + " waited until " +
                                (a.reported == kNever ? std::string("the end") : fmt_t(a.reported)) +
                                ", deadline " + fmt_t(a.deadline));
     }
@@ -675,7 +779,7 @@ std::vector<Verdict> Run::verdicts() const {
       if (e <= free_from) continue;
       const Nanos gap_end = std::min(s, we);
       if (gap_end - free_from > config_.wake_bound) {
-        add(Check::liveness, a.owner + " kept waiting while " + a.resource + " was free from " +
+        add(Check::liveness, a.label + " kept waiting while " + a.resource + " was free from " +
                                  fmt_t(free_from) + " to " + fmt_t(gap_end));
         break;
       }

@@ -393,6 +393,201 @@ void restart_with_persistence(Run& r) {
   r.finish();
 }
 
+// One owner id ("reader") takes a shared lease from two processes at the same instant, and once
+// more from the first process while it holds. Only one grant may exist per owner: a duplicate
+// grant leaves a phantom reader after the first release (it still believes, the server does not).
+void duplicate_shared_acquire(Run& r) {
+  const std::string a = r.job(
+      0, 5ms, Job{.ttl = 2s, .writes = {}, .release_after = 300ms, .shared = true, .owner = "reader"});
+  const std::string b = r.job(
+      1, 5ms, Job{.ttl = 2s, .writes = {}, .release_after = 800ms, .shared = true, .owner = "reader"});
+  const std::string c = r.job(
+      0, 60ms, Job{.ttl = 2s, .writes = {}, .release_after = 100ms, .shared = true, .owner = "reader"});
+  // An ordinary second reader alongside.
+  r.job(2, 5ms, Job{.ttl = 2s, .release_after = 500ms, .shared = true});
+  r.run_until(3s);
+  r.finish();
+  // Both later acquires of the owner were answered while the owner's lease was held (ground
+  // truth is per owner id, so a's spans are the owner's).
+  int dup = 0;
+  for (const auto& x : {b, c}) {
+    const Nanos rep = r.acquire_span(x).end;
+    for (const auto& sp : r.server_spans(a))
+      if (rep >= Nanos{0} && sp.start <= rep && (sp.end < Nanos{0} || sp.end >= rep)) ++dup;
+  }
+  if (dup >= 2) r.mark("same-owner-acquired-while-held");
+}
+
+// One process holds r1 (2 s) and r2 (300 ms) on a 30 ms link and renews both at once, just
+// before r2 expires: both renewals' WATCH reads reach the server while r2 is still held, their
+// EXECs only after r2 expired and another client took it. Two optimistic transactions on one
+// connection must be serialized: the first EXEC clears every WATCH of the connection.
+void two_transactions_one_connection(Run& r) {
+  r.at(1ms, [&r] { r.world().net().link(r.node(0), r.server()).latency = 30ms; });
+  const std::string a = r.job(0, 2ms, Job{.resource = "r1", .ttl = 2s, .release_after = 600ms});
+  auto b = std::make_shared<std::string>();
+  *b = r.job(0, 2ms, Job{.resource = "r2", .ttl = 300ms}, [&r, a, b](const AcquireResult& res) {
+    if (res.ec) return;
+    // r1's renewal first, r2's right behind it: both WATCH reads arrive before r2 expires.
+    r.at(r.world().now() + 200ms, [&r, a, b] {
+      r.renew(a);
+      r.renew(*b);
+    });
+  });
+  const std::string c = r.job(
+      1, 100ms,
+      Job{.resource = "r2", .ttl = 1s, .wait = 2s, .writes = {10ms}, .release_after = 300ms});
+  r.run_until(2s);
+  r.finish();
+  const auto ra = r.renew_span(a), rb = r.renew_span(*b);
+  const Nanos gc = r.server_spans(c).empty() ? Nanos{-1} : r.server_spans(c)[0].start;
+  // Both renewals were in progress at once, and r2 changed hands while they were.
+  if (ra.start >= Nanos{0} && rb.start >= Nanos{0} && ra.start <= rb.end && rb.start <= ra.end &&
+      gc >= std::max(ra.start, rb.start) && gc <= std::min(ra.end, rb.end)) {
+    r.mark("regrant-during-two-renewals");
+  }
+}
+
+// Whether client `c` received a wake-up push (pub/sub message or tracking invalidation) in
+// (from, to].
+bool wake_push_in(const Run& r, int c, Nanos from, Nanos to) {
+  for (const char* k : {"message", "invalidate"})
+    for (Nanos t : r.pushes(c, k))
+      if (t > from && t <= to) return true;
+  return false;
+}
+
+// Eight holder/waiter/grabber triples. Each waiter's first wait times out at 210 ms while its
+// holder releases around that instant (offsets cover every strategy's round trips), so the
+// release's wake-up reaches a waiter that has just ended its wait (and unsubscribed). The
+// grabber takes the lock; the waiter's next wait starts at 215 ms and must be woken by the
+// grabber's release at ~710 ms — the late wake-up must not stand in for a subscription.
+void message_after_unsubscribe(Run& r) {
+  const Nanos offsets[] = {-250us, -200us, -160us, -120us, -80us, -40us, 0us, 40us};
+  std::vector<std::pair<std::string, int>> firsts;
+  for (int i = 0; i < 8; ++i) {
+    const std::string res = std::string("r").append(std::to_string(i));
+    const int h = 3 * i, w = 3 * i + 1, g = 3 * i + 2;
+    r.job(h, 5ms, Job{.resource = res, .ttl = 10s});
+    r.at(210ms + offsets[i], [&r, h] { r.release_latest(h); });
+    firsts.emplace_back(r.job(w, 10ms, Job{.resource = res, .ttl = 1s, .wait = 200ms,
+                                           .writes = {0ms}, .release_after = 10ms}),
+                        w);
+    r.job(w, 215ms,
+          Job{.resource = res, .ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
+    r.job(g, 20ms,
+          Job{.resource = res, .ttl = 5s, .wait = 3s, .writes = {0ms}, .release_after = 500ms});
+  }
+  r.run_until(4s);
+  r.finish();
+  for (const auto& [a, w] : firsts) {
+    const auto sp = r.acquire_span(a);
+    if (r.acquire_failed(a) && wake_push_in(r, w, sp.end, 215ms)) {
+      r.mark("wake-push-after-wait-ended");
+    }
+  }
+}
+
+// The waiter's first wait times out at 210 ms and its link clogs right after (20 ms): the
+// UNSUBSCRIBE goes out but its ack — and any invalidation — arrives only after the next wait
+// started (215 ms). The holder releases meanwhile and a grabber takes the lock until ~711 ms.
+void unsubscribe_ack_lost(Run& r) {
+  r.job(0, 5ms, Job{.ttl = 10s});
+  r.at(211ms, [&r] { r.release_latest(0); });
+  const std::string a =
+      r.job(1, 10ms, Job{.ttl = 1s, .wait = 200ms, .writes = {0ms}, .release_after = 10ms});
+  r.at(210ms + 10us, [&r] { r.world().net().clog(r.node(1), r.server(), 20ms); });
+  const std::string b =
+      r.job(1, 215ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
+  r.job(2, 20ms, Job{.ttl = 5s, .wait = 3s, .writes = {0ms}, .release_after = 500ms});
+  r.run_until(4s);
+  r.finish();
+  const Nanos sb = r.acquire_span(b).start;
+  bool late = false;
+  for (const char* k : {"unsubscribe", "invalidate"})
+    for (Nanos t : r.pushes(1, k))
+      if (t > sb && t < sb + 50ms) late = true;
+  if (r.acquire_failed(a) && late) r.mark("ack-or-wake-after-next-wait-started");
+}
+
+// Split brain: an old connection's late operation after a new connection took over the same
+// owner id. Client c1 holds r as owner "svc" with a 50 ms health check. Its path to the server
+// turns slow (400 ms one way): the health PING goes unanswered, c1 releases (HDEL written on the
+// slow connection), the next health tick abandons that connection and the client reconnects over
+// a fast path. TCP still delivers what was written before close, so the old release reaches the
+// server ~800 ms later (behind the PING) — after c1 re-acquired r as "svc" on the new connection.
+// A waiter (c2) is then granted while c1 still believes it holds; fencing rejects c1's next write.
+void split_brain_reconnect(Run& r) {
+  const std::string a = r.job(0, 5ms, Job{.ttl = 5s, .writes = {10ms}, .owner = "svc"});
+  auto old_conn = std::make_shared<std::uint64_t>(0);
+  auto sent = std::make_shared<std::uint64_t>(0);
+  r.at(120ms, [&r, old_conn, sent] {
+    *old_conn = r.connection_of(0);
+    *sent = r.world().net().bytes_sent(*old_conn, true);
+    r.world().net().link(r.node(0), r.server()).latency = 400ms;
+  });
+  // As soon as the health PING is out (unanswerable now), release: the HDEL follows it.
+  r.when(
+      120ms + 10us, 300ms, 10us,
+      [&r, old_conn, sent] { return r.world().net().bytes_sent(*old_conn, true) > *sent; },
+      [&r] {
+        r.release_latest(0);
+        // The next health tick (50 ms after the PING) abandons the connection; the path is
+        // fast again before the reconnect (backoff >= 2.5 ms).
+        r.at(r.world().now() + 50ms + 500us,
+             [&r] { r.world().net().link(r.node(0), r.server()).latency = 50us; });
+      });
+  const std::string b = r.job(
+      0, 260ms, Job{.ttl = 5s, .writes = {20ms, 900ms}, .release_after = 1200ms, .owner = "svc"});
+  r.job(1, 270ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms, 50ms}, .release_after = 100ms});
+  r.run_until(2s);
+  r.finish();
+  const auto ra = r.release_span(a);
+  const Nanos gb = r.granted_at(b);
+  for (const auto& sp : r.server_spans(b)) {
+    // b's lease ended on the server, not by expiry and not by b's own release, after a's
+    // release had been reported: only the old connection's late operation could do that.
+    const auto rb = r.release_span(b);
+    if (gb >= Nanos{0} && ra.end >= Nanos{0} && sp.start >= ra.end && sp.end > gb &&
+        !sp.expired && (rb.start < Nanos{0} || sp.end < rb.start)) {
+      r.mark("old-connection-op-after-takeover");
+    }
+  }
+}
+
+// The same split brain with an acquire: c1's acquire (owner "svc") is written on the connection
+// that turns slow and is abandoned; the client cleans up its possible claim and tries again on
+// the new connection, is granted after c2's release, and releases. Then the old acquire lands
+// and grants "svc" a lease nobody holds, which blocks c3 for the TTL.
+void split_brain_late_acquire(Run& r) {
+  r.job(1, 5ms, Job{.ttl = 5s, .writes = {10ms}, .release_after = 595ms});
+  auto old_conn = std::make_shared<std::uint64_t>(0);
+  auto sent = std::make_shared<std::uint64_t>(0);
+  auto a = std::make_shared<std::string>();
+  r.at(120ms, [&r, old_conn, sent] {
+    *old_conn = r.connection_of(0);
+    *sent = r.world().net().bytes_sent(*old_conn, true);
+    r.world().net().link(r.node(0), r.server()).latency = 400ms;
+  });
+  // As soon as the health PING is out (unanswerable now), acquire: the request follows it.
+  r.when(
+      120ms + 10us, 300ms, 10us,
+      [&r, old_conn, sent] { return r.world().net().bytes_sent(*old_conn, true) > *sent; },
+      [&r, a] {
+        *a = r.job(0, r.world().now(),
+                   Job{.ttl = 3s, .wait = 2s, .writes = {10ms}, .release_after = 200ms,
+                       .owner = "svc"});
+        r.at(r.world().now() + 50ms + 500us,
+             [&r] { r.world().net().link(r.node(0), r.server()).latency = 50us; });
+      });
+  r.job(2, 700ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 100ms});
+  r.run_until(6s);
+  r.finish();
+  const auto ra = r.release_span(*a);
+  for (const auto& sp : r.server_spans(*a))
+    if (ra.end >= Nanos{0} && sp.start > ra.end) r.mark("old-acquire-after-release");
+}
+
 const std::vector<Scenario>& all() {
   static const std::vector<Scenario> v = {
       {"delete-wrong-lock",
@@ -508,6 +703,53 @@ const std::vector<Scenario>& all() {
        "restart-while-held",
        {Check::mutual_exclusion, Check::lease_loss_notice},
        restart_without_persistence},
+      {"duplicate-shared-acquire",
+       "one owner id takes a shared lease twice (two processes at once, then again while held)",
+       "dup-shared",
+       "same-owner-acquired-while-held",
+       {},
+       duplicate_shared_acquire},
+      {"two-transactions-one-connection",
+       "two renewals (WATCH..EXEC) of one process at once on one connection, one lease expiring",
+       "raw-watch",
+       "regrant-during-two-renewals",
+       {},
+       two_transactions_one_connection},
+      {"message-after-unsubscribe",
+       "a release's wake-up reaches a waiter just after its wait ended (unsubscribed); its next "
+       "wait must still be woken",
+       "late-message",
+       "wake-push-after-wait-ended",
+       {},
+       message_after_unsubscribe,
+       24},
+      {"unsubscribe-ack-lost",
+       "the UNSUBSCRIBE ack of an ended wait is still in flight when the next wait starts",
+       "ack-state",
+       "ack-or-wake-after-next-wait-started",
+       {},
+       unsubscribe_ack_lost},
+      {"split-brain-reconnect",
+       "a release written on an abandoned connection reaches the server after the client "
+       "reconnected and re-acquired under the same owner id (lockwire fails: documented)",
+       "",
+       "old-connection-op-after-takeover",
+       {Check::lease_loss_notice},
+       split_brain_reconnect,
+       3,
+       "a lease is named by its owner id only: the old connection's HDEL removes the new grant",
+       50ms},
+      {"split-brain-late-acquire",
+       "an acquire written on an abandoned connection reaches the server after the client "
+       "re-acquired and released under the same owner id (lockwire fails: documented)",
+       "",
+       "old-acquire-after-release",
+       {Check::no_orphan},
+       split_brain_late_acquire,
+       3,
+       "a lease is named by its owner id only: the old connection's acquire grants a lease "
+       "nobody holds",
+       50ms},
       {"restart-with-persistence",
        "restart with AOF always while a lease is held",
        "",
@@ -537,6 +779,7 @@ ScenarioResult run_scenario(const Scenario& s, std::string_view strategy, std::u
   c.strategy = std::string(strategy);
   c.clients = s.clients;
   c.keep_trace = keep_trace;
+  c.health_check = s.health_check;
   Run r(c);
   s.script(r);
   ScenarioResult out;

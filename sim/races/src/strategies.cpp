@@ -2,11 +2,14 @@
 // well-known flaws. The flaws are the races other lock implementations shipped; each one exists
 // so that a checker can be shown to fire.
 #include <algorithm>
+#include <deque>
 #include <map>
+#include <utility>
 
 #include "lockwire/lock/client.hpp"
 #include "lockwire/races/races.hpp"
 #include "lockwire/resp/encoder.hpp"
+#include "lockwire/resp/parser.hpp"
 #include "lockwire/resp/reply.hpp"
 
 namespace lockwire::races {
@@ -15,6 +18,12 @@ namespace {
 
 using Ec = std::error_code;
 
+// The first element of a push frame (">2 invalidate ...", ">3 message ch payload", ...).
+std::string_view push_kind(const resp::Frame& p) {
+  if (p.size() < 2 || !resp::is_aggregate(p[0].type)) return {};
+  return p[1].value;
+}
+
 // ---- lockwire ----------------------------------------------------------------------------------
 
 class LockwireStrategy final : public Strategy {
@@ -22,7 +31,12 @@ class LockwireStrategy final : public Strategy {
   LockwireStrategy(sim::Node& node, loop::ConnectionOptions o)
       : node_(node),
         metrics_(std::make_shared<lock::CountingMetrics>()),
-        client_(std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_))) {}
+        client_(std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_))) {
+    auto alive = alive_;
+    client_->connection().add_push_handler([this, alive](resp::Frame p) {
+      if (*alive && on_push) on_push(push_kind(p));
+    });
+  }
   static lock::ClientOptions options(std::shared_ptr<lock::CountingMetrics> m) {
     lock::ClientOptions o;
     o.metrics = std::move(m);
@@ -38,6 +52,7 @@ class LockwireStrategy final : public Strategy {
     req.ttl = spec.ttl;
     req.wait = spec.wait;
     req.auto_renew = spec.auto_renew;
+    req.kind = spec.shared ? lock::Kind::shared : lock::Kind::exclusive;
     const int id = next_++;
     auto alive = alive_;
     req.on_lost = [this, id, alive](Ec) {
@@ -75,11 +90,26 @@ class LockwireStrategy final : public Strategy {
     return it->second.held() && node_.loop().now() < it->second.valid_until();
   }
   bool server_holds(const sim::RedisModel& m, std::string_view resource, std::string_view owner,
-                    std::int64_t* expire_at_ms) const override {
+                    bool shared, std::int64_t* expire_at_ms) const override {
     std::string key = "lockwire:{";
     key.append(resource).append("}");
     const auto p = m.peek(key);
     if (!p.found || p.items.size() < 2) return false;
+    if (shared) {
+      // Field s:O in the holder set and its companion key P{R}:s:O (docs/protocol.md).
+      bool field = false;
+      for (std::size_t i = 0; i < p.items.size(); i += 2) {
+        if (p.items[i].size() == owner.size() + 2 && p.items[i].compare(0, 2, "s:") == 0 &&
+            std::string_view(p.items[i]).substr(2) == owner) {
+          field = true;
+        }
+      }
+      if (!field) return false;
+      const auto c = m.peek(key + ":s:" + std::string(owner));
+      if (!c.found) return false;
+      if (expire_at_ms) *expire_at_ms = c.expire_at_ms;
+      return true;
+    }
     // The first field of the holder set is the grantee (HSETNX created the key with it); later
     // fields are claims that back off within one round trip.
     if (p.items[0].size() != owner.size() + 2 || p.items[0].compare(0, 2, "x:") != 0 ||
@@ -120,6 +150,11 @@ struct Flaws {
   bool reply_clock = false;      // lease validity counted from the reply, not the request
   bool poll = false;             // wait: sleep 10 ms and retry (no push wake-up)
   bool no_fencing = false;       // hands out token 0
+  bool dup_shared = false;       // shared acquire: SADD's "already a member" is not a refusal
+  bool raw_txn = false;          // renew: WATCH..EXEC on a bare socket shared by all renewals
+  bool sub_per_wait = false;     // wait: SUBSCRIBE before the first attempt, UNSUBSCRIBE after
+  bool late_message = false;     // sub_per_wait: a message proves the channel is subscribed
+  bool ack_state = false;        // sub_per_wait: subscribed until the UNSUBSCRIBE ack arrives
 };
 
 std::string str_of(const resp::Frame& f) {
@@ -148,21 +183,153 @@ resp::Frame element(const resp::Frame& arr, std::size_t i) {
   return {};
 }
 
+// A bare RESP2 connection with its own reply FIFO — no transaction lane, no reconnect. What a
+// hand-rolled client (or a pool that hands one socket to two callers) does: lets two callers'
+// WATCH ... EXEC sequences interleave on one socket, which loop::Connection refuses.
+class RawConn final : public loop::StreamHandler {
+ public:
+  // One reply per command; scalars as text, integers as numbers, EXEC's array flattened.
+  struct Reply {
+    bool null = false, error = false;
+    std::string text;
+    std::optional<std::int64_t> num;
+    std::vector<Reply> elems;
+  };
+  using Handler = std::function<void(Ec, const std::vector<Reply>&)>;
+
+  RawConn(loop::Loop& loop, loop::Endpoint ep) : loop_(loop), ep_(std::move(ep)) {}
+  ~RawConn() override { close(); }
+  void start() { stream_ = loop_.connect(ep_, *this, std::chrono::seconds(1)); }
+  void close() noexcept {
+    if (stream_) stream_->close();
+    stream_.reset();
+    pending_.clear();
+  }
+  [[nodiscard]] std::size_t in_flight() const noexcept { return pending_.size(); }
+  void send(std::vector<std::vector<std::string>> cmds, Handler h) {
+    if (!stream_ || broken_) {
+      loop_.post([h] { h(lock::Errc::connection, {}); });
+      return;
+    }
+    std::string b;
+    for (const auto& c : cmds) {
+      std::vector<std::string_view> v(c.begin(), c.end());
+      resp::append_command(b, std::span<const std::string_view>(v));
+    }
+    pending_.push_back(Pending{cmds.size(), {}, std::move(h)});
+    if (connected_) {
+      stream_->write(std::move(b));
+    } else {
+      unsent_.append(b);
+    }
+  }
+
+  void on_connected(std::error_code ec) override {
+    if (ec) return fail();
+    connected_ = true;
+    if (!unsent_.empty()) stream_->write(std::exchange(unsent_, {}));
+  }
+  void on_data(std::string_view bytes) override {
+    in_.append(bytes);
+    for (;;) {
+      const auto r = parser_.parse(in_);
+      if (r.status == resp::ParseResult::Status::incomplete) return;
+      if (r.status == resp::ParseResult::Status::error) return fail();
+      Reply v = convert(parser_.frame());
+      in_.erase(0, r.consumed);
+      if (pending_.empty()) continue;
+      Pending& p = pending_.front();
+      p.got.push_back(std::move(v));
+      if (p.got.size() == p.expect) {
+        Pending done = std::move(p);
+        pending_.pop_front();
+        done.h({}, done.got);
+      }
+    }
+  }
+  void on_closed(std::error_code) override { fail(); }
+
+ private:
+  struct Pending {
+    std::size_t expect;
+    std::vector<Reply> got;
+    Handler h;
+  };
+  static Reply convert(const resp::Frame& f) {
+    Reply v;
+    if (f.empty()) return v;
+    const resp::Node& n = f[0];
+    if (n.type == resp::Type::null) {
+      v.null = true;
+    } else if (resp::is_aggregate(n.type)) {
+      for (std::size_t i = 0; i < n.size; ++i) v.elems.push_back(convert(element(f, i)));
+    } else {
+      v.error = n.type == resp::Type::simple_error || n.type == resp::Type::blob_error;
+      v.text = std::string(n.value);
+      v.num = resp::to_int64(n);
+    }
+    return v;
+  }
+  void fail() {
+    broken_ = true;
+    auto p = std::move(pending_);
+    pending_.clear();
+    for (auto& x : p) x.h(lock::Errc::connection, {});
+  }
+  loop::Loop& loop_;
+  loop::Endpoint ep_;
+  std::unique_ptr<loop::Stream> stream_;
+  resp::Parser parser_;
+  std::string in_, unsent_;
+  std::deque<Pending> pending_;
+  bool connected_ = false, broken_ = false;
+};
+
 class NaiveStrategy final : public Strategy {
  public:
   NaiveStrategy(sim::Node& node, loop::ConnectionOptions o, Flaws f)
-      : node_(node), conn_(std::make_unique<loop::Connection>(node.loop(), std::move(o))), f_(f) {
-    conn_->add_push_handler([this](resp::Frame p) { on_push(p); });
+      : node_(node), f_(f) {
+    if (f_.raw_txn) raw_ = std::make_unique<RawConn>(node.loop(), o.endpoint);
+    conn_ = std::make_unique<loop::Connection>(node.loop(), std::move(o));
+    conn_->add_push_handler([this](resp::Frame p) { handle_push(p); });
+    if (f_.sub_per_wait) {
+      conn_->add_state_handler([this](loop::ConnectionState st, Ec) {
+        if (st != loop::ConnectionState::ready || !*alive_) return;
+        // A new connection has no subscriptions: re-subscribe for live waits and re-check.
+        for (auto& [ch, sub] : subs_) {
+          sub.believed = sub.active > 0;
+          if (sub.active > 0) {
+            ++sent_, conn_->command({"SUBSCRIBE", ch}, [](Ec, const loop::Replies&) {});
+            wake(ch);
+          }
+        }
+      });
+    }
   }
   ~NaiveStrategy() override { *alive_ = false; }
 
-  void start() override { conn_->start(); }
+  void start() override {
+    conn_->start();
+    if (raw_) raw_->start();
+  }
 
   void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
+    if (spec.shared) return acquire_shared(spec, std::move(done));
     auto w = std::make_shared<Waiter>();
     w->spec = spec;
     w->done = std::move(done);
     w->deadline = node_.loop().now() + spec.wait;
+    if (f_.sub_per_wait && spec.wait > Nanos{0}) {
+      // Subscribe first, then attempt: a release after the SUBSCRIBE is a message, one before it
+      // is seen by the attempt.
+      w->sub_ch = key_of(spec.resource) + ":ch";
+      Sub& s = subs_[w->sub_ch];
+      ++s.active;
+      if (!s.believed) {
+        s.believed = true;
+        ++sent_, conn_->command({"SUBSCRIBE", w->sub_ch}, [](Ec, const loop::Replies&) {});
+      }
+    }
     live_.push_back(w);  // owned here until finished (timers hold weak references)
     if (spec.wait > Nanos{0}) {
       w->deadline_timer = node_.loop().make_timer([this, ww = std::weak_ptr<Waiter>(w)] {
@@ -187,6 +354,17 @@ class NaiveStrategy final : public Strategy {
     if (l.loss_timer) l.loss_timer->stop();
     const std::string key = key_of(l.resource), ch = key + ":ch", owner = l.owner;
     auto alive = alive_;
+    if (l.shared) {
+      // SREM names the owner: removes "its" membership — whichever grant put it there.
+      ++sent_, conn_->command({"SREM", key + ":readers", owner},
+                              [alive, done](Ec ec, const loop::Replies& r) {
+                                if (!*alive) return;
+                                if (ec || r.size() == 0) return done(unknown_or(ec));
+                                done(int_of(r[0]).value_or(0) == 1 ? Ec{}
+                                                                   : Ec(lock::Errc::not_held));
+                              });
+      return;
+    }
     if (f_.get_then_del) {
       ++sent_, conn_->command({"GET", key}, [this, alive, key, ch, owner, done](
                                                 Ec ec, const loop::Replies& r) {
@@ -213,7 +391,8 @@ class NaiveStrategy final : public Strategy {
   void renew(int id, std::function<void(Ec)> done) override {
     auto it = leases_.find(id);
     if (it == leases_.end() || it->second.released) return done(lock::Errc::not_held);
-    const std::string key = key_of(it->second.resource), owner = it->second.owner;
+    const std::string key = key_of(it->second.resource) + (it->second.shared ? ":readers" : ""),
+                      owner = it->second.owner;
     const std::string ttl = std::to_string(it->second.ttl_ms);
     const loop::MonoTime t_send = node_.loop().now();
     const loop::WallTime w_send = node_.loop().wall_now();
@@ -230,7 +409,30 @@ class NaiveStrategy final : public Strategy {
       }
       done(ec);
     };
-    if (f_.blind_renew) {
+    if (f_.raw_txn && !it->second.shared) {
+      // WATCH key; GET key  ->  MULTI; PEXPIRE; EXEC, each sent as soon as possible on the one
+      // socket: another renewal's WATCH/EXEC may land in between and clear this one's guard.
+      ++sent_, raw_->send({{"WATCH", key}, {"GET", key}}, [this, alive, key, owner, ttl, ok](
+                                                              Ec ec, const auto& r) {
+        if (!*alive) return;
+        if (ec || r.size() < 2) return ok(lock::Errc::connection);
+        if (r[1].text != owner || r[1].null) {
+          ++sent_, raw_->send({{"UNWATCH"}}, [](Ec, const auto&) {});
+          return ok(lock::Errc::not_held);
+        }
+        ++sent_, raw_->send({{"MULTI"}, {"PEXPIRE", key, ttl}, {"EXEC"}},
+                            [alive, ok](Ec ec2, const auto& r2) {
+                              if (!*alive) return;
+                              if (ec2 || r2.size() < 3) return ok(lock::Errc::connection);
+                              const auto& ex = r2[2];
+                              if (ex.null || ex.elems.empty()) return ok(lock::Errc::not_held);
+                              ok(ex.elems[0].num.value_or(0) == 1 ? Ec{}
+                                                                  : Ec(lock::Errc::not_held));
+                            });
+      });
+      return;
+    }
+    if (f_.blind_renew || it->second.shared) {
       ++sent_, conn_->command({"PEXPIRE", key, ttl}, [ok, alive](Ec ec, const loop::Replies& r) {
         if (!*alive) return;
         if (ec || r.size() == 0) return ok(unknown_or(ec));
@@ -260,16 +462,27 @@ class NaiveStrategy final : public Strategy {
   }
 
   bool server_holds(const sim::RedisModel& m, std::string_view resource, std::string_view owner,
-                    std::int64_t* expire_at_ms) const override {
+                    bool shared, std::int64_t* expire_at_ms) const override {
+    if (shared) {
+      const auto p = m.peek(key_of(resource) + ":readers");
+      if (!p.found || std::find(p.items.begin(), p.items.end(), owner) == p.items.end()) {
+        return false;
+      }
+      if (expire_at_ms) *expire_at_ms = p.expire_at_ms;
+      return true;
+    }
     const auto p = m.peek(key_of(resource));
     if (!p.found || p.items.size() != 1 || p.items[0] != owner) return false;
     if (expire_at_ms) *expire_at_ms = p.expire_at_ms;
     return true;
   }
-  std::size_t in_flight() const override { return conn_->in_flight(); }
+  std::size_t in_flight() const override {
+    return conn_->in_flight() + (raw_ ? raw_->in_flight() : 0);
+  }
   std::uint64_t requests_sent() const override { return sent_; }
   void close() override {
     *alive_ = false;
+    if (raw_) raw_->close();
     for (auto& [id, l] : leases_) l.loss_timer.reset();
     for (auto& [k, s] : subs_) s.backstop.reset();
     live_.clear();
@@ -286,6 +499,7 @@ class NaiveStrategy final : public Strategy {
     bool finished = false;
     std::unique_ptr<loop::Timer> poll_timer;
     bool expired = false;  // deadline passed while an attempt was in flight
+    std::string sub_ch;    // sub_per_wait: the channel this wait subscribed to
   };
   using WaiterPtr = std::shared_ptr<Waiter>;
   struct Lease {
@@ -295,10 +509,13 @@ class NaiveStrategy final : public Strategy {
     loop::MonoTime valid_until{};
     Nanos wall_until{0};
     bool released = false, lost = false;
+    bool shared = false;
     std::unique_ptr<loop::Timer> loss_timer;
   };
   struct Sub {
     bool subscribed = false;
+    bool believed = false;  // sub_per_wait: the client thinks the server has it subscribed
+    int active = 0;         // sub_per_wait: waits using it
     std::vector<WaiterPtr> waiters;
     std::unique_ptr<loop::Timer> backstop;
   };
@@ -352,9 +569,62 @@ class NaiveStrategy final : public Strategy {
     });
   }
 
+  // Readers only (no wait, no exclusive writers): a reader set with one TTL. A repeated owner is
+  // refused (SADD = 0) unless the dup_shared flaw grants it a second time.
+  void acquire_shared(const AcquireSpec& spec, std::function<void(AcquireResult)> done) {
+    const std::string key = key_of(spec.resource);
+    const std::int64_t ttl_ms = std::max<std::int64_t>(
+        1, std::chrono::duration_cast<std::chrono::milliseconds>(spec.ttl).count());
+    loop::Request r;
+    r.kind = loop::RequestKind::atomic;
+    resp::append_command(r.bytes, "MULTI");
+    resp::append_command(r.bytes, "SADD", key + ":readers", spec.owner);
+    resp::append_command(r.bytes, "PEXPIRE", key + ":readers", std::to_string(ttl_ms));
+    resp::append_command(r.bytes, "INCR", key + ":tok");
+    resp::append_command(r.bytes, "EXEC");
+    r.commands = 5;
+    const loop::MonoTime t_send = node_.loop().now();
+    const loop::WallTime w_send = node_.loop().wall_now();
+    auto alive = alive_;
+    ++sent_, conn_->send(std::move(r), [this, alive, spec, ttl_ms, t_send, w_send,
+                                        done = std::move(done)](Ec ec, const loop::Replies& rep) {
+      if (!*alive) return;
+      AcquireResult res;
+      if (ec || rep.size() == 0) {
+        res.ec = unknown_or(ec);
+        return done(res);
+      }
+      const resp::Frame ex = rep.back();
+      if (int_of(element(ex, 0)).value_or(0) != 1 && !f_.dup_shared) {
+        res.ec = lock::Errc::already_held;
+        return done(res);
+      }
+      const int id = next_++;
+      Lease& l = leases_[id];
+      l.resource = spec.resource;
+      l.owner = spec.owner;
+      l.shared = true;
+      l.ttl = spec.ttl;
+      l.ttl_ms = ttl_ms;
+      l.valid_until = t_send + spec.ttl;
+      l.wall_until = w_send.since_epoch + spec.ttl;
+      arm_loss(id);
+      res.token = static_cast<std::uint64_t>(int_of(element(ex, 2)).value_or(0));
+      res.lease = id;
+      done(res);
+    });
+  }
+
   void finish(const WaiterPtr& w, Ec ec, std::uint64_t token = 0, int lease = -1) {
     if (w->finished) return;
     w->finished = true;
+    if (!w->sub_ch.empty()) {
+      Sub& s = subs_[w->sub_ch];
+      if (--s.active == 0 && *alive_) {
+        ++sent_, conn_->command({"UNSUBSCRIBE", w->sub_ch}, [](Ec, const loop::Replies&) {});
+        if (!f_.ack_state) s.believed = false;  // the flaw: wait for the ack to say so
+      }
+    }
     if (w->deadline_timer) w->deadline_timer->stop();
     if (w->poll_timer) w->poll_timer->stop();
     std::erase(live_, w);
@@ -448,7 +718,7 @@ class NaiveStrategy final : public Strategy {
       s.backstop = node_.loop().make_timer([this, ch] { wake(ch); });
     }
     if (!f_.no_expiry_wake && pttl > 0) s.backstop->start(std::chrono::milliseconds(pttl + 1));
-    if (!s.subscribed) {
+    if (!s.subscribed && !f_.sub_per_wait) {
       s.subscribed = true;
       ++sent_, conn_->command({"SUBSCRIBE", ch}, [](Ec, const loop::Replies&) {});
     }
@@ -462,10 +732,19 @@ class NaiveStrategy final : public Strategy {
     for (auto& w : ws) attempt(w);
   }
 
-  void on_push(resp::Frame p) {
+  void handle_push(resp::Frame p) {
+    if (on_push) on_push(push_kind(p));
     // >3 subscribe ch n | >3 message ch payload
     const resp::Frame kind = element(p, 0), chf = element(p, 1);
     const std::string k = str_of(kind), ch = str_of(chf);
+    if (f_.sub_per_wait) {
+      auto it = subs_.find(ch);
+      if (it == subs_.end()) return;
+      if (k == "message" && f_.late_message) it->second.believed = true;  // the flaw
+      if (k == "unsubscribe" && f_.ack_state && it->second.active == 0) {
+        it->second.believed = false;
+      }
+    }
     if (k == "message") return wake(ch);
     if (k == "subscribe" && !f_.no_recheck) return wake(ch);
   }
@@ -492,6 +771,7 @@ class NaiveStrategy final : public Strategy {
 
   sim::Node& node_;
   std::unique_ptr<loop::Connection> conn_;
+  std::unique_ptr<RawConn> raw_;
   Flaws f_;
   std::uint64_t sent_ = 0;
   std::vector<WaiterPtr> live_;
@@ -552,6 +832,33 @@ const std::vector<Entry>& entries() {
       {{"poll", "wait: sleep 10 ms and retry, like many lock libraries"},
        false,
        flaw(&Flaws::poll)},
+      {{"dup-shared", "shared acquire counts the owner in a reader set without refusing a repeat"},
+       false,
+       flaw(&Flaws::dup_shared)},
+      {{"raw-watch", "renew: WATCH/GET then MULTI/PEXPIRE/EXEC on one bare socket, no lane"},
+       false,
+       flaw(&Flaws::raw_txn)},
+      {{"pubsub", "naive lock waiting with SUBSCRIBE per wait and UNSUBSCRIBE after it"},
+       false,
+       flaw(&Flaws::sub_per_wait)},
+      {{"late-message",
+        "pubsub, but a message arriving after UNSUBSCRIBE makes it believe it is subscribed"},
+       false,
+       [] {
+         Flaws f;
+         f.sub_per_wait = true;
+         f.late_message = true;
+         return f;
+       }()},
+      {{"ack-state",
+        "pubsub, but it counts itself subscribed until the UNSUBSCRIBE ack arrives"},
+       false,
+       [] {
+         Flaws f;
+         f.sub_per_wait = true;
+         f.ack_state = true;
+         return f;
+       }()},
       {{"naive", "SET NX PX lock with guarded release/renew (no known flaw switched on)"},
        false,
        {}},

@@ -32,10 +32,11 @@ using namespace std::chrono_literals;
 
 struct AcquireSpec {
   std::string resource = "r";
-  std::string owner;  // unique per attempt (the harness names them client.n)
+  std::string owner;  // unique per attempt (client.n) unless the job names one
   Nanos ttl{100ms};
   Nanos wait{0};
   bool auto_renew = false;
+  bool shared = false;  // a shared (read) lease instead of an exclusive one
 };
 
 struct AcquireResult {
@@ -58,10 +59,11 @@ class Strategy {
                              std::function<void(std::error_code)> done) = 0;
   // The client's own belief that it may act as holder right now.
   [[nodiscard]] virtual bool believes_held(int lease) const = 0;
-  // Ground truth in this strategy's key layout: does the server hold `owner`'s exclusive lease?
-  // `expire_at_ms` receives the lease's expiry on the server's clock (-1: none).
+  // Ground truth in this strategy's key layout: does the server hold `owner`'s lease of that kind
+  // (exclusive, or shared when `shared`)? `expire_at_ms` receives the lease's expiry on the
+  // server's clock (-1: none).
   [[nodiscard]] virtual bool server_holds(const sim::RedisModel& m, std::string_view resource,
-                                          std::string_view owner,
+                                          std::string_view owner, bool shared,
                                           std::int64_t* expire_at_ms) const = 0;
   // Requests written and not yet answered (leak check).
   [[nodiscard]] virtual std::size_t in_flight() const = 0;
@@ -70,6 +72,9 @@ class Strategy {
   virtual void close() = 0;
   // Set by the harness: the client was told that `lease` is lost.
   std::function<void(int lease)> on_lost;
+  // Set by the harness: a push frame reached the client (`kind`: its first element, e.g.
+  // "message", "invalidate", "unsubscribe"). Lets scenarios mark races from what was delivered.
+  std::function<void(std::string_view kind)> on_push;
 };
 
 struct StrategyInfo {
@@ -92,6 +97,7 @@ struct RunConfig {
   Nanos orphan_grace{1s};           // a failed attempt's lease must be gone after this
   Nanos wake_bound{300ms};          // a free lock with a waiter must be granted within this
   Nanos deadline_bound{500ms};      // a wait returns by its deadline + this
+  Nanos health_check{0};            // clients' ConnectionOptions::health_check_interval
 };
 
 enum class Check : std::uint8_t {
@@ -119,6 +125,8 @@ struct Job {
   std::vector<Nanos> writes{};  // after the grant: write to the fenced resource (if believed held)
   Nanos renew_after{-1};        // after the grant (negative: never)
   Nanos release_after{-1};      // after the grant (negative: never)
+  bool shared = false;          // a shared (read) lease; readers do not exclude each other
+  std::string owner{};          // empty: a fresh owner id per attempt; else reuse this one
 };
 
 class Run {
@@ -145,11 +153,13 @@ class Run {
   void when(Nanos from, Nanos until, Nanos step, std::function<bool()> pred,
             std::function<void()> fn);
   // Client `c` starts `job` at true time `t`: acquire, then writes/renew/release relative to the
-  // grant. `on_done` sees the acquire result. Returns the attempt's owner id.
+  // grant. `on_done` sees the acquire result. Returns the attempt's label (client.n), which is
+  // also its owner id unless the job names one; queries below take labels.
   std::string job(int c, Nanos t, Job job, std::function<void(const AcquireResult&)> on_done = {});
   // Direct operations on the latest lease of client c (for scripted races).
   void release_latest(int c);
   void renew_latest(int c);
+  void renew(std::string_view label);  // the lease of that attempt (if granted)
   void write_latest(int c);
   void force_release(int c, std::string resource);
   // Coverage: a scenario names the race it meant to hit; `hit` records it.
@@ -189,6 +199,8 @@ class Run {
   [[nodiscard]] std::vector<Nanos> accepted_writes(std::string_view owner) const;
   [[nodiscard]] std::vector<Nanos> rejected_writes(std::string_view owner) const;
   [[nodiscard]] bool server_holds_now(std::string_view owner);
+  [[nodiscard]] Span renew_span(std::string_view owner) const;  // the latest renew
+  [[nodiscard]] std::vector<Nanos> pushes(int client, std::string_view kind) const;
 
   // Faults are healed from this instant on (liveness bounds apply only after it).
   void set_healed_at(Nanos t) noexcept { healed_at_ = t; }
@@ -220,6 +232,7 @@ struct Scenario {
   int clients = 3;
   // Non-empty: a lockwire bug this scenario reproduces (lockwire_limits lists what fires).
   std::string_view lockwire_bug = {};
+  Nanos health_check{0};  // RunConfig::health_check for this scenario
 };
 [[nodiscard]] std::span<const Scenario> scenarios();
 [[nodiscard]] const Scenario* find_scenario(std::string_view name);
