@@ -827,7 +827,7 @@ Client::Client(loop::Loop& loop, loop::ConnectionOptions connection, ClientOptio
     : core_(std::make_shared<Core>(loop, std::move(options))) {
   // A lock request written on an abandoned connection must never be applied after the new
   // connection's (split-brain reconnect): kill the old one first (see ConnectionOptions).
-  connection.fence_abandoned = true;
+  connection.fence_abandoned = core_->opts.fence_abandoned;
   core_->conn = std::make_unique<loop::Connection>(loop, std::move(connection));
   std::weak_ptr<Core> w = core_;
   core_->push_id = core_->conn->add_push_handler([w](resp::Frame f) {

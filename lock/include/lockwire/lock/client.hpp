@@ -76,6 +76,11 @@ struct ClientOptions {
   // Auto-renew fires after this fraction of the TTL has passed since the last confirmation.
   double renew_fraction = 1.0 / 3.0;
   std::shared_ptr<Metrics> metrics;  // optional
+  // Before using a new connection, kill the ones this client abandoned (CLIENT KILL ID+ADDR;
+  // loop::ConnectionOptions::fence_abandoned), so a request still in flight on one can never
+  // remove or grant a lease of the same owner later (docs/protocol.md, split-brain reconnect).
+  // Leave on; off only reproduces that race (the race catalogue's `no-fence` strategy).
+  bool fence_abandoned = true;
 };
 
 enum class LeaseState : std::uint8_t {
