@@ -126,17 +126,17 @@ using WaiterPtr = std::shared_ptr<Waiter>;
 
 struct Queue {
   enum class State : std::uint8_t { idle, in_flight, waiting, need_ready };
-  std::string key;  // holder-set key; empty for one-shot queues (not registered)
+  std::string key;     // holder-set key; empty for one-shot queues (not registered)
+  std::string marker;  // P{R}:w, the elected-waiter marker; empty for one-shot queues
   bool one_shot = false;
   State state = State::idle;
-  // A push-woken attempt found the lock still held (the push came from another contender's
-  // claim, not a release): from then on a wake first reads (tracked, changes nothing) and only
-  // attempts when the holder set looks free. Attempts modify the holder set and so wake every
-  // other waiter; without this, contenders in different clients would wake each other forever.
-  bool woken = false;
-  bool read_first = false;
+  // This client is the elected next waiter of the resource (its head's owner is in P{R}:w):
+  // only it acts on pushes for the holder set. Exclusive waiters that are not elected wait for
+  // the marker to change instead, so a release wakes one client, not all of them.
+  bool elected = false;
   std::deque<WaiterPtr> waiters;
   std::unique_ptr<loop::Timer> backstop;
+  std::unique_ptr<loop::Timer> grace;  // not elected: re-check if the elected waiter is silent
 };
 using QueuePtr = std::shared_ptr<Queue>;
 
@@ -183,9 +183,76 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       return;
     }
     for (const std::string& k : scratch_keys) {
-      auto it = queues.find(k);
-      if (it != queues.end()) wake(it->second);
+      if (auto it = queues.find(k); it != queues.end()) {
+        on_holders_changed(it->second);
+      } else if (k.size() > 3 && k.ends_with("}:w")) {
+        // P{R}:w: R holds no '}', so this can only be the marker of holder set P{R}.
+        auto mt = queues.find(k.substr(0, k.size() - 2));
+        if (mt != queues.end()) on_marker_changed(mt->second);
+      }
     }
+  }
+
+  [[nodiscard]] static bool exclusive_head(const Queue& q) {
+    return !q.waiters.empty() && q.waiters.front()->req.kind == Kind::exclusive;
+  }
+
+  // The holder set changed (release, expiry, claim, renew). Shared waiters and the elected
+  // exclusive waiter attempt at once; other exclusive waiters give the elected one kGraceMs
+  // (its grant moves the marker, which wakes them) and only then re-check themselves, so a
+  // crashed or partitioned elected waiter delays a hand-off by kGraceMs, not indefinitely.
+  void on_holders_changed(const QueuePtr& q) {
+    if (q->state != Queue::State::waiting) return;
+    if (!exclusive_head(*q) || q->elected) {
+      wake(q);
+      return;
+    }
+    if (!q->grace) {
+      q->grace = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
+        auto self = wk.lock();
+        auto qq = wq.lock();
+        if (self && qq && !self->closed) self->on_marker_changed(qq);
+      });
+    }
+    if (!q->grace->active()) q->grace->start(std::chrono::milliseconds(kGraceMs));
+  }
+
+  // The marker changed (the elected waiter was granted or left, or the marker expired): every
+  // exclusive waiter runs the election again, with a fresh tracked read of the holder set.
+  void on_marker_changed(const QueuePtr& q) {
+    if (q->state != Queue::State::waiting || !exclusive_head(*q)) return;
+    if (q->backstop) q->backstop->stop();
+    q->elected = false;
+    wait_read(q, q->waiters.front(), false);
+  }
+
+  // Longest the marker may outlive its waiter: a waiter that vanishes without a trace (crash,
+  // partition) delays the next hand-off by at most this; a live one re-elects when it expires.
+  static constexpr std::int64_t kMarkerMaxMs = 10'000;
+  static constexpr std::int64_t kGraceMs = 50;
+
+  void wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hdel) {
+    q->state = Queue::State::in_flight;
+    if (q->grace) q->grace->stop();
+    loop::Request r;
+    if (w->req.kind == Kind::exclusive) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(w->deadline - loop.now());
+      const std::int64_t marker_ms = std::clamp<std::int64_t>(left.count(), 1, kMarkerMaxMs);
+      r = protocol::exclusive_wait_read(w->keys, with_hdel ? std::string_view(w->field) : "",
+                                        w->req.owner, marker_ms);
+    } else {
+      r = protocol::wait_read(w->keys, with_hdel ? std::string_view(w->field) : "");
+    }
+    send(std::move(r), [wk = weak(), q, w, with_hdel](Ec ec, const loop::Replies& rr) {
+      auto self = wk.lock();
+      if (!self || self->closed) return;
+      self->on_wait_read(q, w, ec, rr, with_hdel);
+    });
+  }
+
+  void drop_marker(const QueuePtr& q) {
+    if (!std::exchange(q->elected, false) || q->marker.empty()) return;
+    send(protocol::drop_marker(q->marker), [](Ec, const loop::Replies&) {});
   }
 
   void on_state(loop::ConnectionState s) {
@@ -213,18 +280,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void wake(const QueuePtr& q) {
     if (q->state != Queue::State::waiting && q->state != Queue::State::need_ready) return;
     if (q->backstop) q->backstop->stop();
-    if (q->state == Queue::State::waiting && q->read_first && !q->waiters.empty() &&
-        !q->waiters.front()->done) {
-      WaiterPtr w = q->waiters.front();
-      q->state = Queue::State::in_flight;
-      send(protocol::wait_read(w->keys, ""), [wk = weak(), q, w](Ec ec, const loop::Replies& r) {
-        auto self = wk.lock();
-        if (!self || self->closed) return;
-        self->on_wait_read(q, w, ec, r, false);
-      });
-      return;
-    }
-    q->woken = q->state == Queue::State::waiting;
     attempt(q);
   }
 
@@ -249,6 +304,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     if (q->waiters.empty()) {
       q->state = Queue::State::idle;
       if (q->backstop) q->backstop->stop();
+      if (q->grace) q->grace->stop();
+      drop_marker(q);
       if (!q->one_shot) {
         auto it = queues.find(q->key);
         if (it != queues.end() && it->second == q) queues.erase(it);
@@ -266,6 +323,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     }
     if (closed) return;
     q->state = Queue::State::in_flight;
+    if (q->grace) q->grace->stop();
     WaiterPtr w = q->waiters.front();
     const loop::MonoTime t_send = loop.now();
     if (w->req.kind == Kind::exclusive) {
@@ -346,7 +404,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         return;
       case protocol::Outcome::contended:
         if (auto* m = metrics()) m->on_contended(w->req.resource);
-        if (std::exchange(q->woken, false)) q->read_first = true;
         if (w->done || q->one_shot) {
           // Caller gone or one attempt only: withdraw our claim; a one-shot caller is answered
           // once it is withdrawn, so no claim of ours outlives the answer.
@@ -359,12 +416,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                });
           return;
         }
-        send(protocol::wait_read(w->keys, w->field),
-             [wk = weak(), q, w](Ec ec2, const loop::Replies& r2) {
-               auto self = wk.lock();
-               if (!self || self->closed) return;
-               self->on_wait_read(q, w, ec2, r2, true);
-             });
+        wait_read(q, w, true);
         return;
       case protocol::Outcome::aborted:
       case protocol::Outcome::bad_reply:
@@ -414,11 +466,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       advance(q);
       return;
     }
-    send(protocol::wait_read(w->keys, ""), [wk = weak(), q, w](Ec ec2, const loop::Replies& r2) {
-      auto self = wk.lock();
-      if (!self || self->closed) return;
-      self->on_wait_read(q, w, ec2, r2, false);
-    });
+    wait_read(q, w, false);
   }
 
   void on_shared_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
@@ -451,7 +499,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       advance(q);
       return;
     }
-    const protocol::WaitRead wr = protocol::parse_wait_read(r.back(), with_hdel);
+    const bool exclusive = w->req.kind == Kind::exclusive;
+    const protocol::WaitRead wr =
+        exclusive ? protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner)
+                  : protocol::parse_wait_read(r.back(), with_hdel);
+    if (exclusive) q->elected = wr.elected;
     if (!wr.ok) {
       complete(w, Errc::protocol);
       advance(q);
@@ -470,17 +522,18 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         if (!wr.tracked && tracking_on) {
           // The read ran before tracking was on (the wake-all after enabling it missed us
           // while this read was in flight): read again, now tracked.
-          send(protocol::wait_read(w->keys, ""),
-               [wk = weak(), q, w](Ec ec2, const loop::Replies& r2) {
-                 auto self = wk.lock();
-                 if (!self || self->closed) return;
-                 self->on_wait_read(q, w, ec2, r2, false);
-               });
+          wait_read(q, w, false);
           return;
         }
-        wait(q, w, wr.pttl);
+        // Not elected: the elected waiter acts on the holder set; we wake when the marker
+        // changes, or at its expiry (the backstop then re-runs the election).
+        wait(q, w, exclusive && !wr.elected ? wr.marker_pttl : wr.pttl);
         return;
       case protocol::Decision::blocked_by_shared_only:
+        if (!wr.elected) {
+          wait(q, w, wr.marker_pttl);
+          return;
+        }
         check_stale(q, w, wr);
         return;
     }
@@ -536,19 +589,25 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       q->backstop = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
         auto self = wk.lock();
         auto qq = wq.lock();
-        if (self && qq && !self->closed) self->wake(qq);
+        if (!self || !qq || self->closed || qq->state != Queue::State::waiting) return;
+        if (exclusive_head(*qq) && !qq->elected) {
+          self->on_marker_changed(qq);  // the marker expired (or its push was lost)
+        } else {
+          self->wake(qq);
+        }
       });
     }
-    // Backstop at the holder's known expiry (+1 ms): expiry pushes can lag active expiry.
-    // pttl -1 (no TTL) never happens with this protocol; fall back to one second.
+    // Backstop at the known expiry (+1 ms) of the holder set, or of the marker for a waiter
+    // that is not elected: expiry pushes can lag active expiry. pttl -1 (no TTL) never
+    // happens with this protocol; fall back to one second.
     const Nanos delay =
         pttl_ms > 0 ? std::chrono::milliseconds(pttl_ms + 1) : Nanos(std::chrono::seconds(1));
     q->backstop->start(delay);
   }
 
   void grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send) {
-    q->woken = false;
-    q->read_first = false;  // the next waiter starts afresh
+    // The elected waiter got it: hand the election on (the other waiters see the marker go).
+    drop_marker(q);
     if (w->done) {
       // Granted after the caller gave up: release at once, never leave it behind.
       loop::Request r = w->req.kind == Kind::exclusive
@@ -732,6 +791,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     std::vector<WaiterPtr> pending;
     for (auto& [k, q] : queues) {
       if (q->backstop) q->backstop->stop();
+      if (q->grace) q->grace->stop();
       for (auto& w : q->waiters) pending.push_back(w);
     }
     for (auto& [k, wl] : leases) {
@@ -837,6 +897,7 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
     if (!slot) {
       slot = std::make_shared<Queue>();
       slot->key = w->keys.holders;
+      slot->marker = w->keys.marker;
     }
     q = slot;
     w->deadline_timer = c.loop.make_timer(

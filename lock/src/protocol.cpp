@@ -1,5 +1,6 @@
 #include "lockwire/lock/protocol.hpp"
 
+#include <array>
 #include <limits>
 #include <optional>
 #include <span>
@@ -79,6 +80,29 @@ class Builder {
 };
 
 // Element indices of the EXEC reply; `aborted` for a nil EXEC; false for anything else.
+// The EXEC reply's elements without allocating (hot path): at most N, else false.
+template <std::size_t N>
+bool exec_elements_fixed(resp::Frame exec, std::array<std::size_t, N>& out, std::size_t& n,
+                         bool& aborted) noexcept {
+  aborted = false;
+  n = 0;
+  if (exec.empty()) return false;
+  const std::size_t v = resp::value_index(exec);
+  if (v >= exec.size()) return false;
+  if (resp::is_null(exec[v])) {
+    aborted = true;
+    return true;
+  }
+  if (exec[v].type != resp::Type::array || exec[v].size > N) return false;
+  std::size_t i = resp::first_element(exec, v);
+  for (; n < exec[v].size; ++n) {
+    if (i >= exec.size()) return false;
+    out[n] = i;
+    i = resp::next_element(exec, i);
+  }
+  return true;
+}
+
 bool exec_elements(resp::Frame exec, std::vector<std::size_t>& out, bool& aborted) {
   aborted = false;
   out.clear();
@@ -148,6 +172,7 @@ Keys make_keys(std::string_view prefix, std::string_view resource) {
   k.holders.reserve(prefix.size() + resource.size() + 2);
   k.holders.append(prefix).append("{").append(resource).append("}");
   k.token = k.holders + ":tok";
+  k.marker = k.holders + ":w";
   return k;
 }
 
@@ -183,14 +208,15 @@ loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_
 
 AcquireReply parse_exclusive_acquire(resp::Frame exec) {
   AcquireReply out;
-  std::vector<std::size_t> el;
+  std::array<std::size_t, 4> el{};
+  std::size_t n = 0;
   bool aborted = false;
-  if (!exec_elements(exec, el, aborted)) return out;
+  if (!exec_elements_fixed(exec, el, n, aborted)) return out;
   if (aborted) {
     out.outcome = Outcome::aborted;
     return out;
   }
-  if (el.size() != 4) return out;
+  if (n != 4) return out;
   const auto setnx = int_at(exec, el[0]);
   const auto len = int_at(exec, el[1]);
   const auto tok = int_at(exec, el[3]);
@@ -230,6 +256,45 @@ WaitRead parse_wait_read(resp::Frame exec, bool with_hdel) {
   if (!pttl) return out;
   out.pttl = *pttl;
   if (!fields_at(exec, el[base + 2], out.fields)) return out;
+  out.ok = true;
+  return out;
+}
+
+loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field,
+                                  std::string_view owner, std::int64_t marker_ttl_ms) {
+  Builder b(loop::RequestKind::atomic);
+  b.add("MULTI");
+  if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
+  return b.add("SET", k.marker, owner, "NX", "PX", marker_ttl_ms)
+      .add("CLIENT", "CACHING", "YES")
+      .add("GET", k.marker)
+      .add("PTTL", k.marker)
+      .add("CLIENT", "CACHING", "YES")
+      .add("PTTL", k.holders)
+      .add("HGETALL", k.holders)
+      .add("EXEC")
+      .done();
+}
+
+WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string_view owner) {
+  WaitRead out;
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted) || aborted) return out;
+  const std::size_t b = with_hdel ? 1 : 0;
+  if (el.size() != b + 7) return out;
+  if (with_hdel && !int_at(exec, el[0])) return out;
+  // el[b]: SET .. NX (OK or nil): who won is what GET says, also when we were elected before.
+  const resp::Node& marker = exec[el[b + 2]];
+  if (!resp::is_null(marker) && !resp::is_string_like(marker.type)) return out;
+  out.elected = !resp::is_null(marker) && marker.value == owner;
+  const auto marker_pttl = int_at(exec, el[b + 3]);
+  const auto pttl = int_at(exec, el[b + 5]);
+  if (!marker_pttl || !pttl) return out;
+  out.tracked = !resp::is_error(exec[el[b + 1]]) && !resp::is_error(exec[el[b + 4]]);
+  out.marker_pttl = *marker_pttl;
+  out.pttl = *pttl;
+  if (!fields_at(exec, el[b + 6], out.fields)) return out;
   out.ok = true;
   return out;
 }
@@ -321,6 +386,10 @@ AcquireReply parse_shared_grant(resp::Frame exec) {
   out.outcome = Outcome::granted;
   out.token = static_cast<std::uint64_t>(*tok);
   return out;
+}
+
+loop::Request drop_marker(std::string_view marker_key) {
+  return Builder().add("DEL", marker_key).done();
 }
 
 loop::Request exclusive_release(const Keys& k, std::string_view owner) {

@@ -207,7 +207,9 @@ TEST(LockSim, WakeOnReleaseAndOnExpiryWithoutPolling) {
     EXPECT_FALSE(e.release(a, la.lease));
     e.run_until([&] { return wb->done; });
     ASSERT_FALSE(wb->ec);
-    EXPECT_EQ(mb->requests.load(), settled + 1);  // one attempt after the push
+    // One attempt after the push, then the elected waiter hands the election on (DEL P{r}:w,
+    // sent after the grant, not waited for).
+    EXPECT_EQ(mb->requests.load(), settled + 2);
     // Wake on expiry: b never releases; a waits.
     auto wa = e.start(a, req("r", "a2", 10s, 30s));
     e.run_until([&] { return wa->done; });
@@ -240,9 +242,9 @@ TEST(LockSim, ManyWaitersShareOneInterest) {
 }
 
 TEST(LockSim, WaitersInManyClientsDoNotWakeEachOtherForever) {
-  // Every claim modifies the holder set and wakes all tracking waiters; a woken waiter whose
-  // attempt finds the lock still held must go quiet (read-first), or waiters in different
-  // clients would keep waking each other while the lock is held.
+  // Every claim modifies the holder set and wakes every client tracking it; only the elected
+  // next waiter may act on that at once (the others only after the grace, with a read that
+  // changes nothing), or waiters in different clients would keep waking each other.
   for (std::uint64_t seed : kSeeds) {
     Env e(seed);
     Client& a = e.client();
@@ -279,6 +281,67 @@ TEST(LockSim, WaitersInManyClientsDoNotWakeEachOtherForever) {
       }
     }
     for (auto& w : ws) EXPECT_FALSE(w->ec) << seed << " " << w->ec.message();
+  }
+}
+
+TEST(LockSim, ReleaseWakesOnlyTheElectedWaiter) {
+  // Eight waiting clients: a release makes exactly one of them attempt (the elected one, whose
+  // head owner is in P{r}:w); the others re-elect after the grant moved the marker.
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    Client& a = e.client();
+    auto la = e.acquire(a, req("r", "holder", 30s));
+    ASSERT_FALSE(la.ec);
+    std::vector<std::shared_ptr<CountingMetrics>> ms;
+    std::vector<std::shared_ptr<Env::Acq>> ws;
+    for (int i = 0; i < 8; ++i) {
+      ms.push_back(std::make_shared<CountingMetrics>());
+      ws.push_back(e.start(e.client(ms.back()), req("r", numbered("w", i), 10s, 60s)));
+    }
+    auto total = [&] {
+      std::uint64_t n = 0;
+      for (auto& m : ms) n += m->requests.load();
+      return n;
+    };
+    e.run_for(1s);
+    const auto settled = total();
+    EXPECT_FALSE(e.release(a, la.lease));
+    e.run_until([&] { return std::any_of(ws.begin(), ws.end(), [](auto& w) { return w->done; }); });
+    // The elected waiter's attempt and its hand-on of the election (DEL P{r}:w), nothing else.
+    EXPECT_EQ(total(), settled + 2) << seed;
+    e.run_for(1s);
+    // Then one election read per remaining waiter, and quiet again.
+    EXPECT_EQ(total(), settled + 2 + 7) << seed;
+    for (auto& w : ws) {
+      if (w->done) {
+        EXPECT_FALSE(w->ec) << w->ec.message();
+      }
+    }
+  }
+}
+
+TEST(LockSim, VanishedElectedWaiterDelaysHandOffOnlyByTheGrace) {
+  // The elected waiter's client goes away without a word (its marker stays for up to 10 s):
+  // the remaining waiter still acts on the release after the grace period, not at marker expiry.
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    Client& a = e.client();
+    auto la = e.acquire(a, req("r", "holder", 30s));
+    ASSERT_FALSE(la.ec);
+    Client& b = e.client();
+    auto wb = e.start(b, req("r", "b", 10s, 60s));
+    e.run_for(200ms);  // b is elected
+    Client& c = e.client();
+    auto wc = e.start(c, req("r", "c", 10s, 60s));
+    e.run_for(200ms);
+    b.close();  // b vanishes; its marker does not
+    EXPECT_TRUE(wb->done);
+    EXPECT_EQ(wb->ec, Errc::closed);
+    const auto t_release = e.world.now();
+    EXPECT_FALSE(e.release(a, la.lease));
+    e.run_until([&] { return wc->done; });
+    ASSERT_FALSE(wc->ec) << wc->ec.message();
+    EXPECT_LT(e.world.now() - t_release, 1s) << seed;  // grace (50 ms), not marker expiry
   }
 }
 

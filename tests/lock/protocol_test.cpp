@@ -129,6 +129,46 @@ TEST(WaitRead, ParsesTrackedRead) {
   EXPECT_FALSE(p::parse_wait_read(g.frame(), true).ok);
 }
 
+TEST(ExclusiveWaitRead, RequestElectsAndTracksBothKeys) {
+  const auto k = p::make_keys("t", "r");
+  EXPECT_EQ(k.marker, "t{r}:w");
+  const auto r = p::exclusive_wait_read(k, "x:me", "me", 2000);
+  EXPECT_NE(r.bytes.find("$3\r\nSET\r\n$6\r\nt{r}:w\r\n$2\r\nme\r\n$2\r\nNX\r\n$2\r\nPX\r\n$4\r\n2000"),
+            std::string::npos);
+  EXPECT_NE(r.bytes.find("$4\r\nHDEL\r\n$4\r\nt{r}\r\n$4\r\nx:me"), std::string::npos);
+  EXPECT_EQ(p::exclusive_wait_read(k, "", "me", 5).bytes.find("HDEL"), std::string::npos);
+  EXPECT_EQ(p::drop_marker(k.marker).bytes, "*2\r\n$3\r\nDEL\r\n$6\r\nt{r}:w\r\n");
+}
+
+TEST(ExclusiveWaitRead, ParsesElection) {
+  // Captured from redis-server 7.0.15 (RESP3, CLIENT TRACKING ON OPTIN): we won the election.
+  Parsed won(
+      "*8\r\n:0\r\n+OK\r\n+OK\r\n$2\r\nme\r\n:2000\r\n+OK\r\n:4899\r\n%1\r\n$8\r\nx:holder\r\n"
+      "$3\r\n100\r\n");
+  const auto w = p::parse_exclusive_wait_read(won.frame(), true, "me");
+  ASSERT_TRUE(w.ok);
+  EXPECT_TRUE(w.elected);
+  EXPECT_TRUE(w.tracked);
+  EXPECT_EQ(w.marker_pttl, 2000);
+  EXPECT_EQ(w.pttl, 4899);
+  ASSERT_EQ(w.fields.size(), 1u);
+  EXPECT_EQ(w.fields[0], "x:holder");
+  // Someone else is elected (SET NX: null); the same reply read as that someone says elected.
+  Parsed lost(
+      "*7\r\n_\r\n+OK\r\n$2\r\nme\r\n:1899\r\n+OK\r\n:4799\r\n%1\r\n$8\r\nx:holder\r\n$3\r\n100\r\n");
+  const auto l = p::parse_exclusive_wait_read(lost.frame(), false, "other");
+  ASSERT_TRUE(l.ok);
+  EXPECT_FALSE(l.elected);
+  EXPECT_EQ(l.marker_pttl, 1899);
+  EXPECT_TRUE(p::parse_exclusive_wait_read(lost.frame(), false, "me").elected);
+  // Shape errors: wrong element count (with_hdel mismatch), a non-string marker, aborted EXEC.
+  EXPECT_FALSE(p::parse_exclusive_wait_read(lost.frame(), true, "me").ok);
+  Parsed bad("*7\r\n_\r\n+OK\r\n:5\r\n:1899\r\n+OK\r\n:4799\r\n%0\r\n");
+  EXPECT_FALSE(p::parse_exclusive_wait_read(bad.frame(), false, "me").ok);
+  Parsed nil("_\r\n");
+  EXPECT_FALSE(p::parse_exclusive_wait_read(nil.frame(), false, "me").ok);
+}
+
 TEST(Decide, Rules) {
   using D = p::Decision;
   EXPECT_EQ(p::decide(Kind::exclusive, "a", {}), D::free);

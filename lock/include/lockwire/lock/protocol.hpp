@@ -46,6 +46,7 @@ namespace protocol {
 struct Keys {
   std::string holders;  // P{R}      hash: x:<owner> / s:<owner>
   std::string token;    // P{R}:tok  fencing counter
+  std::string marker;   // P{R}:w    the elected next waiter (a wake-up hint, never a lock)
   [[nodiscard]] std::string companion(std::string_view owner) const;  // P{R}:s:<owner>
 };
 [[nodiscard]] Keys make_keys(std::string_view prefix, std::string_view resource);
@@ -71,8 +72,25 @@ struct WaitRead {
   bool tracked = false;  // CLIENT CACHING accepted (tracking is on)
   std::int64_t pttl = -2;
   std::vector<std::string> fields;
+  // exclusive_wait_read only: this owner is the elected next waiter; the marker's PTTL.
+  bool elected = false;
+  std::int64_t marker_pttl = -2;
 };
 [[nodiscard]] WaitRead parse_wait_read(resp::Frame exec, bool with_hdel);
+
+// --- exclusive wait read: MULTI [HDEL own] SET marker owner NX PX; CACHING YES; GET marker;
+// PTTL marker; CACHING YES; PTTL holders; HGETALL holders EXEC ---------------------------------
+// Also runs the election of the one waiter per resource that release/expiry pushes wake (the
+// marker `P{R}:w`); every exclusive waiter tracks the marker, so when it goes (the elected waiter
+// was granted, gave up, or its marker expired) the others elect a new one. See docs/protocol.md.
+[[nodiscard]] loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field,
+                                                std::string_view owner,
+                                                std::int64_t marker_ttl_ms);
+[[nodiscard]] WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel,
+                                                 std::string_view owner);
+// Removes the marker (unconditionally: it is only a hint; a wrongly removed one costs one
+// re-election, never safety).
+[[nodiscard]] loop::Request drop_marker(std::string_view marker_key);
 
 // What the holder set means for a claimant that wants `kind` as `owner`.
 enum class Decision : std::uint8_t { free, blocked, already_held, blocked_by_shared_only };
