@@ -212,7 +212,10 @@ ExploreResult cut_run(std::string_view strategy, std::optional<CutPoint> cut, bo
   });
   r.job(1, 2ms, Job{.ttl = 300ms, .writes = {1ms}, .release_after = 60ms});
   r.job(0, 5ms,
-        Job{.ttl = 300ms, .wait = 1s, .writes = {5ms, 30ms}, .renew_after = 20ms,
+        Job{.ttl = 300ms,
+            .wait = 1s,
+            .writes = {5ms, 30ms},
+            .renew_after = 20ms,
             .release_after = 50ms});
   r.job(0, 300ms, Job{.ttl = 300ms, .wait = 1s, .writes = {1ms}, .release_after = 20ms});
   r.job(1, 310ms, Job{.ttl = 300ms, .wait = 1s, .writes = {1ms}, .release_after = 20ms});
