@@ -563,7 +563,7 @@ void split_brain_reconnect(Run& r) {
 // The same split brain with an acquire: c1's acquire (owner "svc") is written on the connection
 // that turns slow and is abandoned; the client cleans up its possible claim and tries again on
 // the new connection, is granted after c2's release, and releases. Then the old acquire lands
-// and grants "svc" a lease nobody holds, which blocks c3 for the TTL.
+// and grants "svc" a lease nobody holds (3 s TTL): c3, waiting up to 1 s from 1 s on, times out.
 void split_brain_late_acquire(Run& r) {
   r.job(1, 5ms, Job{.ttl = 5s, .writes = {10ms}, .release_after = 595ms});
   auto old_conn = std::make_shared<std::uint64_t>(0);
@@ -585,7 +585,8 @@ void split_brain_late_acquire(Run& r) {
         r.at(r.world().now() + 50ms + 500us,
              [&r] { r.world().net().link(r.node(0), r.server()).latency = 50us; });
       });
-  r.job(2, 700ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 100ms});
+  // c3 wants the lock after the stale grant landed: it times out although nobody holds it.
+  r.job(2, 1s, Job{.ttl = 1s, .wait = 1s, .writes = {0ms}, .release_after = 100ms});
   r.run_until(6s);
   r.finish();
   const auto ra = r.release_span(*a);
