@@ -469,7 +469,10 @@ void Network::node_died(Node& n, bool crashed) {
 }
 
 void Network::forget(std::uint64_t id) {
-  conns_.erase(id);
+  if (auto it = conns_.find(id); it != conns_.end()) {
+    ended_sent_[id] = {it->second->sent[0], it->second->sent[1]};
+    conns_.erase(it);
+  }
 }
 
 std::vector<std::uint64_t> Network::connections_of(const Node& n) const {
@@ -522,8 +525,11 @@ void Network::half_open(std::uint64_t conn) {
 }
 
 std::uint64_t Network::bytes_sent(std::uint64_t conn, bool to_server) const {
-  auto it = conns_.find(conn);
-  return it == conns_.end() ? 0 : it->second->sent[to_server ? 0 : 1];
+  if (auto it = conns_.find(conn); it != conns_.end()) return it->second->sent[to_server ? 0 : 1];
+  if (auto e = ended_sent_.find(conn); e != ended_sent_.end()) {
+    return to_server ? e->second.first : e->second.second;
+  }
+  return 0;
 }
 
 }  // namespace lockwire::sim

@@ -153,6 +153,25 @@ TEST(Explore, ProfilesVaryAndCanBeForced) {
   EXPECT_TRUE(p.cuts && p.pauses && !p.clogs && !p.restarts);
 }
 
+// Systematic, not random: a cut of the client's connection at every 3rd byte boundary, either
+// direction, of a tiny hand-off. lockwire survives all of them; a strategy that reports a lost
+// release as done does not.
+TEST(ExhaustiveCuts, LockwireSurvivesEveryCutPoint) {
+  const ExhaustResult r = exhaust_cuts("lockwire", 3);
+  EXPECT_GT(r.bytes_up, 500u);
+  EXPECT_GT(r.bytes_down, 200u);
+  EXPECT_GT(r.runs, 400u);
+  std::string why;
+  for (const auto& [cp, vs] : r.failures) {
+    why += std::string(cp.to_server ? "up:" : "down:") + std::to_string(cp.after) + "\n";
+  }
+  EXPECT_TRUE(r.failures.empty()) << why;
+  EXPECT_FALSE(exhaust_cuts("assume-released", 3).failures.empty());
+  // A single cut point replays exactly.
+  EXPECT_EQ(cut_run("lockwire", CutPoint{true, 300}).hash,
+            cut_run("lockwire", CutPoint{true, 300}).hash);
+}
+
 TEST(Strategies, UnknownNameIsRejected) {
   sim::World w(1);
   sim::Node& n = w.add_node("x");

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "lockwire/races/races.hpp"
@@ -109,18 +110,85 @@ int cli_replay(int argc, char** argv) {
   return any_fires(r.verdicts) ? 1 : 0;
 }
 
+namespace {
+
+bool parse_cut(const char* v, CutPoint& out) {
+  if (v == nullptr) return false;
+  const std::string_view s = v;
+  if (s.rfind("up:", 0) == 0) {
+    out.to_server = true;
+  } else if (s.rfind("down:", 0) == 0) {
+    out.to_server = false;
+  } else {
+    return false;
+  }
+  return parse_u64(v + s.find(':') + 1, out.after);
+}
+
+std::string cut_name(const CutPoint& c) {
+  return std::string(c.to_server ? "up:" : "down:") + std::to_string(c.after);
+}
+
+// explore --exhaustive-cuts [--step K] [--strategy X] | --cut up:K|down:K [--trace]
+int exhaustive_cuts(const std::string& strategy, std::uint64_t step, std::optional<CutPoint> one,
+                    bool trace) {
+  const std::string sflag = strategy == "lockwire" ? "" : " --strategy " + strategy;
+  if (one) {
+    const ExploreResult r = cut_run(strategy, one, trace);
+    if (trace) std::printf("%s\n", r.timeline.c_str());
+    std::printf("cut %s  strategy %s  trace %016llx  %s\n", cut_name(*one).c_str(),
+                strategy.c_str(), static_cast<unsigned long long>(r.hash),
+                r.ok ? "ok" : "VIOLATION");
+    print_verdicts(r.verdicts);
+    return r.ok ? 0 : 1;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const ExhaustResult res = exhaust_cuts(strategy, step);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& [cp, vs] : res.failures) {
+    std::printf("cut %s  VIOLATION\n", cut_name(cp).c_str());
+    print_verdicts(vs);
+    std::printf("  replay: lockwire-sim explore --cut %s%s --trace\n", cut_name(cp).c_str(),
+                sflag.c_str());
+  }
+  std::printf(
+      "exhaustive cuts: strategy %s, %llu bytes up / %llu down, every %llu: %llu runs, %zu "
+      "violation(s), %.1f s\n",
+      strategy.c_str(), static_cast<unsigned long long>(res.bytes_up),
+      static_cast<unsigned long long>(res.bytes_down), static_cast<unsigned long long>(step),
+      static_cast<unsigned long long>(res.runs), res.failures.size(), secs);
+  return res.failures.empty() ? 0 : 1;
+}
+
+}  // namespace
+
 int cli_explore(int argc, char** argv) {
   const char* usage =
       "usage: lockwire-sim explore --seeds N [--from S] [--profile none|all|f1,f2,...]\n"
       "                            [--strategy NAME] [--recheck K] [--trace]\n"
-      "  faults: latency jitter splits clogs cuts pauses stalls mono-steps wall-steps restarts\n";
+      "       lockwire-sim explore --exhaustive-cuts [--step K] [--strategy NAME]\n"
+      "       lockwire-sim explore --cut up:K|down:K [--strategy NAME] [--trace]\n"
+      "  faults: latency jitter splits clogs cuts pauses stalls mono-steps wall-steps restarts\n"
+      "  exhaustive cuts: a tiny hand-off, run once per single cut of one client's connection\n"
+      "  after each byte it sends (up) or receives (down)\n";
+  bool exhaust = false;
+  std::uint64_t step = 1;
+  std::optional<CutPoint> one;
   std::uint64_t n = 0, from = 1, recheck = 50;
   std::string profile, strategy = "lockwire";
   bool trace = false;
   for (int i = 0; i < argc; ++i) {
     const std::string_view a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    CutPoint cp;
     if (a == "--seeds" && parse_u64(v, n) && n > 0) {
+      ++i;
+    } else if (a == "--exhaustive-cuts") {
+      exhaust = true;
+    } else if (a == "--step" && parse_u64(v, step) && step > 0) {
+      ++i;
+    } else if (a == "--cut" && parse_cut(v, cp)) {
+      one = cp;
       ++i;
     } else if (a == "--from" && parse_u64(v, from)) {
       ++i;
@@ -138,6 +206,13 @@ int cli_explore(int argc, char** argv) {
       std::fprintf(stderr, "%s  bad or incomplete argument: %s\n", usage, argv[i]);
       return 2;
     }
+  }
+  if (exhaust || one) {
+    if (n != 0) {
+      std::fprintf(stderr, "%s  --seeds does not go with --exhaustive-cuts / --cut\n", usage);
+      return 2;
+    }
+    return exhaustive_cuts(strategy, step, one, trace);
   }
   if (n == 0) {
     std::fprintf(stderr, "%s", usage);

@@ -188,4 +188,66 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
   return out;
 }
 
+namespace {
+// c1's connection (the first one of node c1) and its byte counts from `from` on.
+struct Tap {
+  std::uint64_t conn = 0, up0 = 0, down0 = 0;
+};
+}  // namespace
+
+ExploreResult cut_run(std::string_view strategy, std::optional<CutPoint> cut, bool keep_trace,
+                      std::uint64_t* bytes_up, std::uint64_t* bytes_down) {
+  RunConfig c;
+  c.seed = 1;
+  c.strategy = std::string(strategy);
+  c.clients = 2;
+  c.keep_trace = keep_trace;
+  Run r(c);
+  auto tap = std::make_shared<Tap>();
+  r.at(1ms, [&r, tap, cut] {
+    tap->conn = r.connection_of(0);
+    tap->up0 = r.world().net().bytes_sent(tap->conn, true);
+    tap->down0 = r.world().net().bytes_sent(tap->conn, false);
+    if (cut) r.world().net().cut_after(tap->conn, cut->to_server, cut->after);
+  });
+  r.job(1, 2ms, Job{.ttl = 300ms, .writes = {1ms}, .release_after = 60ms});
+  r.job(0, 5ms,
+        Job{.ttl = 300ms,
+            .wait = 1s,
+            .writes = {5ms, 30ms},
+            .renew_after = 20ms,
+            .release_after = 50ms});
+  r.job(0, 300ms, Job{.ttl = 300ms, .wait = 1s, .writes = {1ms}, .release_after = 20ms});
+  r.job(1, 310ms, Job{.ttl = 300ms, .wait = 1s, .writes = {1ms}, .release_after = 20ms});
+  r.run_until(2s);
+  ExploreResult out;
+  // Measured before the clients close (closing sends nothing, but keep it to the workload).
+  if (bytes_up) *bytes_up = r.world().net().bytes_sent(tap->conn, true) - tap->up0;
+  if (bytes_down) *bytes_down = r.world().net().bytes_sent(tap->conn, false) - tap->down0;
+  r.finish();
+  out.verdicts = r.verdicts();
+  out.ok = r.all_pass();
+  out.hash = r.trace_hash();
+  if (keep_trace) out.timeline = r.timeline();
+  return out;
+}
+
+ExhaustResult exhaust_cuts(std::string_view strategy, std::uint64_t step) {
+  ExhaustResult res;
+  const ExploreResult base = cut_run(strategy, std::nullopt, false, &res.bytes_up, &res.bytes_down);
+  ++res.runs;
+  if (!base.ok) res.failures.emplace_back(CutPoint{true, ~std::uint64_t{0}}, base.verdicts);
+  step = std::max<std::uint64_t>(step, 1);
+  for (const bool up : {true, false}) {
+    const std::uint64_t total = up ? res.bytes_up : res.bytes_down;
+    for (std::uint64_t k = 0; k < total; k += step) {
+      const CutPoint cp{up, k};
+      const ExploreResult r = cut_run(strategy, cp);
+      ++res.runs;
+      if (!r.ok) res.failures.emplace_back(cp, r.verdicts);
+    }
+  }
+  return res;
+}
+
 }  // namespace lockwire::races

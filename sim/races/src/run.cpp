@@ -614,7 +614,8 @@ std::vector<Verdict> Run::verdicts() const {
       for (const auto& x : a.server)
         if (x.start <= l.granted) span_of[i] = &x;
       if (span_of[i] == nullptr) continue;
-      auto [it, fresh] = credited.try_emplace({a.owner, a.resource, a.shared, span_of[i]->start}, i);
+      auto [it, fresh] =
+          credited.try_emplace({a.owner, a.resource, a.shared, span_of[i]->start}, i);
       if (!fresh && im.leases[it->second].token > l.token) it->second = i;
     }
     for (const auto& [k, i] : credited) {

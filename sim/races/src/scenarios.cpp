@@ -398,11 +398,14 @@ void restart_with_persistence(Run& r) {
 // grant leaves a phantom reader after the first release (it still believes, the server does not).
 void duplicate_shared_acquire(Run& r) {
   const std::string a = r.job(
-      0, 5ms, Job{.ttl = 2s, .writes = {}, .release_after = 300ms, .shared = true, .owner = "reader"});
+      0, 5ms,
+      Job{.ttl = 2s, .writes = {}, .release_after = 300ms, .shared = true, .owner = "reader"});
   const std::string b = r.job(
-      1, 5ms, Job{.ttl = 2s, .writes = {}, .release_after = 800ms, .shared = true, .owner = "reader"});
+      1, 5ms,
+      Job{.ttl = 2s, .writes = {}, .release_after = 800ms, .shared = true, .owner = "reader"});
   const std::string c = r.job(
-      0, 60ms, Job{.ttl = 2s, .writes = {}, .release_after = 100ms, .shared = true, .owner = "reader"});
+      0, 60ms,
+      Job{.ttl = 2s, .writes = {}, .release_after = 100ms, .shared = true, .owner = "reader"});
   // An ordinary second reader alongside.
   r.job(2, 5ms, Job{.ttl = 2s, .release_after = 500ms, .shared = true});
   r.run_until(3s);
@@ -434,9 +437,9 @@ void two_transactions_one_connection(Run& r) {
       r.renew(*b);
     });
   });
-  const std::string c = r.job(
-      1, 100ms,
-      Job{.resource = "r2", .ttl = 1s, .wait = 2s, .writes = {10ms}, .release_after = 300ms});
+  const std::string c =
+      r.job(1, 100ms,
+            Job{.resource = "r2", .ttl = 1s, .wait = 2s, .writes = {10ms}, .release_after = 300ms});
   r.run_until(2s);
   r.finish();
   const auto ra = r.renew_span(a), rb = r.renew_span(*b);
@@ -470,9 +473,11 @@ void message_after_unsubscribe(Run& r) {
     const int h = 3 * i, w = 3 * i + 1, g = 3 * i + 2;
     r.job(h, 5ms, Job{.resource = res, .ttl = 10s});
     r.at(210ms + offsets[i], [&r, h] { r.release_latest(h); });
-    firsts.emplace_back(r.job(w, 10ms, Job{.resource = res, .ttl = 1s, .wait = 200ms,
-                                           .writes = {0ms}, .release_after = 10ms}),
-                        w);
+    firsts.emplace_back(
+        r.job(
+            w, 10ms,
+            Job{.resource = res, .ttl = 1s, .wait = 200ms, .writes = {0ms}, .release_after = 10ms}),
+        w);
     r.job(w, 215ms,
           Job{.resource = res, .ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 10ms});
     r.job(g, 20ms,
@@ -548,8 +553,8 @@ void split_brain_reconnect(Run& r) {
     // b's lease ended on the server, not by expiry and not by b's own release, after a's
     // release had been reported: only the old connection's late operation could do that.
     const auto rb = r.release_span(b);
-    if (gb >= Nanos{0} && ra.end >= Nanos{0} && sp.start >= ra.end && sp.end > gb &&
-        !sp.expired && (rb.start < Nanos{0} || sp.end < rb.start)) {
+    if (gb >= Nanos{0} && ra.end >= Nanos{0} && sp.start >= ra.end && sp.end > gb && !sp.expired &&
+        (rb.start < Nanos{0} || sp.end < rb.start)) {
       r.mark("old-connection-op-after-takeover");
     }
   }
@@ -558,7 +563,7 @@ void split_brain_reconnect(Run& r) {
 // The same split brain with an acquire: c1's acquire (owner "svc") is written on the connection
 // that turns slow and is abandoned; the client cleans up its possible claim and tries again on
 // the new connection, is granted after c2's release, and releases. Then the old acquire lands
-// and grants "svc" a lease nobody holds, which blocks c3 for the TTL.
+// and grants "svc" a lease nobody holds (3 s TTL): c3, waiting up to 1 s from 1 s on, times out.
 void split_brain_late_acquire(Run& r) {
   r.job(1, 5ms, Job{.ttl = 5s, .writes = {10ms}, .release_after = 595ms});
   auto old_conn = std::make_shared<std::uint64_t>(0);
@@ -574,13 +579,14 @@ void split_brain_late_acquire(Run& r) {
       120ms + 10us, 300ms, 10us,
       [&r, old_conn, sent] { return r.world().net().bytes_sent(*old_conn, true) > *sent; },
       [&r, a] {
-        *a = r.job(0, r.world().now(),
-                   Job{.ttl = 3s, .wait = 2s, .writes = {10ms}, .release_after = 200ms,
-                       .owner = "svc"});
+        *a = r.job(
+            0, r.world().now(),
+            Job{.ttl = 3s, .wait = 2s, .writes = {10ms}, .release_after = 200ms, .owner = "svc"});
         r.at(r.world().now() + 50ms + 500us,
              [&r] { r.world().net().link(r.node(0), r.server()).latency = 50us; });
       });
-  r.job(2, 700ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms}, .release_after = 100ms});
+  // c3 wants the lock after the stale grant landed: it times out although nobody holds it.
+  r.job(2, 1s, Job{.ttl = 1s, .wait = 1s, .writes = {0ms}, .release_after = 100ms});
   r.run_until(6s);
   r.finish();
   const auto ra = r.release_span(*a);

@@ -287,8 +287,7 @@ class RawConn final : public loop::StreamHandler {
 
 class NaiveStrategy final : public Strategy {
  public:
-  NaiveStrategy(sim::Node& node, loop::ConnectionOptions o, Flaws f)
-      : node_(node), f_(f) {
+  NaiveStrategy(sim::Node& node, loop::ConnectionOptions o, Flaws f) : node_(node), f_(f) {
     if (f_.raw_txn) raw_ = std::make_unique<RawConn>(node.loop(), o.endpoint);
     conn_ = std::make_unique<loop::Connection>(node.loop(), std::move(o));
     conn_->add_push_handler([this](resp::Frame p) { handle_push(p); });
@@ -356,13 +355,12 @@ class NaiveStrategy final : public Strategy {
     auto alive = alive_;
     if (l.shared) {
       // SREM names the owner: removes "its" membership — whichever grant put it there.
-      ++sent_, conn_->command({"SREM", key + ":readers", owner},
-                              [alive, done](Ec ec, const loop::Replies& r) {
-                                if (!*alive) return;
-                                if (ec || r.size() == 0) return done(unknown_or(ec));
-                                done(int_of(r[0]).value_or(0) == 1 ? Ec{}
-                                                                   : Ec(lock::Errc::not_held));
-                              });
+      ++sent_, conn_->command(
+                   {"SREM", key + ":readers", owner}, [alive, done](Ec ec, const loop::Replies& r) {
+                     if (!*alive) return;
+                     if (ec || r.size() == 0) return done(unknown_or(ec));
+                     done(int_of(r[0]).value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
+                   });
       return;
     }
     if (f_.get_then_del) {
@@ -420,15 +418,15 @@ class NaiveStrategy final : public Strategy {
           ++sent_, raw_->send({{"UNWATCH"}}, [](Ec, const auto&) {});
           return ok(lock::Errc::not_held);
         }
-        ++sent_, raw_->send({{"MULTI"}, {"PEXPIRE", key, ttl}, {"EXEC"}},
-                            [alive, ok](Ec ec2, const auto& r2) {
-                              if (!*alive) return;
-                              if (ec2 || r2.size() < 3) return ok(lock::Errc::connection);
-                              const auto& ex = r2[2];
-                              if (ex.null || ex.elems.empty()) return ok(lock::Errc::not_held);
-                              ok(ex.elems[0].num.value_or(0) == 1 ? Ec{}
-                                                                  : Ec(lock::Errc::not_held));
-                            });
+        ++sent_,
+            raw_->send({{"MULTI"}, {"PEXPIRE", key, ttl}, {"EXEC"}},
+                       [alive, ok](Ec ec2, const auto& r2) {
+                         if (!*alive) return;
+                         if (ec2 || r2.size() < 3) return ok(lock::Errc::connection);
+                         const auto& ex = r2[2];
+                         if (ex.null || ex.elems.empty()) return ok(lock::Errc::not_held);
+                         ok(ex.elems[0].num.value_or(0) == 1 ? Ec{} : Ec(lock::Errc::not_held));
+                       });
       });
       return;
     }
@@ -850,8 +848,7 @@ const std::vector<Entry>& entries() {
          f.late_message = true;
          return f;
        }()},
-      {{"ack-state",
-        "pubsub, but it counts itself subscribed until the UNSUBSCRIBE ack arrives"},
+      {{"ack-state", "pubsub, but it counts itself subscribed until the UNSUBSCRIBE ack arrives"},
        false,
        [] {
          Flaws f;

@@ -213,6 +213,7 @@ class Network {
   void reset(std::uint64_t conn);  // both ends see a reset; bytes in flight are lost
   // The server end silently forgets the connection: nobody is told, bytes vanish.
   void half_open(std::uint64_t conn);
+  // Also after the connection ended (kept per id; 0 for an unknown id).
   [[nodiscard]] std::uint64_t bytes_sent(std::uint64_t conn, bool to_server) const;
 
  private:
@@ -241,6 +242,7 @@ class Network {
   std::map<std::pair<std::uint32_t, std::uint16_t>, Listener> listeners_;
   std::map<std::string, Node*, std::less<>> addresses_;
   std::map<std::uint64_t, std::shared_ptr<Conn>> conns_;
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> ended_sent_;  // bytes_sent()
   std::uint64_t next_conn_ = 1;
 };
 

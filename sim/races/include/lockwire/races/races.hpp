@@ -271,6 +271,28 @@ struct ExploreResult {
 [[nodiscard]] ExploreResult explore_one(std::uint64_t seed, std::string_view strategy,
                                         const Profile& profile, bool keep_trace = false);
 
+// ---- exhaustive cut placement ------------------------------------------------------------------
+// A tiny hand-off (c2 holds 60 ms; c1 waits, is woken, renews, writes, releases, then acquires
+// once more) run once per single connection cut: c1's connection is cut after every k-th byte
+// boundary of what it sends (up) or receives (down) from 1 ms on — request applied with its reply
+// lost, or never applied, at every point of the protocol. Deterministic links: the runs differ
+// only in the cut.
+struct CutPoint {
+  bool to_server = true;
+  std::uint64_t after = 0;
+};
+// `bytes_up`/`bytes_down` (optional) receive c1's traffic on that connection from 1 ms on.
+[[nodiscard]] ExploreResult cut_run(std::string_view strategy, std::optional<CutPoint> cut,
+                                    bool keep_trace = false, std::uint64_t* bytes_up = nullptr,
+                                    std::uint64_t* bytes_down = nullptr);
+struct ExhaustResult {
+  std::uint64_t bytes_up = 0, bytes_down = 0;  // c1's traffic in the uncut run (from 1 ms)
+  std::uint64_t runs = 0;
+  std::vector<std::pair<CutPoint, std::vector<Verdict>>> failures;
+};
+// Every `step`-th cut point in both directions (step 1: all of them).
+[[nodiscard]] ExhaustResult exhaust_cuts(std::string_view strategy, std::uint64_t step = 1);
+
 // ---- command line (lockwire-sim list | replay | explore) ---------------------------------------
 int cli_list(int argc, char** argv);
 int cli_replay(int argc, char** argv);
