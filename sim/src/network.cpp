@@ -39,6 +39,7 @@ struct Conn {
   std::deque<Chunk> q[2];
   Nanos last_at[2] = {Nanos(0), Nanos(0)};
   std::uint64_t sent[2] = {0, 0};
+  Nanos data_at[2] = {Nanos(-1), Nanos(-1)};  // when the last data sent each way arrives
   std::uint64_t cut_budget[2] = {kNoCut, kNoCut};
 };
 
@@ -375,6 +376,7 @@ void Network::transmit(const std::shared_ptr<Conn>& c, int side, std::string byt
     for (std::size_t cut : cuts) {
       const Nanos at = arrival(from, to, c->last_at[side]);
       c->last_at[side] = at;
+      c->data_at[side] = at;
       if (cuts.size() == 1) {
         c->q[side].push_back(Chunk{at, std::move(bytes), kData});
       } else {
@@ -471,6 +473,7 @@ void Network::node_died(Node& n, bool crashed) {
 void Network::forget(std::uint64_t id) {
   if (auto it = conns_.find(id); it != conns_.end()) {
     ended_sent_[id] = {it->second->sent[0], it->second->sent[1]};
+    ended_data_at_[id] = {it->second->data_at[0], it->second->data_at[1]};
     conns_.erase(it);
   }
 }
@@ -530,6 +533,13 @@ std::uint64_t Network::bytes_sent(std::uint64_t conn, bool to_server) const {
     return to_server ? e->second.first : e->second.second;
   }
   return 0;
+}
+
+Nanos Network::last_data_arrival(std::uint64_t conn, bool to_server) const {
+  const int d = to_server ? 0 : 1;
+  if (auto it = conns_.find(conn); it != conns_.end()) return it->second->data_at[d];
+  if (auto e = ended_data_at_.find(conn); e != ended_data_at_.end()) return e->second[d];
+  return Nanos(-1);
 }
 
 }  // namespace lockwire::sim

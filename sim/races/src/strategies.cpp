@@ -28,18 +28,20 @@ std::string_view push_kind(const resp::Frame& p) {
 
 class LockwireStrategy final : public Strategy {
  public:
-  LockwireStrategy(sim::Node& node, loop::ConnectionOptions o)
+  LockwireStrategy(sim::Node& node, loop::ConnectionOptions o, bool fence = true)
       : node_(node),
         metrics_(std::make_shared<lock::CountingMetrics>()),
-        client_(std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_))) {
+        client_(std::make_unique<lock::Client>(node.loop(), std::move(o),
+                                               options(metrics_, fence))) {
     auto alive = alive_;
     client_->connection().add_push_handler([this, alive](resp::Frame p) {
       if (*alive && on_push) on_push(push_kind(p));
     });
   }
-  static lock::ClientOptions options(std::shared_ptr<lock::CountingMetrics> m) {
+  static lock::ClientOptions options(std::shared_ptr<lock::CountingMetrics> m, bool fence) {
     lock::ClientOptions o;
     o.metrics = std::move(m);
+    o.fence_abandoned = fence;
     return o;
   }
 
@@ -783,6 +785,7 @@ struct Entry {
   StrategyInfo info;
   bool lockwire;
   Flaws flaws;
+  bool fence = true;  // lockwire only
 };
 
 Flaws flaw(bool Flaws::*m) {
@@ -794,6 +797,11 @@ Flaws flaw(bool Flaws::*m) {
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> e = {
       {{"lockwire", "lockwire's lock::Client (docs/protocol.md)"}, true, {}},
+      {{"no-fence",
+        "lockwire's lock::Client without fencing abandoned connections (no CLIENT KILL)"},
+       true,
+       {},
+       false},
       {{"get-then-del", "release = GET, compare, then DEL in a second round trip"},
        false,
        flaw(&Flaws::get_then_del)},
@@ -878,7 +886,7 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, sim::Node& node,
                                         loop::ConnectionOptions options) {
   for (const auto& e : entries()) {
     if (e.info.name != name) continue;
-    if (e.lockwire) return std::make_unique<LockwireStrategy>(node, std::move(options));
+    if (e.lockwire) return std::make_unique<LockwireStrategy>(node, std::move(options), e.fence);
     return std::make_unique<NaiveStrategy>(node, std::move(options), e.flaws);
   }
   return nullptr;

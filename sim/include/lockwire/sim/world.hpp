@@ -9,6 +9,7 @@
 // (timers, streams) must be destroyed before the World.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -215,6 +216,9 @@ class Network {
   void half_open(std::uint64_t conn);
   // Also after the connection ended (kept per id; 0 for an unknown id).
   [[nodiscard]] std::uint64_t bytes_sent(std::uint64_t conn, bool to_server) const;
+  // When the last data sent on it that way arrives (or arrived) at the other end, whether or not
+  // that end still reads it; -1 if none was sent. Also after the connection ended.
+  [[nodiscard]] Nanos last_data_arrival(std::uint64_t conn, bool to_server) const;
 
  private:
   friend class SimLoop;
@@ -243,6 +247,7 @@ class Network {
   std::map<std::string, Node*, std::less<>> addresses_;
   std::map<std::uint64_t, std::shared_ptr<Conn>> conns_;
   std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> ended_sent_;  // bytes_sent()
+  std::map<std::uint64_t, std::array<Nanos, 2>> ended_data_at_;  // last_data_arrival()
   std::uint64_t next_conn_ = 1;
 };
 
