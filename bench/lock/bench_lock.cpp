@@ -176,31 +176,35 @@ class Bench {
   // resource; each holds for `hold`, releases, and rejoins after the next grant. Latency: from a
   // holder starting its release until the next client holds. Returns the samples (seconds).
   // `sent` gets the requests and the commands in them that all clients wrote (metrics hook).
+  // one_client: all contenders share one lock::Client (one connection), the way node-redlock's
+  // waiters share one ioredis connection; otherwise one client each, as separate processes.
   std::vector<double> handoff_many(int waiters, int handoffs, loop::Nanos hold, double* cpu,
-                                   std::pair<std::uint64_t, std::uint64_t>* sent) {
+                                   std::pair<std::uint64_t, std::uint64_t>* sent,
+                                   bool one_client = false) {
     auto metrics = std::make_shared<lock::CountingMetrics>();
     lock::ClientOptions co;
     co.prefix = "bench:";
     co.metrics = metrics;
     std::vector<std::unique_ptr<lock::Client>> cs;
-    for (int i = 0; i <= waiters; ++i) {
+    for (int i = 0; i <= (one_client ? 0 : waiters); ++i) {
       cs.push_back(std::make_unique<lock::Client>(loop_, conn_, co));
       cs.back()->start();
       warm(cs.back()->connection());
     }
+    auto client = [&](int i) -> lock::Client& { return one_client ? *cs[0] : *cs[i]; };
     std::vector<double> samples;
     std::optional<loop::MonoTime> release_started;
     std::vector<int> pending;  // released, rejoining at the next grant
     bool done = false;
     int active = waiters + 1;
-    std::vector<std::unique_ptr<loop::Timer>> timers(cs.size());
+    std::vector<std::unique_ptr<loop::Timer>> timers(static_cast<std::size_t>(waiters) + 1);
     std::function<void(int)> contend = [&](int i) {
       lock::LockRequest r;
       r.resource = "handoff-many";
       r.owner = std::to_string(i);
       r.ttl = 10s;
       r.wait = 60s;
-      cs[i]->lock(r, [&, i](std::error_code ec, const lock::Lease& l) {
+      client(i).lock(r, [&, i](std::error_code ec, const lock::Lease& l) {
         if (ec) {
           std::fprintf(stderr, "hand-off acquire failed: %s\n", ec.message().c_str());
           std::exit(1);
@@ -219,7 +223,7 @@ class Bench {
         }
         timers[i] = loop_.make_timer([&, i, l] {
           release_started = loop_.now();
-          cs[i]->release(l, [&, i](std::error_code) {
+          client(i).release(l, [&, i](std::error_code) {
             if (done) {
               --active;
               return;
@@ -380,23 +384,27 @@ int main(int argc, char** argv) {
               h.us_per_op(), rtt_us, h.us_per_op() / rtt_us);
   struct Many {
     int waiters;
+    bool one_client;
     std::vector<double> s;
     double cpu;
     std::pair<std::uint64_t, std::uint64_t> sent;  // requests, commands
   };
   std::vector<Many> many;
-  for (int waiters : {8, 64}) {
-    Many m{waiters, {}, 0, {}};
-    m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu, &m.sent);
-    std::sort(m.s.begin(), m.s.end());
-    char name[64];
-    std::snprintf(name, sizeof name, "hand-off, %d waiters (p50 / mean, us)", waiters);
-    double mean = 0;
-    for (double x : m.s) mean += x;
-    mean /= static_cast<double>(m.s.size());
-    std::printf("%-44s %9.1f us %9.1f us %9.2fx RTT (p50)\n", name, quantile(m.s, 0.5) * 1e6,
-                mean * 1e6, quantile(m.s, 0.5) * 1e6 / rtt_us);
-    many.push_back(std::move(m));
+  for (bool one_client : {false, true}) {
+    for (int waiters : {8, 64}) {
+      Many m{waiters, one_client, {}, 0, {}};
+      m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu, &m.sent, one_client);
+      std::sort(m.s.begin(), m.s.end());
+      char name[64];
+      std::snprintf(name, sizeof name, "hand-off, %d waiters%s (p50 / mean, us)", waiters,
+                    one_client ? ", one client" : "");
+      double mean = 0;
+      for (double x : m.s) mean += x;
+      mean /= static_cast<double>(m.s.size());
+      std::printf("%-44s %9.1f us %9.1f us %9.2fx RTT (p50)\n", name, quantile(m.s, 0.5) * 1e6,
+                  mean * 1e6, quantile(m.s, 0.5) * 1e6 / rtt_us);
+      many.push_back(std::move(m));
+    }
   }
   std::printf("\nfloor = PING on the same kind of connection (pairs: two PINGs per pair)\n");
   if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
@@ -425,10 +433,12 @@ int main(int argc, char** argv) {
       std::printf(
           "{%s, \"mode\": \"handoff\", \"waiters\": %d, \"ops\": %zu, "
           "\"cpu_us_per_op\": %.3f, \"requests_per_op\": %.3f, \"commands_per_op\": %.3f, "
-          "\"ping_rtt_us\": %.3f, \"settings\": {\"hold_ms\": 2}, %s}\n",
+          "\"ping_rtt_us\": %.3f, \"settings\": {\"hold_ms\": 2}, \"variant\": \"%s\", "
+          "\"connections\": %d, %s}\n",
           lib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()),
           static_cast<double>(m.sent.first) / static_cast<double>(m.s.size()),
           static_cast<double>(m.sent.second) / static_cast<double>(m.s.size()), rtt_us,
+          m.one_client ? "one-client" : "default", m.one_client ? 1 : m.waiters + 1,
           latency_json(m.s).c_str());
     }
   }
