@@ -79,23 +79,31 @@ class Builder {
   loop::Request r_;
 };
 
-// Element indices of the EXEC reply; `aborted` for a nil EXEC; false for anything else.
+// The index of the EXEC reply's array; nullopt if malformed; `aborted` for a nil EXEC.
+std::optional<std::size_t> exec_array(resp::Frame exec, bool& aborted) noexcept {
+  aborted = false;
+  if (exec.empty()) return std::nullopt;
+  const std::size_t v = resp::value_index(exec);
+  if (v >= exec.size()) return std::nullopt;
+  if (resp::is_null(exec[v])) {
+    aborted = true;
+    return v;
+  }
+  if (exec[v].type != resp::Type::array) return std::nullopt;
+  return v;
+}
+
 // The EXEC reply's elements without allocating (hot path): at most N, else false.
 template <std::size_t N>
 bool exec_elements_fixed(resp::Frame exec, std::array<std::size_t, N>& out, std::size_t& n,
                          bool& aborted) noexcept {
-  aborted = false;
   n = 0;
-  if (exec.empty()) return false;
-  const std::size_t v = resp::value_index(exec);
-  if (v >= exec.size()) return false;
-  if (resp::is_null(exec[v])) {
-    aborted = true;
-    return true;
-  }
-  if (exec[v].type != resp::Type::array || exec[v].size > N) return false;
-  std::size_t i = resp::first_element(exec, v);
-  for (; n < exec[v].size; ++n) {
+  const auto v = exec_array(exec, aborted);
+  if (!v) return false;
+  if (aborted) return true;
+  if (exec[*v].size > N) return false;
+  std::size_t i = resp::first_element(exec, *v);
+  for (; n < exec[*v].size; ++n) {
     if (i >= exec.size()) return false;
     out[n] = i;
     i = resp::next_element(exec, i);
@@ -103,18 +111,12 @@ bool exec_elements_fixed(resp::Frame exec, std::array<std::size_t, N>& out, std:
   return true;
 }
 
+// Element indices of the EXEC reply; `aborted` for a nil EXEC; false for anything else.
 bool exec_elements(resp::Frame exec, std::vector<std::size_t>& out, bool& aborted) {
-  aborted = false;
   out.clear();
-  if (exec.empty()) return false;
-  const std::size_t v = resp::value_index(exec);
-  if (v >= exec.size()) return false;
-  if (resp::is_null(exec[v])) {
-    aborted = true;
-    return true;
-  }
-  if (exec[v].type != resp::Type::array) return false;
-  resp::elements(exec, v, out);
+  const auto v = exec_array(exec, aborted);
+  if (!v) return false;
+  if (!aborted) resp::elements(exec, *v, out);
   return true;
 }
 
@@ -243,14 +245,20 @@ loop::Request wait_read(const Keys& k, std::string_view own_field) {
       .done();
 }
 
+// The elements of a wait block's EXEC reply: `reads` after the optional HDEL (an integer).
+static bool wait_elements(resp::Frame exec, bool with_hdel, std::size_t reads,
+                          std::vector<std::size_t>& el) {
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted) || aborted) return false;
+  if (el.size() != (with_hdel ? 1 : 0) + reads) return false;
+  return !with_hdel || int_at(exec, el[0]).has_value();
+}
+
 WaitRead parse_wait_read(resp::Frame exec, bool with_hdel) {
   WaitRead out;
   std::vector<std::size_t> el;
-  bool aborted = false;
-  if (!exec_elements(exec, el, aborted) || aborted) return out;
+  if (!wait_elements(exec, with_hdel, 3, el)) return out;
   const std::size_t base = with_hdel ? 1 : 0;
-  if (el.size() != base + 3) return out;
-  if (with_hdel && !int_at(exec, el[0])) return out;
   out.tracked = !resp::is_error(exec[el[base]]);
   const auto pttl = int_at(exec, el[base + 1]);
   if (!pttl) return out;
@@ -260,8 +268,8 @@ WaitRead parse_wait_read(resp::Frame exec, bool with_hdel) {
   return out;
 }
 
-loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field,
-                                  std::string_view owner, std::int64_t marker_ttl_ms) {
+loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field, std::string_view owner,
+                                  std::int64_t marker_ttl_ms) {
   Builder b(loop::RequestKind::atomic);
   b.add("MULTI");
   if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
@@ -279,11 +287,8 @@ loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field,
 WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string_view owner) {
   WaitRead out;
   std::vector<std::size_t> el;
-  bool aborted = false;
-  if (!exec_elements(exec, el, aborted) || aborted) return out;
+  if (!wait_elements(exec, with_hdel, 7, el)) return out;
   const std::size_t b = with_hdel ? 1 : 0;
-  if (el.size() != b + 7) return out;
-  if (with_hdel && !int_at(exec, el[0])) return out;
   // el[b]: SET .. NX (OK or nil): who won is what GET says, also when we were elected before.
   const resp::Node& marker = exec[el[b + 2]];
   if (!resp::is_null(marker) && !resp::is_string_like(marker.type)) return out;

@@ -241,31 +241,39 @@ TEST(LockSim, ManyWaitersShareOneInterest) {
   }
 }
 
+// A holder of "r" (TTL 30 s), then `n` clients (each with its own metrics) waiting up to 60 s.
+struct Waiting {
+  Waiting(Env& e, int n) : holder(e.client()), held(e.acquire(holder, req("r", "holder", 30s))) {
+    for (int i = 0; i < n; ++i) {
+      ms.push_back(std::make_shared<CountingMetrics>());
+      ws.push_back(e.start(e.client(ms.back()), req("r", numbered("w", i), 10s, 60s)));
+    }
+  }
+  [[nodiscard]] std::uint64_t requests() const {
+    std::uint64_t n = 0;
+    for (const auto& m : ms) n += m->requests.load();
+    return n;
+  }
+  Client& holder;
+  Env::Acq held;
+  std::vector<std::shared_ptr<CountingMetrics>> ms;
+  std::vector<std::shared_ptr<Env::Acq>> ws;
+};
+
 TEST(LockSim, WaitersInManyClientsDoNotWakeEachOtherForever) {
   // Every claim modifies the holder set and wakes every client tracking it; only the elected
   // next waiter may act on that at once (the others only after the grace, with a read that
   // changes nothing), or waiters in different clients would keep waking each other.
   for (std::uint64_t seed : kSeeds) {
     Env e(seed);
-    Client& a = e.client();
-    auto la = e.acquire(a, req("r", "holder", 30s));
-    ASSERT_FALSE(la.ec);
-    std::vector<std::shared_ptr<CountingMetrics>> ms;
-    std::vector<std::shared_ptr<Env::Acq>> ws;
-    for (int i = 0; i < 8; ++i) {
-      ms.push_back(std::make_shared<CountingMetrics>());
-      ws.push_back(e.start(e.client(ms.back()), req("r", numbered("w", i), 10s, 60s)));
-    }
-    auto total = [&] {
-      std::uint64_t n = 0;
-      for (auto& m : ms) n += m->requests.load();
-      return n;
-    };
+    Waiting wt(e, 8);
+    ASSERT_FALSE(wt.held.ec);
+    auto& ws = wt.ws;
     e.run_for(1s);
-    const auto settled = total();
+    const auto settled = wt.requests();
     e.run_for(5s);
-    EXPECT_EQ(total(), settled) << seed;  // quiet while the lock is held
-    EXPECT_FALSE(e.release(a, la.lease));
+    EXPECT_EQ(wt.requests(), settled) << seed;  // quiet while the lock is held
+    EXPECT_FALSE(e.release(wt.holder, wt.held.lease));
     for (std::size_t i = 0; i < ws.size(); ++i) {
       // Each grant is released by the test so that every waiter gets its turn.
       e.run_until([&] {
@@ -289,29 +297,18 @@ TEST(LockSim, ReleaseWakesOnlyTheElectedWaiter) {
   // head owner is in P{r}:w); the others re-elect after the grant moved the marker.
   for (std::uint64_t seed : kSeeds) {
     Env e(seed);
-    Client& a = e.client();
-    auto la = e.acquire(a, req("r", "holder", 30s));
-    ASSERT_FALSE(la.ec);
-    std::vector<std::shared_ptr<CountingMetrics>> ms;
-    std::vector<std::shared_ptr<Env::Acq>> ws;
-    for (int i = 0; i < 8; ++i) {
-      ms.push_back(std::make_shared<CountingMetrics>());
-      ws.push_back(e.start(e.client(ms.back()), req("r", numbered("w", i), 10s, 60s)));
-    }
-    auto total = [&] {
-      std::uint64_t n = 0;
-      for (auto& m : ms) n += m->requests.load();
-      return n;
-    };
+    Waiting wt(e, 8);
+    ASSERT_FALSE(wt.held.ec);
+    auto& ws = wt.ws;
     e.run_for(1s);
-    const auto settled = total();
-    EXPECT_FALSE(e.release(a, la.lease));
+    const auto settled = wt.requests();
+    EXPECT_FALSE(e.release(wt.holder, wt.held.lease));
     e.run_until([&] { return std::any_of(ws.begin(), ws.end(), [](auto& w) { return w->done; }); });
     // The elected waiter's attempt and its hand-on of the election (DEL P{r}:w), nothing else.
-    EXPECT_EQ(total(), settled + 2) << seed;
+    EXPECT_EQ(wt.requests(), settled + 2) << seed;
     e.run_for(1s);
     // Then one election read per remaining waiter, and quiet again.
-    EXPECT_EQ(total(), settled + 2 + 7) << seed;
+    EXPECT_EQ(wt.requests(), settled + 2 + 7) << seed;
     for (auto& w : ws) {
       if (w->done) {
         EXPECT_FALSE(w->ec) << w->ec.message();
