@@ -133,8 +133,9 @@ TEST(ExclusiveWaitRead, RequestElectsAndTracksBothKeys) {
   const auto k = p::make_keys("t", "r");
   EXPECT_EQ(k.marker, "t{r}:w");
   const auto r = p::exclusive_wait_read(k, "x:me", "me", 2000);
-  EXPECT_NE(r.bytes.find("$3\r\nSET\r\n$6\r\nt{r}:w\r\n$2\r\nme\r\n$2\r\nNX\r\n$2\r\nPX\r\n$4\r\n2000"),
-            std::string::npos);
+  EXPECT_NE(
+      r.bytes.find("$3\r\nSET\r\n$6\r\nt{r}:w\r\n$2\r\nme\r\n$2\r\nNX\r\n$2\r\nPX\r\n$4\r\n2000"),
+      std::string::npos);
   EXPECT_NE(r.bytes.find("$4\r\nHDEL\r\n$4\r\nt{r}\r\n$4\r\nx:me"), std::string::npos);
   EXPECT_EQ(p::exclusive_wait_read(k, "", "me", 5).bytes.find("HDEL"), std::string::npos);
   EXPECT_EQ(p::drop_marker(k.marker).bytes, "*2\r\n$3\r\nDEL\r\n$6\r\nt{r}:w\r\n");
@@ -155,7 +156,8 @@ TEST(ExclusiveWaitRead, ParsesElection) {
   EXPECT_EQ(w.fields[0], "x:holder");
   // Someone else is elected (SET NX: null); the same reply read as that someone says elected.
   Parsed lost(
-      "*7\r\n_\r\n+OK\r\n$2\r\nme\r\n:1899\r\n+OK\r\n:4799\r\n%1\r\n$8\r\nx:holder\r\n$3\r\n100\r\n");
+      "*7\r\n_\r\n+OK\r\n$2\r\nme\r\n:1899\r\n+OK\r\n:4799\r\n%1\r\n$8\r\nx:holder\r\n$"
+      "3\r\n100\r\n");
   const auto l = p::parse_exclusive_wait_read(lost.frame(), false, "other");
   ASSERT_TRUE(l.ok);
   EXPECT_FALSE(l.elected);

@@ -613,7 +613,7 @@ TEST_F(Fixture, FenceKillsTheAbandonedConnectionBeforeAnythingElse) {
   EXPECT_EQ(L.take(), cmd({"HELLO", "3"}) + cmd({"CLIENT", "INFO"}) +
                           cmd({"CLIENT", "KILL", "ID", "42", "ADDR", "10.1.2.3:5555"}));
   L.feed("%1\r\n$2\r\nid\r\n:44\r\n");
-  L.feed("$24\r\nid=44 addr=10.1.2.3:6666\r\n");  // RESP2-style bulk is understood too
+  L.feed("$24\r\nid=44 addr=10.1.2.3:6666\r\n");       // RESP2-style bulk is understood too
   EXPECT_EQ(c->state(), ConnectionState::connecting);  // the fence is not answered yet
   EXPECT_EQ(L.take(), "");
   L.feed(":1\r\n");

@@ -31,8 +31,8 @@ class LockwireStrategy final : public Strategy {
   LockwireStrategy(sim::Node& node, loop::ConnectionOptions o, bool fence = true)
       : node_(node),
         metrics_(std::make_shared<lock::CountingMetrics>()),
-        client_(std::make_unique<lock::Client>(node.loop(), std::move(o),
-                                               options(metrics_, fence))) {
+        client_(
+            std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_, fence))) {
     auto alive = alive_;
     client_->connection().add_push_handler([this, alive](resp::Frame p) {
       if (*alive && on_push) on_push(push_kind(p));

@@ -84,8 +84,7 @@ struct WaitRead {
 // marker `P{R}:w`); every exclusive waiter tracks the marker, so when it goes (the elected waiter
 // was granted, gave up, or its marker expired) the others elect a new one. See docs/protocol.md.
 [[nodiscard]] loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field,
-                                                std::string_view owner,
-                                                std::int64_t marker_ttl_ms);
+                                                std::string_view owner, std::int64_t marker_ttl_ms);
 [[nodiscard]] WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel,
                                                  std::string_view owner);
 // Removes the marker (unconditionally: it is only a hint; a wrongly removed one costs one
