@@ -563,7 +563,8 @@ class Session {
       bool all = false;
       if (!lock::protocol::parse_invalidate(push, keys, all)) return;
       bool ours = all;
-      for (const auto& k : keys) ours = ours || k.starts_with(keys_.holders);
+      // The elected-waiter marker (P{R}:w) says nothing about holders: no re-read for it.
+      for (const auto& k : keys) ours = ours || (k.starts_with(keys_.holders) && k != keys_.marker);
       if (ours) refresh();
     });
     tracker_->add_state_handler([this](loop::ConnectionState s, Ec ec) {
