@@ -24,5 +24,6 @@ replay delete-wrong-lock get-then-del
 replay wait-deadline-during-command give-up-on-deadline
 replay pause-beyond-ttl no-fencing
 replay notify-before-subscribe no-recheck
+replay split-brain-reconnect no-fence
 echo
 echo "All scenarios: $bin/lockwire-sim list"
