@@ -373,6 +373,83 @@ TEST(Connection, ClientKillAndPauseAreSurvived) {
   finish(loop, c);
 }
 
+// The Redis facts fence_abandoned rests on, and that a real server accepts what it sends.
+TEST(Connection, FenceKillsAbandonedConnectionsOnTheRealServer) {
+  test::RedisServer server;
+  UvLoop loop;
+  auto admin = ready_conn(loop, opts_for(server));
+
+  // 1. A killed connection's later bytes are discarded: a raw socket stands for the abandoned
+  //    connection (`CLIENT INFO` tells its id and address, as the handshake learns them).
+  const int raw = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(server.port());
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(raw, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const std::string info_cmd = "*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\n";
+  ASSERT_EQ(::write(raw, info_cmd.data(), info_cmd.size()), static_cast<ssize_t>(info_cmd.size()));
+  std::string info;
+  char buf[4096];
+  while (info.find("resp=") == std::string::npos) {
+    const ssize_t n = ::read(raw, buf, sizeof buf);
+    ASSERT_GT(n, 0);
+    info.append(buf, static_cast<std::size_t>(n));
+  }
+  auto field = [&](std::string_view name) {
+    const std::size_t at = info.find(std::string(" ") + std::string(name) + "=");
+    const std::size_t from = info.find('=', at) + 1;
+    return info.substr(from, info.find(' ', from) - from);
+  };
+  const std::string id = info.substr(info.find("id=") + 3, info.find(' ') - info.find("id=") - 3);
+  const std::string addr = field("addr");
+  std::int64_t killed = -1;
+  admin->command({"CLIENT", "KILL", "ID", id, "ADDR", addr},
+                 [&](std::error_code ec, const Replies& r) {
+                   EXPECT_FALSE(ec);
+                   killed = resp::to_int64(r[0][0]).value_or(-1);
+                 });
+  ASSERT_TRUE(run_until(loop, [&] { return killed >= 0; }));
+  EXPECT_EQ(killed, 1);
+  const std::string late = "*3\r\n$3\r\nSET\r\n$4\r\nlate\r\n$1\r\n1\r\n";
+  (void)::write(raw, late.data(), late.size());  // may fail already: the server closed it
+  std::int64_t exists = -1;
+  admin->command({"EXISTS", "late"}, [&](std::error_code, const Replies& r) {
+    exists = resp::to_int64(r[0][0]).value_or(-1);
+  });
+  ASSERT_TRUE(run_until(loop, [&] { return exists >= 0; }));
+  EXPECT_EQ(exists, 0);
+  ::close(raw);
+
+  // 2. A fencing connection's handshake is accepted as sent: after a reconnect it kills its old
+  //    connection by ID and ADDR (already gone here: :0), with no failed or rejected call.
+  ConnectionOptions fo = opts_for(server);
+  fo.fence_abandoned = true;
+  auto c = ready_conn(loop, fo);
+  int readies = 0;
+  c->add_state_handler([&](ConnectionState s, std::error_code) {
+    if (s == ConnectionState::ready) ++readies;
+  });
+  const std::int64_t first_id = c->client_id();
+  bool done = false;
+  admin->command({"CLIENT", "KILL", "ID", std::to_string(first_id)},
+                 [&](std::error_code, const Replies&) { done = true; });
+  ASSERT_TRUE(run_until(loop, [&] { return done && readies == 1; }));
+  EXPECT_NE(c->client_id(), first_id);
+  std::string stats;
+  admin->command({"INFO", "commandstats"},
+                 [&](std::error_code, const Replies& r) { stats = str(r[0]); });
+  ASSERT_TRUE(run_until(loop, [&] { return !stats.empty(); }));
+  // Two kills by the test (raw socket, first_id) plus the fence; CLIENT INFO: the raw socket and
+  // both handshakes.
+  EXPECT_NE(stats.find("cmdstat_client|kill:calls=3,"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("cmdstat_client|info:calls=3,"), std::string::npos) << stats;
+  EXPECT_EQ(stats.find("rejected_calls=1"), std::string::npos) << stats;
+  EXPECT_EQ(stats.find("failed_calls=1"), std::string::npos) << stats;
+  admin.reset();
+  finish(loop, c);
+}
+
 TEST(Connection, ServerKilledAndRestartedReconnectsAndResubscribes) {
   test::RedisServer server;
   UvLoop loop;
