@@ -13,19 +13,16 @@
 #include "lockwire/lock/client.hpp"
 #include "lockwire/sim/sim_redis.hpp"
 #include "lockwire/sim/world.hpp"
+#include "sync_calls.hpp"
 
 namespace lockwire::lock {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::string numbered(std::string_view prefix, int i) {
-  std::string s(prefix);
-  s.append(std::to_string(i));
-  return s;
-}
+using testing::numbered;
 
-struct Env {
+struct Env : testing::SyncCalls<Env> {
   explicit Env(std::uint64_t seed) : world(seed), redis(world, world.add_node("redis")) {}
 
   Client& client(std::shared_ptr<Metrics> m = nullptr) {
@@ -65,37 +62,6 @@ struct Env {
     auto a = start(c, std::move(r));
     run_until([&] { return a->done; });
     return *a;
-  }
-  std::error_code release(Client& c, const Lease& l) {
-    std::error_code out;
-    bool done = false;
-    c.release(l, [&](std::error_code ec) {
-      out = ec;
-      done = true;
-    });
-    run_until([&] { return done; });
-    return out;
-  }
-  std::error_code renew(Client& c, const Lease& l) {
-    std::error_code out;
-    bool done = false;
-    c.renew(l, [&](std::error_code ec) {
-      out = ec;
-      done = true;
-    });
-    run_until([&] { return done; });
-    return out;
-  }
-  LockInfo inspect(Client& c, const std::string& r) {
-    LockInfo out;
-    bool done = false;
-    c.inspect(r, [&](std::error_code ec, const LockInfo& i) {
-      EXPECT_FALSE(ec) << ec.message();
-      out = i;
-      done = true;
-    });
-    run_until([&] { return done; });
-    return out;
   }
 
   sim::World world;

@@ -13,6 +13,7 @@
 #include "lockwire/lock/client.hpp"
 #include "lockwire/loop/uv_loop.hpp"
 #include "redis_server.hpp"
+#include "sync_calls.hpp"
 
 namespace lockwire::lock {
 namespace {
@@ -29,14 +30,11 @@ std::vector<std::string> no_scripting() {
   return a;
 }
 
-// (Avoids a g++ 12 -Wrestrict false positive on "literal" + std::string at -O3.)
-std::string numbered(std::string_view prefix, int i) {
-  std::string s(prefix);
-  s.append(std::to_string(i));
-  return s;
-}
+using testing::numbered;
 
-class LockTest : public ::testing::Test {
+class LockTest : public ::testing::Test, public testing::SyncCalls<LockTest> {
+  friend testing::SyncCalls<LockTest>;
+
  protected:
   explicit LockTest(std::vector<std::string> extra = no_scripting()) : server_(std::move(extra)) {}
 
@@ -81,37 +79,6 @@ class LockTest : public ::testing::Test {
     bool done = false;
     c.lock(std::move(req), [&](std::error_code ec, Lease l) {
       out = {ec, std::move(l)};
-      done = true;
-    });
-    run_until([&] { return done; });
-    return out;
-  }
-  std::error_code release(Client& c, const Lease& l) {
-    std::error_code out;
-    bool done = false;
-    c.release(l, [&](std::error_code ec) {
-      out = ec;
-      done = true;
-    });
-    run_until([&] { return done; });
-    return out;
-  }
-  std::error_code renew(Client& c, const Lease& l) {
-    std::error_code out;
-    bool done = false;
-    c.renew(l, [&](std::error_code ec) {
-      out = ec;
-      done = true;
-    });
-    run_until([&] { return done; });
-    return out;
-  }
-  LockInfo inspect(Client& c, const std::string& r) {
-    LockInfo out;
-    bool done = false;
-    c.inspect(r, [&](std::error_code ec, const LockInfo& i) {
-      EXPECT_FALSE(ec) << ec.message();
-      out = i;
       done = true;
     });
     run_until([&] { return done; });

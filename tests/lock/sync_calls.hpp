@@ -1,0 +1,60 @@
+// Blocking wrappers over lock::Client's callbacks for tests, shared by the real-server suite
+// (lock_test.cpp, UvLoop) and the simulator suite (lock_sim_test.cpp, SimLoop). `Driver` supplies
+// run_until(pred), which runs its loop or world until pred() holds.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "lockwire/lock/client.hpp"
+
+namespace lockwire::lock::testing {
+
+// (Avoids a g++ 12 -Wrestrict false positive on "literal" + std::string at -O3.)
+inline std::string numbered(std::string_view prefix, int i) {
+  std::string s(prefix);
+  s.append(std::to_string(i));
+  return s;
+}
+
+template <class Driver>
+class SyncCalls {
+ public:
+  std::error_code release(Client& c, const Lease& l) {
+    return wait_done([&](auto done) { c.release(l, done); });
+  }
+  std::error_code renew(Client& c, const Lease& l) {
+    return wait_done([&](auto done) { c.renew(l, done); });
+  }
+  LockInfo inspect(Client& c, const std::string& r) {
+    LockInfo out;
+    bool done = false;
+    c.inspect(r, [&](std::error_code ec, const LockInfo& i) {
+      EXPECT_FALSE(ec) << ec.message();
+      out = i;
+      done = true;
+    });
+    driver().run_until([&] { return done; });
+    return out;
+  }
+
+ private:
+  Driver& driver() { return static_cast<Driver&>(*this); }
+  // Starts an operation reporting through a DoneHandler and waits for its outcome.
+  template <class Start>
+  std::error_code wait_done(Start start) {
+    std::error_code out;
+    bool done = false;
+    start([&](std::error_code ec) {
+      out = ec;
+      done = true;
+    });
+    driver().run_until([&] { return done; });
+    return out;
+  }
+};
+
+}  // namespace lockwire::lock::testing
