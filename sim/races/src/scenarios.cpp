@@ -2,6 +2,7 @@
 // a scenario changes them, so the timings below are exact; each script checks at the end that its
 // race window was really hit (the coverage mark).
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 #include "lockwire/races/races.hpp"
@@ -327,19 +328,27 @@ void client_wall_clock_step(Run& r) {
 
 // The server's clock jumps forward 1.5 s while a 2 s lease is held: the server expires it early.
 // No client-side rule can see that; fencing must stop the stale holder's writes.
-void server_clock_jump_forward(Run& r) {
-  r.job(0, 5ms, Job{.ttl = 2s, .writes = {10ms, 1000ms}, .release_after = 1500ms},
-        [&r](const AcquireResult& res) {
+// Client 0 holds (from 5 ms); `delay` after its grant `fault` strikes and `mark` is set; client 1
+// wants the lock from 10 ms. Runs 4 s.
+void fault_while_held(Run& r, Job holder, Job waiter, Nanos delay, const char* mark,
+                      std::function<void()> fault) {
+  r.job(0, 5ms, std::move(holder),
+        [&r, delay, mark, fault = std::move(fault)](const AcquireResult& res) {
           if (res.ec) return;
-          const Nanos g = r.world().now();
-          r.at(g + 300ms, [&r] {
-            r.server().step_wall(1500ms);
-            r.mark("server-clock-jump-while-held");
+          r.at(r.world().now() + delay, [&r, mark, fault] {
+            fault();
+            r.mark(mark);
           });
         });
-  r.job(1, 10ms, Job{.ttl = 2s, .wait = 3s, .writes = {0ms, 20ms}, .release_after = 900ms});
+  r.job(1, 10ms, std::move(waiter));
   r.run_until(4s);
   r.finish();
+}
+
+void server_clock_jump_forward(Run& r) {
+  fault_while_held(r, Job{.ttl = 2s, .writes = {10ms, 1000ms}, .release_after = 1500ms},
+                   Job{.ttl = 2s, .wait = 3s, .writes = {0ms, 20ms}, .release_after = 900ms}, 300ms,
+                   "server-clock-jump-while-held", [&r] { r.server().step_wall(1500ms); });
 }
 
 // Failover before the grant replicated: the promoted replica has no lock and an older token
@@ -347,50 +356,24 @@ void server_clock_jump_forward(Run& r) {
 // replication is safe across failover.
 void failover_before_replication(Run& r) {
   sim::SimRedis& replica = r.add_replica(200ms);
-  r.job(0, 5ms, Job{.ttl = 2s, .writes = {10ms, 400ms}, .release_after = 1s},
-        [&r, &replica](const AcquireResult& res) {
-          if (res.ec) return;
-          const Nanos g = r.world().now();
-          r.at(g + 20ms, [&r, &replica] {
-            r.fail_over_to(replica);
-            r.mark("failover-before-replication");
-          });
-        });
-  r.job(1, 10ms, Job{.ttl = 2s, .wait = 3s, .writes = {0ms, 100ms}, .release_after = 500ms});
-  r.run_until(4s);
-  r.finish();
+  fault_while_held(r, Job{.ttl = 2s, .writes = {10ms, 400ms}, .release_after = 1s},
+                   Job{.ttl = 2s, .wait = 3s, .writes = {0ms, 100ms}, .release_after = 500ms}, 20ms,
+                   "failover-before-replication", [&r, &replica] { r.fail_over_to(replica); });
 }
 
 // A restart without persistence loses the holder set and the fencing counter.
 void restart_without_persistence(Run& r) {
-  r.job(0, 5ms, Job{.ttl = 2s, .writes = {10ms, 500ms}, .release_after = 1s},
-        [&r](const AcquireResult& res) {
-          if (res.ec) return;
-          const Nanos g = r.world().now();
-          r.at(g + 100ms, [&r] {
-            r.redis().restart(sim::Persistence::none);
-            r.mark("restart-while-held");
-          });
-        });
-  r.job(1, 10ms, Job{.ttl = 2s, .wait = 3s, .writes = {0ms, 100ms}, .release_after = 300ms});
-  r.run_until(4s);
-  r.finish();
+  fault_while_held(r, Job{.ttl = 2s, .writes = {10ms, 500ms}, .release_after = 1s},
+                   Job{.ttl = 2s, .wait = 3s, .writes = {0ms, 100ms}, .release_after = 300ms},
+                   100ms, "restart-while-held",
+                   [&r] { r.redis().restart(sim::Persistence::none); });
 }
 
 // The same with AOF (appendfsync always): nothing acknowledged is lost; clients reconnect.
 void restart_with_persistence(Run& r) {
-  r.job(0, 5ms, Job{.ttl = 500ms, .writes = {10ms, 300ms}, .release_after = 400ms},
-        [&r](const AcquireResult& res) {
-          if (res.ec) return;
-          const Nanos g = r.world().now();
-          r.at(g + 100ms, [&r] {
-            r.redis().restart(sim::Persistence::all);
-            r.mark("restart-while-held");
-          });
-        });
-  r.job(1, 10ms, Job{.ttl = 500ms, .wait = 3s, .writes = {0ms, 100ms}, .release_after = 200ms});
-  r.run_until(4s);
-  r.finish();
+  fault_while_held(r, Job{.ttl = 500ms, .writes = {10ms, 300ms}, .release_after = 400ms},
+                   Job{.ttl = 500ms, .wait = 3s, .writes = {0ms, 100ms}, .release_after = 200ms},
+                   100ms, "restart-while-held", [&r] { r.redis().restart(sim::Persistence::all); });
 }
 
 // One owner id ("reader") takes a shared lease from two processes at the same instant, and once
