@@ -472,8 +472,8 @@ void Network::node_died(Node& n, bool crashed) {
 
 void Network::forget(std::uint64_t id) {
   if (auto it = conns_.find(id); it != conns_.end()) {
-    ended_sent_[id] = {it->second->sent[0], it->second->sent[1]};
-    ended_data_at_[id] = {it->second->data_at[0], it->second->data_at[1]};
+    const Conn& c = *it->second;
+    ended_[id] = Ended{{c.sent[0], c.sent[1]}, {c.data_at[0], c.data_at[1]}};
     conns_.erase(it);
   }
 }
@@ -529,16 +529,14 @@ void Network::half_open(std::uint64_t conn) {
 
 std::uint64_t Network::bytes_sent(std::uint64_t conn, bool to_server) const {
   if (auto it = conns_.find(conn); it != conns_.end()) return it->second->sent[to_server ? 0 : 1];
-  if (auto e = ended_sent_.find(conn); e != ended_sent_.end()) {
-    return to_server ? e->second.first : e->second.second;
-  }
+  if (auto e = ended_.find(conn); e != ended_.end()) return e->second.sent[to_server ? 0 : 1];
   return 0;
 }
 
 Nanos Network::last_data_arrival(std::uint64_t conn, bool to_server) const {
   const int d = to_server ? 0 : 1;
   if (auto it = conns_.find(conn); it != conns_.end()) return it->second->data_at[d];
-  if (auto e = ended_data_at_.find(conn); e != ended_data_at_.end()) return e->second[d];
+  if (auto e = ended_.find(conn); e != ended_.end()) return e->second.data_at[d];
   return Nanos(-1);
 }
 

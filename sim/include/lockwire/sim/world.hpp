@@ -246,8 +246,13 @@ class Network {
   std::map<std::pair<std::uint32_t, std::uint16_t>, Listener> listeners_;
   std::map<std::string, Node*, std::less<>> addresses_;
   std::map<std::uint64_t, std::shared_ptr<Conn>> conns_;
-  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> ended_sent_;  // bytes_sent()
-  std::map<std::uint64_t, std::array<Nanos, 2>> ended_data_at_;  // last_data_arrival()
+  // What bytes_sent() and last_data_arrival() still answer for a connection that ended
+  // (index 0: client to server).
+  struct Ended {
+    std::array<std::uint64_t, 2> sent;
+    std::array<Nanos, 2> data_at;
+  };
+  std::map<std::uint64_t, Ended> ended_;
   std::uint64_t next_conn_ = 1;
 };
 
