@@ -249,6 +249,11 @@ std::error_code make_error_code(Errc e) noexcept {
 
 struct Connection::Impl final : StreamHandler {
   enum class Internal : std::uint8_t { user, hello, select, ping, unwatch, info, fence };
+  // Requests of the handshake: the connection is ready once none is in flight.
+  static bool handshake(Internal k) noexcept {
+    return k == Internal::hello || k == Internal::select || k == Internal::info ||
+           k == Internal::fence;
+  }
 
   struct Pending {  // not written yet
     std::string bytes;
@@ -420,7 +425,7 @@ struct Connection::Impl final : StreamHandler {
     for (auto& f : inflight) {
       if (f.failed || !f.has_deadline || f.deadline > now) continue;
       f.failed = true;
-      if (f.internal == Internal::hello || f.internal == Internal::select) {
+      if (handshake(f.internal)) {
         kill = true;
         continue;
       }
@@ -716,10 +721,7 @@ struct Connection::Impl final : StreamHandler {
     // Ready once the last handshake reply is in (fences included: nothing of ours may be
     // written before the abandoned connections are gone).
     for (auto& x : inflight) {
-      if (x.internal == Internal::hello || x.internal == Internal::select ||
-          x.internal == Internal::info || x.internal == Internal::fence) {
-        return;
-      }
+      if (handshake(x.internal)) return;
     }
     on_ready();
   }
