@@ -137,6 +137,12 @@ struct Queue {
   std::deque<WaiterPtr> waiters;
   std::unique_ptr<loop::Timer> backstop;
   std::unique_ptr<loop::Timer> grace;  // not elected: re-check if the elected waiter is silent
+
+  // Leaving `waiting`: no timer of that wait may fire any more.
+  void stop_timers() noexcept {
+    if (backstop) backstop->stop();
+    if (grace) grace->stop();
+  }
 };
 using QueuePtr = std::shared_ptr<Queue>;
 
@@ -221,7 +227,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // exclusive waiter runs the election again, with a fresh tracked read of the holder set.
   void on_marker_changed(const QueuePtr& q) {
     if (q->state != Queue::State::waiting || !exclusive_head(*q)) return;
-    if (q->backstop) q->backstop->stop();
     q->elected = false;
     wait_read(q, q->waiters.front(), false);
   }
@@ -233,7 +238,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hdel) {
     q->state = Queue::State::in_flight;
-    if (q->grace) q->grace->stop();
+    q->stop_timers();
     loop::Request r;
     if (w->req.kind == Kind::exclusive) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(w->deadline - loop.now());
@@ -279,7 +284,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void wake(const QueuePtr& q) {
     if (q->state != Queue::State::waiting && q->state != Queue::State::need_ready) return;
-    if (q->backstop) q->backstop->stop();
     attempt(q);
   }
 
@@ -303,8 +307,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     while (!q->waiters.empty() && q->waiters.front()->done) q->waiters.pop_front();
     if (q->waiters.empty()) {
       q->state = Queue::State::idle;
-      if (q->backstop) q->backstop->stop();
-      if (q->grace) q->grace->stop();
+      q->stop_timers();
       drop_marker(q);
       if (!q->one_shot) {
         auto it = queues.find(q->key);
@@ -323,7 +326,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     }
     if (closed) return;
     q->state = Queue::State::in_flight;
-    if (q->grace) q->grace->stop();
+    q->stop_timers();
     WaiterPtr w = q->waiters.front();
     const loop::MonoTime t_send = loop.now();
     if (w->req.kind == Kind::exclusive) {
@@ -790,8 +793,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     closed = true;
     std::vector<WaiterPtr> pending;
     for (auto& [k, q] : queues) {
-      if (q->backstop) q->backstop->stop();
-      if (q->grace) q->grace->stop();
+      q->stop_timers();
       for (auto& w : q->waiters) pending.push_back(w);
     }
     for (auto& [k, wl] : leases) {
