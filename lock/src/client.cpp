@@ -914,11 +914,10 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
           // If an attempt is in flight its reply is still observed (grant → released at once).
           self->complete(wt, Errc::timed_out);
           if (qq->state != Queue::State::in_flight) {
-            if (qq->backstop) qq->backstop->stop();
             if (!qq->waiters.empty() && qq->waiters.front() == wt) {
-              self->advance(qq);
+              self->advance(qq);  // the head's wait ends: advance() stops its timers
             } else {
-              std::erase(qq->waiters, wt);
+              std::erase(qq->waiters, wt);  // the head keeps waiting, backstop and all
             }
           }
         });

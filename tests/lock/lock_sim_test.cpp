@@ -308,6 +308,25 @@ TEST(LockSim, VanishedElectedWaiterDelaysHandOffOnlyByTheGrace) {
   }
 }
 
+TEST(LockSim, ALaterWaiterTimingOutLeavesTheHeadsBackstopRunning) {
+  // The head waits for an expiry (no release); a later local waiter gives up meanwhile. The
+  // head must still wake at the backstop (the holder's PTTL + 1 ms), not only when Redis' active
+  // expiry gets round to sending the push.
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    Client& a = e.client();
+    Client& b = e.client();
+    const auto t0 = e.world.now();
+    ASSERT_FALSE(e.acquire(a, req("r", "a", 500ms)).ec);
+    auto head = e.start(b, req("r", "head", 10s, 10s));
+    auto later = e.start(b, req("r", "later", 10s, 100ms));
+    e.run_until([&] { return head->done; });
+    ASSERT_FALSE(head->ec) << head->ec.message();
+    EXPECT_EQ(later->ec, Errc::timed_out);
+    EXPECT_LT(e.world.now() - t0, 520ms) << seed;  // expiry at ~500 ms, backstop 1 ms after
+  }
+}
+
 TEST(LockSim, DeadlineDuringInFlightAcquireLeavesNoLock) {
   for (std::uint64_t seed : kSeeds) {
     Env e(seed);
