@@ -21,18 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 bool write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
   f << text;
@@ -82,7 +70,7 @@ class Tls : public ::testing::Test {
   static std::unique_ptr<test::RedisServer> server(bool client_auth, std::uint16_t& tls_port) {
     const Certs& c = *certs_;
     for (int attempt = 0; attempt < 5; ++attempt) {
-      tls_port = free_port();
+      tls_port = test::free_loopback_port();
       try {
         return std::make_unique<test::RedisServer>(std::vector<std::string>{
             "--tls-port", std::to_string(tls_port), "--tls-cert-file", c("server.crt"),
@@ -219,7 +207,7 @@ TEST_F(Tls, ClientCertificates) {
 }
 
 TEST_F(Tls, MisconfigurationIsAClearErrorBeforeAnyNetworkTraffic) {
-  const std::uint16_t nobody = free_port();  // never contacted
+  const std::uint16_t nobody = test::free_loopback_port();  // never contacted
   TlsOptions t;
   t.key_file = (*certs_)("client.key");
   EXPECT_EQ(try_connection(options(nobody, t)), TlsErrc::key_without_cert);

@@ -240,7 +240,7 @@ class ServeProcess {
  public:
   ServeProcess() {
     for (int attempt = 0; attempt < 10 && pid_ < 0; ++attempt) {
-      port_ = free_port();
+      port_ = lockwire::test::free_loopback_port();
       const std::string p = std::to_string(port_);
       const char* argv[] = {LOCKWIRE_SIM_BIN, "serve", "--port", p.c_str(), "--seed", "7", nullptr};
       pid_t pid = -1;
@@ -271,17 +271,6 @@ class ServeProcess {
   [[nodiscard]] bool ok() const { return pid_ > 0; }
 
  private:
-  static std::uint16_t free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-  }
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
 };

@@ -18,9 +18,8 @@
 #include <thread>
 
 namespace lockwire::test {
-namespace {
 
-std::uint16_t pick_free_port() {
+std::uint16_t free_loopback_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -35,6 +34,8 @@ std::uint16_t pick_free_port() {
   ::close(fd);
   return ntohs(a.sin_port);
 }
+
+namespace {
 
 bool answers_ping(std::uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -68,7 +69,7 @@ RedisServer::RedisServer(std::vector<std::string> extra_args, bool unix_socket)
   dir_ = tmpl;
   if (unix_) unix_path_ = dir_ + "/redis.sock";
   for (int attempt = 0; attempt < 20; ++attempt) {
-    port_ = pick_free_port();
+    port_ = free_loopback_port();
     if (launch()) return;
   }
   throw std::runtime_error("redis-server did not start (is it installed? scripts/deps.sh)");

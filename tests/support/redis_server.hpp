@@ -11,6 +11,10 @@
 
 namespace lockwire::test {
 
+// A loopback TCP port that was free a moment ago (bound to port 0, then released); throws if
+// none can be had.
+[[nodiscard]] std::uint16_t free_loopback_port();
+
 class RedisServer {
  public:
   // Extra arguments are redis-server command-line options, e.g. {"--requirepass", "secret"}.

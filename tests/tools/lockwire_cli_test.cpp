@@ -496,21 +496,6 @@ TEST_F(LockwireCli, WatchSeesAcquireReleaseAndExpiry) {
 
 namespace {
 
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  std::uint16_t port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  if (fd >= 0) ::close(fd);
-  return port;
-}
-
 // A CA, a server certificate for 127.0.0.1 and a client certificate, made with the openssl CLI.
 bool make_certs(const TempDir& d) {
   const std::string script =
@@ -534,7 +519,7 @@ bool make_certs(const TempDir& d) {
 TEST(LockwireTls, AllCommandsWorkOverTlsWithClientCertificates) {
   TempDir d;
   ASSERT_TRUE(make_certs(d)) << "openssl CLI failed";
-  const std::uint16_t tls_port = free_port();
+  const std::uint16_t tls_port = lockwire::test::free_loopback_port();
   ASSERT_NE(tls_port, 0);
   RedisServer server({"--tls-port", std::to_string(tls_port), "--tls-cert-file",
                       d.file("server.crt"), "--tls-key-file", d.file("server.key"),
