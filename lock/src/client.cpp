@@ -158,7 +158,14 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   bool tracking_on = false;  // CLIENT TRACKING ON OPTIN confirmed on the current connection
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
-  std::unordered_map<std::string, QueuePtr> queues;
+  // Transparent: a push's marker key finds its queue by a string_view, without a copy.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view k) const noexcept {
+      return std::hash<std::string_view>{}(k);
+    }
+  };
+  std::unordered_map<std::string, QueuePtr, KeyHash, std::equal_to<>> queues;
   std::unordered_map<std::string, std::weak_ptr<detail::LeaseData>> leases;
   std::vector<std::string> scratch_keys;
 
@@ -193,7 +200,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         on_holders_changed(it->second);
       } else if (k.size() > 3 && k.ends_with("}:w")) {
         // P{R}:w: R holds no '}', so this can only be the marker of holder set P{R}.
-        auto mt = queues.find(k.substr(0, k.size() - 2));
+        auto mt = queues.find(std::string_view(k).substr(0, k.size() - 2));
         if (mt != queues.end()) on_marker_changed(mt->second);
       }
     }
