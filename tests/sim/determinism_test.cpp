@@ -136,6 +136,28 @@ TEST(Determinism, TimelineIsReadableAndMatchesHash) {
   if (std::getenv("LOCKWIRE_SIM_TIMELINE")) std::fputs(t1.c_str(), stdout);
 }
 
+// A client (no reconnect) and the simulated server in a world of their own.
+struct ClientAndServer {
+  explicit ClientAndServer(std::uint64_t seed)
+      : w(seed),
+        redis(w, w.add_node("redis")),
+        cn(w.add_node("client")),
+        c(cn.loop(), opts(redis)) {
+    c.start();
+    id = w.net().connections_of(cn).back();
+  }
+  static loop::ConnectionOptions opts(SimRedis& r) {
+    auto o = options_for(r);
+    o.auto_reconnect = false;
+    return o;
+  }
+  World w;
+  SimRedis redis;
+  Node& cn;
+  Connection c;
+  std::uint64_t id = 0;
+};
+
 // Cuts the client's connection after every possible number of bytes, in each direction, during
 // HELLO + SET. Legal: the SET reported OK and applied; or reported failed/unknown and either
 // applied or not — but "not sent" must mean not applied, and "ok" must mean applied.
@@ -143,17 +165,11 @@ TEST(Faults, CutAtEveryByteBoundary) {
   // Learn the exchange's size from an uncut run.
   std::uint64_t up = 0, down = 0;
   {
-    World w(1);
-    Node& s = w.add_node("redis");
-    SimRedis redis(w, s);
-    Node& cn = w.add_node("client");
-    auto o = options_for(redis);
-    o.auto_reconnect = false;
-    Connection c(cn.loop(), o);
-    c.start();
-    const auto id = w.net().connections_of(cn).back();
+    ClientAndServer run(1);
+    World& w = run.w;
+    const auto id = run.id;
     bool done = false;
-    c.command({"SET", "k", "v"}, [&](std::error_code ec, const loop::Replies&) {
+    run.c.command({"SET", "k", "v"}, [&](std::error_code ec, const loop::Replies&) {
       EXPECT_FALSE(ec);
       done = true;
     });
@@ -168,20 +184,14 @@ TEST(Faults, CutAtEveryByteBoundary) {
   for (int dir = 0; dir < 2; ++dir) {
     const std::uint64_t total = dir == 0 ? up : down;
     for (std::uint64_t cut = 0; cut < total; ++cut) {
-      World w(1000 + cut);
-      Node& s = w.add_node("redis");
-      SimRedis redis(w, s);
-      Node& cn = w.add_node("client");
-      auto o = options_for(redis);
-      o.auto_reconnect = false;
-      Connection c(cn.loop(), o);
-      c.start();
-      const auto id = w.net().connections_of(cn).back();
+      ClientAndServer run(1000 + cut);
+      World& w = run.w;
+      const auto id = run.id;
       w.net().cut_after(id, dir == 0, cut);
       bool done = false;
       std::error_code result;
       std::string reply;
-      c.command({"SET", "k", "v"}, [&](std::error_code ec, const loop::Replies& r) {
+      run.c.command({"SET", "k", "v"}, [&](std::error_code ec, const loop::Replies& r) {
         result = ec;
         reply = describe(ec, r);
         done = true;
@@ -189,7 +199,7 @@ TEST(Faults, CutAtEveryByteBoundary) {
       w.run_until([&] { return done; }, std::chrono::seconds(10));
       ASSERT_TRUE(done) << "no outcome for cut " << cut << " dir " << dir;
       w.run_for(std::chrono::milliseconds(10));
-      const bool applied = redis.model().exists("k");
+      const bool applied = run.redis.model().exists("k");
       std::string where = "cut after ";
       where.append(std::to_string(cut))
           .append(dir == 0 ? " bytes to server: " : " bytes to client: ");
