@@ -498,6 +498,30 @@ void unsubscribe_ack_lost(Run& r) {
   if (r.acquire_failed(a) && late) r.mark("ack-or-wake-after-next-wait-started");
 }
 
+// Split-brain set-up: at 120 ms client 0's path to the server turns slow (400 ms one way). As
+// soon as the health PING is out on that connection (unanswerable now), `act` runs, so whatever
+// it writes follows the PING; 50.5 ms later the next health tick has abandoned the connection
+// and the path is fast again before the reconnect (backoff >= 2.5 ms). Returns the abandoned
+// connection's id (set at 120 ms).
+std::shared_ptr<std::uint64_t> write_then_abandon(Run& r, std::function<void()> act) {
+  auto old_conn = std::make_shared<std::uint64_t>(0);
+  auto sent = std::make_shared<std::uint64_t>(0);
+  r.at(120ms, [&r, old_conn, sent] {
+    *old_conn = r.connection_of(0);
+    *sent = r.world().net().bytes_sent(*old_conn, true);
+    r.world().net().link(r.node(0), r.server()).latency = 400ms;
+  });
+  r.when(
+      120ms + 10us, 300ms, 10us,
+      [&r, old_conn, sent] { return r.world().net().bytes_sent(*old_conn, true) > *sent; },
+      [&r, act = std::move(act)] {
+        act();
+        r.at(r.world().now() + 50ms + 500us,
+             [&r] { r.world().net().link(r.node(0), r.server()).latency = 50us; });
+      });
+  return old_conn;
+}
+
 // Split brain: an old connection's late operation after a new connection took over the same
 // owner id. Client c1 holds r as owner "svc" with a 50 ms health check. Its path to the server
 // turns slow (400 ms one way): the health PING goes unanswered, c1 releases (HDEL written on the
@@ -508,25 +532,9 @@ void unsubscribe_ack_lost(Run& r) {
 // late HDEL is discarded. Without that (`no-fence`) it removes the new grant: a waiter (c2) is
 // granted while c1 still believes it holds; fencing rejects c1's next write.
 void split_brain_reconnect(Run& r) {
-  const std::string a = r.job(0, 5ms, Job{.ttl = 5s, .writes = {10ms}, .owner = "svc"});
-  auto old_conn = std::make_shared<std::uint64_t>(0);
-  auto sent = std::make_shared<std::uint64_t>(0);
-  r.at(120ms, [&r, old_conn, sent] {
-    *old_conn = r.connection_of(0);
-    *sent = r.world().net().bytes_sent(*old_conn, true);
-    r.world().net().link(r.node(0), r.server()).latency = 400ms;
-  });
-  // As soon as the health PING is out (unanswerable now), release: the HDEL follows it.
-  r.when(
-      120ms + 10us, 300ms, 10us,
-      [&r, old_conn, sent] { return r.world().net().bytes_sent(*old_conn, true) > *sent; },
-      [&r] {
-        r.release_latest(0);
-        // The next health tick (50 ms after the PING) abandons the connection; the path is
-        // fast again before the reconnect (backoff >= 2.5 ms).
-        r.at(r.world().now() + 50ms + 500us,
-             [&r] { r.world().net().link(r.node(0), r.server()).latency = 50us; });
-      });
+  r.job(0, 5ms, Job{.ttl = 5s, .writes = {10ms}, .owner = "svc"});
+  // The release (HDEL) is written on the connection about to be abandoned.
+  const auto old_conn = write_then_abandon(r, [&r] { r.release_latest(0); });
   const std::string b = r.job(
       0, 260ms, Job{.ttl = 5s, .writes = {20ms, 900ms}, .release_after = 1200ms, .owner = "svc"});
   r.job(1, 270ms, Job{.ttl = 1s, .wait = 3s, .writes = {0ms, 50ms}, .release_after = 100ms});
@@ -549,25 +557,13 @@ void split_brain_reconnect(Run& r) {
 // grants "svc" a lease nobody holds (3 s TTL): c3, waiting up to 1 s from 1 s on, times out.
 void split_brain_late_acquire(Run& r) {
   r.job(1, 5ms, Job{.ttl = 5s, .writes = {10ms}, .release_after = 595ms});
-  auto old_conn = std::make_shared<std::uint64_t>(0);
-  auto sent = std::make_shared<std::uint64_t>(0);
+  // The acquire is written on the connection about to be abandoned.
   auto a = std::make_shared<std::string>();
-  r.at(120ms, [&r, old_conn, sent] {
-    *old_conn = r.connection_of(0);
-    *sent = r.world().net().bytes_sent(*old_conn, true);
-    r.world().net().link(r.node(0), r.server()).latency = 400ms;
+  const auto old_conn = write_then_abandon(r, [&r, a] {
+    *a =
+        r.job(0, r.world().now(),
+              Job{.ttl = 3s, .wait = 2s, .writes = {10ms}, .release_after = 200ms, .owner = "svc"});
   });
-  // As soon as the health PING is out (unanswerable now), acquire: the request follows it.
-  r.when(
-      120ms + 10us, 300ms, 10us,
-      [&r, old_conn, sent] { return r.world().net().bytes_sent(*old_conn, true) > *sent; },
-      [&r, a] {
-        *a = r.job(
-            0, r.world().now(),
-            Job{.ttl = 3s, .wait = 2s, .writes = {10ms}, .release_after = 200ms, .owner = "svc"});
-        r.at(r.world().now() + 50ms + 500us,
-             [&r] { r.world().net().link(r.node(0), r.server()).latency = 50us; });
-      });
   // c3 wants the lock after the stale grant landed: it times out although nobody holds it.
   r.job(2, 1s, Job{.ttl = 1s, .wait = 1s, .writes = {0ms}, .release_after = 100ms});
   r.run_until(6s);
