@@ -120,20 +120,31 @@ struct Waiter {
   loop::MonoTime deadline{};
   bool done = false;    // callback called (granted, failed or timed out)
   bool waited = false;  // had to wait for a wake-up at least once
+  // Exclusive: the token our first losing attempt burnt; our score in the wait queue P{R}:q.
+  std::uint64_t ticket = 0;
   std::unique_ptr<loop::Timer> deadline_timer;
 };
 using WaiterPtr = std::shared_ptr<Waiter>;
 
 struct Queue {
   enum class State : std::uint8_t { idle, in_flight, waiting, need_ready };
-  std::string key;     // holder-set key; empty for one-shot queues (not registered)
-  std::string marker;  // P{R}:w, the elected-waiter marker; empty for one-shot queues
+  std::string key;      // holder-set key; empty for one-shot queues (not registered)
+  protocol::Keys keys;  // of the resource (wait queue, doorbells); empty for one-shot queues
   bool one_shot = false;
   State state = State::idle;
-  // This client is the elected next waiter of the resource (its head's owner is in P{R}:w):
-  // only it acts on pushes for the holder set. Exclusive waiters that are not elected wait for
-  // the marker to change instead, so a release wakes one client, not all of them.
+  // The owner this client has in the server's wait queue P{R}:q (its head exclusive waiter);
+  // empty when it has none. It leaves the queue, ringing the next waiter's doorbell, when that
+  // waiter is granted or gives up.
+  std::string queued;
+  // Our place in P{R}:q at the last wait read: 0 = first, the elected waiter, the only client
+  // that acts on holder-set pushes at once (so a release wakes one client, not all of them);
+  // 1 = second, the backup, which re-checks a grace period after a holder-set push in case the
+  // first vanished; 2 = further back: only our doorbell wakes us. A leaving waiter rings the
+  // two now first, so the backup learns its place too.
+  std::int64_t rank = -1;
   bool elected = false;
+  std::string first;    // the first waiter's owner at the last wait read
+  std::string suspect;  // the first waiter did not act within the grace: dropped when we leave
   std::deque<WaiterPtr> waiters;
   std::unique_ptr<loop::Timer> backstop;
   std::unique_ptr<loop::Timer> grace;  // not elected: re-check if the elected waiter is silent
@@ -158,7 +169,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   bool tracking_on = false;  // CLIENT TRACKING ON OPTIN confirmed on the current connection
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
-  // Transparent: a push's marker key finds its queue by a string_view, without a copy.
+  // Transparent: a doorbell push finds its queue by a string_view, without a copy.
   struct KeyHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view k) const noexcept {
@@ -198,10 +209,15 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     for (const std::string& k : scratch_keys) {
       if (auto it = queues.find(k); it != queues.end()) {
         on_holders_changed(it->second);
-      } else if (k.size() > 3 && k.ends_with("}:w")) {
-        // P{R}:w: R holds no '}', so this can only be the marker of holder set P{R}.
-        auto mt = queues.find(std::string_view(k).substr(0, k.size() - 2));
-        if (mt != queues.end()) on_marker_changed(mt->second);
+        continue;
+      }
+      // P{R}:w:<owner>, a doorbell: prefix and resource hold no '}', so the first '}' ends the
+      // holder-set key P{R}.
+      const std::string_view key(k);
+      const std::size_t brace = key.find('}');
+      if (brace == std::string_view::npos || key.substr(brace + 1, 3) != ":w:") continue;
+      if (auto it = queues.find(key.substr(0, brace + 1)); it != queues.end()) {
+        on_doorbell(it->second, key.substr(brace + 4));
       }
     }
   }
@@ -211,47 +227,62 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
 
   // The holder set changed (release, expiry, claim, renew). Shared waiters and the elected
-  // exclusive waiter attempt at once; other exclusive waiters give the elected one kGraceMs
-  // (its grant moves the marker, which wakes them) and only then re-check themselves, so a
-  // crashed or partitioned elected waiter delays a hand-off by kGraceMs, not indefinitely.
+  // exclusive waiter attempt at once. The backup (second in the queue) gives the elected one
+  // kGraceMs and then re-checks itself, so a crashed or partitioned elected waiter delays a
+  // hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell.
   void on_holders_changed(const QueuePtr& q) {
     if (q->state != Queue::State::waiting) return;
     if (!exclusive_head(*q) || q->elected) {
       wake(q);
       return;
     }
+    if (q->rank > 1) return;
     if (!q->grace) {
       q->grace = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
         auto self = wk.lock();
         auto qq = wq.lock();
-        if (self && qq && !self->closed) self->on_marker_changed(qq);
+        if (!self || !qq || self->closed) return;
+        qq->suspect = qq->first;  // cleared by the next read if the first has moved on
+        self->recheck(qq);
       });
     }
     if (!q->grace->active()) q->grace->start(std::chrono::milliseconds(kGraceMs));
   }
 
-  // The marker changed (the elected waiter was granted or left, or the marker expired): every
-  // exclusive waiter runs the election again, with a fresh tracked read of the holder set.
-  void on_marker_changed(const QueuePtr& q) {
+  // Our doorbell rang (the waiter ahead of us left the queue) or expired: read our place again.
+  void on_doorbell(const QueuePtr& q, std::string_view owner) {
+    if (q->state != Queue::State::waiting || !exclusive_head(*q)) return;
+    if (q->waiters.front()->req.owner != owner) return;
+    recheck(q);
+  }
+
+  // An exclusive waiter that is not elected re-runs its wait block (no claim to remove).
+  void recheck(const QueuePtr& q) {
     if (q->state != Queue::State::waiting || !exclusive_head(*q)) return;
     q->elected = false;
     wait_read(q, q->waiters.front(), false);
   }
 
-  // Longest the marker may outlive its waiter: a waiter that vanishes without a trace (crash,
-  // partition) delays the next hand-off by at most this; a live one re-elects when it expires.
-  static constexpr std::int64_t kMarkerMaxMs = 10'000;
   static constexpr std::int64_t kGraceMs = 50;
+  // A hand-on skips at most this many vanished waiters (doorbell gone) before it gives up; the
+  // grace re-checks cover whatever is left.
+  static constexpr int kMaxRings = 8;
 
   void wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hdel) {
     q->state = Queue::State::in_flight;
     q->stop_timers();
     loop::Request r;
     if (w->req.kind == Kind::exclusive) {
+      // The doorbell lives for our remaining wait, at most kDoorbellMaxMs (then we re-arm it):
+      // a waiter that vanishes leaves a doorbell that no longer rings after that.
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(w->deadline - loop.now());
-      const std::int64_t marker_ms = std::clamp<std::int64_t>(left.count(), 1, kMarkerMaxMs);
+      const std::int64_t door_ms =
+          std::clamp<std::int64_t>(left.count(), 1, protocol::kDoorbellMaxMs);
       r = protocol::exclusive_wait_read(w->keys, with_hdel ? std::string_view(w->field) : "",
-                                        w->req.owner, marker_ms);
+                                        w->req.owner, w->ticket != 0 ? w->ticket : kLastTicket,
+                                        door_ms);
+      // From now on we may be in the queue (whatever becomes of the reply): leave it when done.
+      q->queued = w->req.owner;
     } else {
       r = protocol::wait_read(w->keys, with_hdel ? std::string_view(w->field) : "");
     }
@@ -262,9 +293,50 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     });
   }
 
-  void drop_marker(const QueuePtr& q) {
-    if (!std::exchange(q->elected, false) || q->marker.empty()) return;
-    send(protocol::drop_marker(q->marker), [](Ec, const loop::Replies&) {});
+  // Leaves the server's wait queue and rings the doorbell of the waiter that is now first (the
+  // elected one). Off the hand-off's critical path: it runs while our grant is held or after we
+  // gave up. A doorbell that is gone means its waiter is too: drop it and ring the next one.
+  static constexpr std::uint64_t kLastTicket = std::uint64_t{1} << 53;  // exact as a score
+
+  void leave_queue(const QueuePtr& q) {
+    q->elected = false;
+    q->rank = -1;
+    if (q->queued.empty()) return;
+    std::vector<std::string> leaving{std::exchange(q->queued, {})};
+    if (!q->suspect.empty() && q->suspect != leaving.front()) leaving.push_back(q->suspect);
+    q->suspect.clear();
+    hand_on(q, std::move(leaving), kMaxRings);
+  }
+
+  void hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget) {
+    send(protocol::leave_queue(q->keys, leaving),
+         [wk = weak(), q, leaving, budget](Ec ec, const loop::Replies& r) {
+           auto self = wk.lock();
+           std::vector<std::string> first;
+           if (!self || self->closed) return;
+           if (is_transport(ec)) {
+             // ZREM is idempotent: send it again (after the reconnect, if need be), so that no
+             // entry of ours is left for others to ring in vain.
+             const bool again = ec == loop::Errc::not_sent || ec == loop::Errc::outcome_unknown ||
+                                ec == loop::Errc::connection_lost ||
+                                ec == loop::Errc::health_check_failed;
+             if (again && budget > 1) self->hand_on(q, leaving, budget - 1);
+             return;
+           }
+           if (ec || r.size() == 0) return;
+           if (!protocol::parse_leave_queue(r.back(), first) || first.empty()) return;
+           self->send(protocol::ring(q->keys, first),
+                      [wk, q, first, budget](Ec, const loop::Replies& r2) {
+                        auto s2 = wk.lock();
+                        if (!s2 || s2->closed || r2.size() != first.size() || budget <= 1) return;
+                        std::vector<std::string> gone;
+                        for (std::size_t i = 0; i < first.size(); ++i) {
+                          if (protocol::parse_ring(r2[i]) == protocol::Ring::gone)
+                            gone.push_back(first[i]);
+                        }
+                        if (!gone.empty()) s2->hand_on(q, std::move(gone), budget - 1);
+                      });
+         });
   }
 
   void on_state(loop::ConnectionState s) {
@@ -312,10 +384,13 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // Drops finished waiters at the head; starts the next attempt or retires the queue.
   void advance(const QueuePtr& q) {
     while (!q->waiters.empty() && q->waiters.front()->done) q->waiters.pop_front();
+    // Our queued waiter is done (granted, gave up, failed): hand its place on.
+    if (!q->queued.empty() && (q->waiters.empty() || q->waiters.front()->req.owner != q->queued)) {
+      leave_queue(q);
+    }
     if (q->waiters.empty()) {
       q->state = Queue::State::idle;
       q->stop_timers();
-      drop_marker(q);
       if (!q->one_shot) {
         auto it = queues.find(q->key);
         if (it != queues.end() && it->second == q) queues.erase(it);
@@ -414,6 +489,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         return;
       case protocol::Outcome::contended:
         if (auto* m = metrics()) m->on_contended(w->req.resource);
+        if (w->ticket == 0) w->ticket = a.token;  // the queue keeps our first place
         if (w->done || q->one_shot) {
           // Caller gone or one attempt only: withdraw our claim; a one-shot caller is answered
           // once it is withdrawn, so no claim of ours outlives the answer.
@@ -510,10 +586,15 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       return;
     }
     const bool exclusive = w->req.kind == Kind::exclusive;
-    const protocol::WaitRead wr =
+    protocol::WaitRead wr =
         exclusive ? protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner)
                   : protocol::parse_wait_read(r.back(), with_hdel);
-    if (exclusive) q->elected = wr.elected;
+    if (exclusive && wr.ok) {
+      q->rank = wr.rank;
+      q->elected = wr.elected();
+      if (wr.first != q->suspect) q->suspect.clear();
+      q->first = std::move(wr.first);
+    }
     if (!wr.ok) {
       complete(w, Errc::protocol);
       advance(q);
@@ -535,13 +616,13 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
           wait_read(q, w, false);
           return;
         }
-        // Not elected: the elected waiter acts on the holder set; we wake when the marker
-        // changes, or at its expiry (the backstop then re-runs the election).
-        wait(q, w, exclusive && !wr.elected ? wr.marker_pttl : wr.pttl);
+        // Not elected: the elected waiter acts on the holder set; we wake when our doorbell
+        // rings, or at its expiry (the backstop then reads our place again).
+        wait(q, w, exclusive && !wr.elected() ? wr.doorbell_pttl : wr.pttl);
         return;
       case protocol::Decision::blocked_by_shared_only:
-        if (!wr.elected) {
-          wait(q, w, wr.marker_pttl);
+        if (!wr.elected()) {
+          wait(q, w, wr.doorbell_pttl);
           return;
         }
         check_stale(q, w, wr);
@@ -601,13 +682,13 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         auto qq = wq.lock();
         if (!self || !qq || self->closed || qq->state != Queue::State::waiting) return;
         if (exclusive_head(*qq) && !qq->elected) {
-          self->on_marker_changed(qq);  // the marker expired (or its push was lost)
+          self->recheck(qq);  // our doorbell expired (or its push was lost)
         } else {
           self->wake(qq);
         }
       });
     }
-    // Backstop at the known expiry (+1 ms) of the holder set, or of the marker for a waiter
+    // Backstop at the known expiry (+1 ms) of the holder set, or of the doorbell for a waiter
     // that is not elected: expiry pushes can lag active expiry. pttl -1 (no TTL) never
     // happens with this protocol; fall back to one second.
     const Nanos delay =
@@ -616,8 +697,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
 
   void grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send) {
-    // The elected waiter got it: hand the election on (the other waiters see the marker go).
-    drop_marker(q);
     if (w->done) {
       // Granted after the caller gave up: release at once, never leave it behind.
       loop::Request r = w->req.kind == Kind::exclusive
@@ -909,7 +988,7 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
     if (!slot) {
       slot = std::make_shared<Queue>();
       slot->key = w->keys.holders;
-      slot->marker = w->keys.marker;
+      slot->keys = w->keys;
     }
     q = slot;
     w->deadline_timer = c.loop.make_timer(

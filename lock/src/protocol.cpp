@@ -73,6 +73,11 @@ class Builder {
     ++r_.commands;
     return *this;
   }
+  Builder& add_list(std::span<const std::string_view> args) {
+    resp::append_command(r_.bytes, args);
+    ++r_.commands;
+    return *this;
+  }
   loop::Request done() { return std::move(r_); }
 
  private:
@@ -169,12 +174,19 @@ std::string Keys::companion(std::string_view owner) const {
   return s;
 }
 
+std::string Keys::doorbell(std::string_view owner) const {
+  std::string s;
+  s.reserve(holders.size() + 3 + owner.size());
+  s.append(holders).append(":w:").append(owner);
+  return s;
+}
+
 Keys make_keys(std::string_view prefix, std::string_view resource) {
   Keys k;
   k.holders.reserve(prefix.size() + resource.size() + 2);
   k.holders.append(prefix).append("{").append(resource).append("}");
   k.token = k.holders + ":tok";
-  k.marker = k.holders + ":w";
+  k.queue = k.holders + ":q";
   return k;
 }
 
@@ -223,11 +235,11 @@ AcquireReply parse_exclusive_acquire(resp::Frame exec) {
   const auto len = int_at(exec, el[1]);
   const auto tok = int_at(exec, el[3]);
   if (!setnx || !len || !tok || *tok <= 0) return out;
+  out.token = static_cast<std::uint64_t>(*tok);  // a loser's burnt token is its queue ticket
   if (*setnx == 0) {
     out.outcome = Outcome::already_held;
   } else if (*setnx == 1 && *len == 1) {
     out.outcome = Outcome::granted;
-    out.token = static_cast<std::uint64_t>(*tok);
   } else if (*setnx == 1 && *len > 1) {
     out.outcome = Outcome::contended;
   }
@@ -269,14 +281,17 @@ WaitRead parse_wait_read(resp::Frame exec, bool with_hdel) {
 }
 
 loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field, std::string_view owner,
-                                  std::int64_t marker_ttl_ms) {
+                                  std::uint64_t ticket, std::int64_t doorbell_ttl_ms) {
   Builder b(loop::RequestKind::atomic);
   b.add("MULTI");
   if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
-  return b.add("SET", k.marker, owner, "NX", "PX", marker_ttl_ms)
+  const std::string doorbell = k.doorbell(owner);
+  return b.add("ZADD", k.queue, "NX", ticket, owner)
+      .add("PEXPIRE", k.queue, kQueueTtlMs)
+      .add("SET", doorbell, "1", "NX", "PX", doorbell_ttl_ms)
+      .add("ZRANGE", k.queue, 0, 1)  // before CACHING: inside EXEC the flag lasts to the end
       .add("CLIENT", "CACHING", "YES")
-      .add("GET", k.marker)
-      .add("PTTL", k.marker)
+      .add("PTTL", doorbell)
       .add("CLIENT", "CACHING", "YES")
       .add("PTTL", k.holders)
       .add("HGETALL", k.holders)
@@ -287,21 +302,56 @@ loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field, std
 WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string_view owner) {
   WaitRead out;
   std::vector<std::size_t> el;
-  if (!wait_elements(exec, with_hdel, 7, el)) return out;
+  if (!wait_elements(exec, with_hdel, 9, el)) return out;
   const std::size_t b = with_hdel ? 1 : 0;
-  // el[b]: SET .. NX (OK or nil): who won is what GET says, also when we were elected before.
-  const resp::Node& marker = exec[el[b + 2]];
-  if (!resp::is_null(marker) && !resp::is_string_like(marker.type)) return out;
-  out.elected = !resp::is_null(marker) && marker.value == owner;
-  const auto marker_pttl = int_at(exec, el[b + 3]);
-  const auto pttl = int_at(exec, el[b + 5]);
-  if (!marker_pttl || !pttl) return out;
-  out.tracked = !resp::is_error(exec[el[b + 1]]) && !resp::is_error(exec[el[b + 4]]);
-  out.marker_pttl = *marker_pttl;
+  // el[b..b+2]: ZADD, PEXPIRE, SET NX — their results say nothing we need.
+  std::vector<std::string> first;
+  if (!strings_at(exec, el[b + 3], first) || first.size() > 2) return out;
+  const auto doorbell_pttl = int_at(exec, el[b + 5]);
+  const auto pttl = int_at(exec, el[b + 7]);
+  if (!doorbell_pttl || !pttl) return out;
+  out.rank = !first.empty() && first[0] == owner      ? 0
+             : first.size() == 2 && first[1] == owner ? 1
+                                                      : 2;
+  if (!first.empty()) out.first = std::move(first[0]);
+  out.tracked = !resp::is_error(exec[el[b + 4]]) && !resp::is_error(exec[el[b + 6]]);
+  out.doorbell_pttl = *doorbell_pttl;
   out.pttl = *pttl;
-  if (!fields_at(exec, el[b + 6], out.fields)) return out;
+  if (!fields_at(exec, el[b + 8], out.fields)) return out;
   out.ok = true;
   return out;
+}
+
+loop::Request leave_queue(const Keys& k, const std::vector<std::string>& owners) {
+  Builder b(loop::RequestKind::atomic);
+  b.add("MULTI");
+  std::vector<std::string_view> zrem{"ZREM", k.queue};
+  for (const std::string& o : owners) zrem.push_back(o);
+  b.add_list(zrem);
+  return b.add("ZRANGE", k.queue, 0, 1).add("EXEC").done();
+}
+
+bool parse_leave_queue(resp::Frame exec, std::vector<std::string>& first) {
+  first.clear();
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted) || aborted || el.size() != 2) return false;
+  if (!int_at(exec, el[0])) return false;
+  return strings_at(exec, el[1], first) && first.size() <= 2;
+}
+
+loop::Request ring(const Keys& k, const std::vector<std::string>& owners) {
+  Builder b;
+  for (const std::string& o : owners) b.add("SET", k.doorbell(o), "1", "XX", "KEEPTTL");
+  return b.done();
+}
+
+Ring parse_ring(resp::Frame f) {
+  if (f.empty()) return Ring::bad_reply;
+  const resp::Node& n = f[resp::value_index(f)];
+  if (resp::is_null(n)) return Ring::gone;
+  if (n.type == resp::Type::simple_string && n.value == "OK") return Ring::rung;
+  return Ring::bad_reply;
 }
 
 Decision decide(Kind kind, std::string_view owner, const std::vector<std::string>& fields) {
@@ -391,10 +441,6 @@ AcquireReply parse_shared_grant(resp::Frame exec) {
   out.outcome = Outcome::granted;
   out.token = static_cast<std::uint64_t>(*tok);
   return out;
-}
-
-loop::Request drop_marker(std::string_view marker_key) {
-  return Builder().add("DEL", marker_key).done();
 }
 
 loop::Request exclusive_release(const Keys& k, std::string_view owner) {
@@ -502,15 +548,9 @@ std::vector<std::int64_t> parse_stale_watch(const loop::Replies& r, std::size_t 
 }
 
 loop::Request stale_cleanup(const Keys& k, const std::vector<std::string>& fields) {
-  loop::Request r;
-  r.kind = loop::RequestKind::atomic;
-  r.commands = 3;
-  resp::append_command(r.bytes, "MULTI");
-  std::vector<std::string_view> args{"HDEL", k.holders};
-  for (const auto& f : fields) args.push_back(f);
-  resp::append_command(r.bytes, std::span<const std::string_view>(args));
-  resp::append_command(r.bytes, "EXEC");
-  return r;
+  std::vector<std::string_view> hdel{"HDEL", k.holders};
+  for (const auto& f : fields) hdel.push_back(f);
+  return Builder(loop::RequestKind::atomic).add("MULTI").add_list(hdel).add("EXEC").done();
 }
 
 loop::Request force_release(const Keys& k) {

@@ -173,8 +173,8 @@ TEST(LockSim, WakeOnReleaseAndOnExpiryWithoutPolling) {
     EXPECT_FALSE(e.release(a, la.lease));
     e.run_until([&] { return wb->done; });
     ASSERT_FALSE(wb->ec);
-    // One attempt after the push, then the elected waiter hands the election on (DEL P{r}:w,
-    // sent after the grant, not waited for).
+    // One attempt after the push, then the elected waiter leaves the wait queue (sent after the
+    // grant, not waited for; nobody else is queued, so there is no doorbell to ring).
     EXPECT_EQ(mb->requests.load(), settled + 2);
     // Wake on expiry: b never releases; a waits.
     auto wa = e.start(a, req("r", "a2", 10s, 30s));
@@ -259,8 +259,9 @@ TEST(LockSim, WaitersInManyClientsDoNotWakeEachOtherForever) {
 }
 
 TEST(LockSim, ReleaseWakesOnlyTheElectedWaiter) {
-  // Eight waiting clients: a release makes exactly one of them attempt (the elected one, whose
-  // head owner is in P{r}:w); the others re-elect after the grant moved the marker.
+  // Eight waiting clients: a release makes exactly one of them attempt (the first in the wait
+  // queue P{r}:q). Its grant hands the queue on: it leaves and rings the doorbells of the two
+  // now first, which read their places again. The five others send nothing at all.
   for (std::uint64_t seed : kSeeds) {
     Env e(seed);
     Waiting wt(e, 8);
@@ -268,13 +269,20 @@ TEST(LockSim, ReleaseWakesOnlyTheElectedWaiter) {
     auto& ws = wt.ws;
     e.run_for(1s);
     const auto settled = wt.requests();
+    std::vector<std::uint64_t> before;
+    for (const auto& m : wt.ms) before.push_back(m->requests.load());
     EXPECT_FALSE(e.release(wt.holder, wt.held.lease));
     e.run_until([&] { return std::any_of(ws.begin(), ws.end(), [](auto& w) { return w->done; }); });
-    // The elected waiter's attempt and its hand-on of the election (DEL P{r}:w), nothing else.
+    // The elected waiter's attempt and its leaving the queue (after the grant), nothing else.
     EXPECT_EQ(wt.requests(), settled + 2) << seed;
     e.run_for(1s);
-    // Then one election read per remaining waiter, and quiet again.
-    EXPECT_EQ(wt.requests(), settled + 2 + 7) << seed;
+    // Then its ring of the two doorbells, one read by each of those two, and quiet again.
+    EXPECT_EQ(wt.requests(), settled + 2 + 1 + 2) << seed;
+    int woken = 0;
+    for (std::size_t i = 0; i < ws.size(); ++i) woken += wt.ms[i]->requests.load() != before[i];
+    EXPECT_EQ(woken, 3) << seed;
+    e.run_for(5s);
+    EXPECT_EQ(wt.requests(), settled + 5) << seed;
     for (auto& w : ws) {
       if (w->done) {
         EXPECT_FALSE(w->ec) << w->ec.message();
@@ -284,8 +292,9 @@ TEST(LockSim, ReleaseWakesOnlyTheElectedWaiter) {
 }
 
 TEST(LockSim, VanishedElectedWaiterDelaysHandOffOnlyByTheGrace) {
-  // The elected waiter's client goes away without a word (its marker stays for up to 10 s):
-  // the remaining waiter still acts on the release after the grace period, not at marker expiry.
+  // The elected waiter's client goes away without a word (its queue entry and doorbell stay for
+  // up to 10 s): the backup (second in the queue) still acts on the release after the grace
+  // period, not when the doorbell expires.
   for (std::uint64_t seed : kSeeds) {
     Env e(seed);
     Client& a = e.client();
@@ -297,14 +306,14 @@ TEST(LockSim, VanishedElectedWaiterDelaysHandOffOnlyByTheGrace) {
     Client& c = e.client();
     auto wc = e.start(c, req("r", "c", 10s, 60s));
     e.run_for(200ms);
-    b.close();  // b vanishes; its marker does not
+    b.close();  // b vanishes; its queue entry does not
     EXPECT_TRUE(wb->done);
     EXPECT_EQ(wb->ec, Errc::closed);
     const auto t_release = e.world.now();
     EXPECT_FALSE(e.release(a, la.lease));
     e.run_until([&] { return wc->done; });
     ASSERT_FALSE(wc->ec) << wc->ec.message();
-    EXPECT_LT(e.world.now() - t_release, 1s) << seed;  // grace (50 ms), not marker expiry
+    EXPECT_LT(e.world.now() - t_release, 1s) << seed;  // grace (50 ms), not doorbell expiry
   }
 }
 

@@ -183,7 +183,7 @@ TEST_F(LockTest, ExpiryTakeoverAndStaleLeaseTouchesNothing) {
   ASSERT_FALSE(lb.ec) << lb.ec.message();
   EXPECT_GT(lb.lease.token(), la.lease.token());
   // CLIENT TRACKING, the attempt, the tracked read (and election), the attempt after expiry,
-  // the hand-on of the election after the grant (DEL P{r}:w): no polling.
+  // leaving the wait queue after the grant (ZREM P{r}:q): no polling.
   EXPECT_LE(mb->requests.load(), 5u);
   run_until([&] { return lost; });
   EXPECT_EQ(la.lease.state(), LeaseState::lost);
@@ -259,7 +259,7 @@ TEST_F(LockTest, WakeOnReleaseWithoutPolling) {
   EXPECT_FALSE(release(*a, la.lease));
   run_until([&] { return got; });
   ASSERT_FALSE(lb.ec);
-  // One attempt after the push, then the hand-on of the election (DEL P{r}:w, not waited for).
+  // One attempt after the push, then leaving the wait queue (ZREM P{r}:q, not waited for).
   EXPECT_LE(mb->requests.load(), sent_after_first + 2);
   EXPECT_FALSE(release(*b, lb.lease));
 }

@@ -129,46 +129,87 @@ TEST(WaitRead, ParsesTrackedRead) {
   EXPECT_FALSE(p::parse_wait_read(g.frame(), true).ok);
 }
 
-TEST(ExclusiveWaitRead, RequestElectsAndTracksBothKeys) {
+TEST(ExclusiveWaitRead, RequestQueuesAndTracksDoorbellAndHolders) {
   const auto k = p::make_keys("t", "r");
-  EXPECT_EQ(k.marker, "t{r}:w");
-  const auto r = p::exclusive_wait_read(k, "x:me", "me", 2000);
-  EXPECT_NE(
-      r.bytes.find("$3\r\nSET\r\n$6\r\nt{r}:w\r\n$2\r\nme\r\n$2\r\nNX\r\n$2\r\nPX\r\n$4\r\n2000"),
-      std::string::npos);
+  EXPECT_EQ(k.queue, "t{r}:q");
+  EXPECT_EQ(k.doorbell("me"), "t{r}:w:me");
+  const auto r = p::exclusive_wait_read(k, "x:me", "me", 7, 2000);
   EXPECT_NE(r.bytes.find("$4\r\nHDEL\r\n$4\r\nt{r}\r\n$4\r\nx:me"), std::string::npos);
-  EXPECT_EQ(p::exclusive_wait_read(k, "", "me", 5).bytes.find("HDEL"), std::string::npos);
-  EXPECT_EQ(p::drop_marker(k.marker).bytes, "*2\r\n$3\r\nDEL\r\n$6\r\nt{r}:w\r\n");
+  EXPECT_NE(r.bytes.find("$4\r\nZADD\r\n$6\r\nt{r}:q\r\n$2\r\nNX\r\n$1\r\n7\r\n$2\r\nme\r\n"),
+            std::string::npos);
+  EXPECT_NE(r.bytes.find("$3\r\nSET\r\n$9\r\nt{r}:w:me\r\n$1\r\n1\r\n$2\r\nNX\r\n$2\r\nPX\r\n$"
+                         "4\r\n2000"),
+            std::string::npos);
+  // The queue is read before the first CLIENT CACHING YES: inside EXEC the flag lasts to the
+  // end, and tracking the queue would wake every waiter on every join and leave.
+  EXPECT_LT(r.bytes.find("ZRANGE"), r.bytes.find("CACHING"));
+  EXPECT_EQ(r.commands, 12u);
+  EXPECT_EQ(p::exclusive_wait_read(k, "", "me", 7, 5).bytes.find("HDEL"), std::string::npos);
+  EXPECT_EQ(p::ring(k, {"you", "me"}).bytes,
+            "*5\r\n$3\r\nSET\r\n$10\r\nt{r}:w:you\r\n$1\r\n1\r\n$2\r\nXX\r\n$7\r\nKEEPTTL\r\n"
+            "*5\r\n$3\r\nSET\r\n$9\r\nt{r}:w:me\r\n$1\r\n1\r\n$2\r\nXX\r\n$7\r\nKEEPTTL\r\n");
+  EXPECT_EQ(p::ring(k, {"you", "me"}).commands, 2u);
+  EXPECT_NE(p::leave_queue(k, {"me", "old"})
+                .bytes.find("*4\r\n$4\r\nZREM\r\n$6\r\nt{r}:q\r\n$2\r\nme\r\n$3\r\nold\r\n"),
+            std::string::npos);
 }
 
-TEST(ExclusiveWaitRead, ParsesElection) {
-  // Captured from redis-server 7.0.15 (RESP3, CLIENT TRACKING ON OPTIN): we won the election.
-  Parsed won(
-      "*8\r\n:0\r\n+OK\r\n+OK\r\n$2\r\nme\r\n:2000\r\n+OK\r\n:4899\r\n%1\r\n$8\r\nx:holder\r\n"
-      "$3\r\n100\r\n");
-  const auto w = p::parse_exclusive_wait_read(won.frame(), true, "me");
+TEST(ExclusiveWaitRead, ParsesPlaceInTheQueue) {
+  // Captured from redis-server 7.0.15 (RESP3, CLIENT TRACKING ON OPTIN): one waiter ahead of us.
+  Parsed second(
+      "*10\r\n:0\r\n:1\r\n:1\r\n+OK\r\n*2\r\n$5\r\nother\r\n$2\r\nme\r\n+OK\r\n:2000\r\n+OK\r\n:"
+      "4799\r\n%1\r\n$8\r\nx:holder\r\n$3\r\n100\r\n");
+  const auto w = p::parse_exclusive_wait_read(second.frame(), true, "me");
   ASSERT_TRUE(w.ok);
-  EXPECT_TRUE(w.elected);
+  EXPECT_EQ(w.rank, 1);
+  EXPECT_FALSE(w.elected());
+  EXPECT_EQ(w.first, "other");
   EXPECT_TRUE(w.tracked);
-  EXPECT_EQ(w.marker_pttl, 2000);
-  EXPECT_EQ(w.pttl, 4899);
+  EXPECT_EQ(w.doorbell_pttl, 2000);
+  EXPECT_EQ(w.pttl, 4799);
   ASSERT_EQ(w.fields.size(), 1u);
   EXPECT_EQ(w.fields[0], "x:holder");
-  // Someone else is elected (SET NX: null); the same reply read as that someone says elected.
-  Parsed lost(
-      "*7\r\n_\r\n+OK\r\n$2\r\nme\r\n:1899\r\n+OK\r\n:4799\r\n%1\r\n$8\r\nx:holder\r\n$"
-      "3\r\n100\r\n");
-  const auto l = p::parse_exclusive_wait_read(lost.frame(), false, "other");
-  ASSERT_TRUE(l.ok);
-  EXPECT_FALSE(l.elected);
-  EXPECT_EQ(l.marker_pttl, 1899);
-  EXPECT_TRUE(p::parse_exclusive_wait_read(lost.frame(), false, "me").elected);
-  // Shape errors: wrong element count (with_hdel mismatch), a non-string marker, aborted EXEC.
-  EXPECT_FALSE(p::parse_exclusive_wait_read(lost.frame(), true, "me").ok);
-  Parsed bad("*7\r\n_\r\n+OK\r\n:5\r\n:1899\r\n+OK\r\n:4799\r\n%0\r\n");
+  EXPECT_EQ(p::parse_exclusive_wait_read(second.frame(), true, "third").rank, 2);
+  EXPECT_EQ(p::parse_exclusive_wait_read(second.frame(), true, "other").rank, 0);
+  // The same waiter after the one ahead left (no HDEL; ZADD NX and SET NX changed nothing).
+  Parsed first(
+      "*9\r\n:0\r\n:1\r\n_\r\n*1\r\n$2\r\nme\r\n+OK\r\n:1598\r\n+OK\r\n:4397\r\n%1\r\n$8\r\nx:"
+      "holder\r\n$3\r\n100\r\n");
+  const auto f = p::parse_exclusive_wait_read(first.frame(), false, "me");
+  ASSERT_TRUE(f.ok);
+  EXPECT_TRUE(f.elected());
+  EXPECT_EQ(f.doorbell_pttl, 1598);
+  // Shape errors: wrong element count (with_hdel mismatch), a queue read that is not a list of
+  // at most two names, aborted EXEC.
+  EXPECT_FALSE(p::parse_exclusive_wait_read(first.frame(), true, "me").ok);
+  Parsed bad("*9\r\n:0\r\n:1\r\n_\r\n:0\r\n+OK\r\n:1598\r\n+OK\r\n:4397\r\n%0\r\n");
   EXPECT_FALSE(p::parse_exclusive_wait_read(bad.frame(), false, "me").ok);
+  Parsed three(
+      "*9\r\n:0\r\n:1\r\n_\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n+OK\r\n:1\r\n+OK\r\n:1\r\n%"
+      "0\r\n");
+  EXPECT_FALSE(p::parse_exclusive_wait_read(three.frame(), false, "me").ok);
   Parsed nil("_\r\n");
   EXPECT_FALSE(p::parse_exclusive_wait_read(nil.frame(), false, "me").ok);
+}
+
+TEST(LeaveQueue, ParsesTheNewFirstWaitersAndTheRing) {
+  // Captured from redis-server 7.0.15.
+  std::vector<std::string> first;
+  Parsed next("*2\r\n:1\r\n*1\r\n$2\r\nme\r\n");
+  ASSERT_TRUE(p::parse_leave_queue(next.frame(), first));
+  EXPECT_EQ(first, std::vector<std::string>{"me"});
+  Parsed empty("*2\r\n:1\r\n*0\r\n");
+  ASSERT_TRUE(p::parse_leave_queue(empty.frame(), first));
+  EXPECT_TRUE(first.empty());
+  Parsed nil("_\r\n");
+  EXPECT_FALSE(p::parse_leave_queue(nil.frame(), first));
+  Parsed three("*2\r\n:1\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n");
+  EXPECT_FALSE(p::parse_leave_queue(three.frame(), first));
+
+  Parsed rung("+OK\r\n"), gone("_\r\n"), bad("-WRONGTYPE x\r\n");
+  EXPECT_EQ(p::parse_ring(rung.frame()), p::Ring::rung);
+  EXPECT_EQ(p::parse_ring(gone.frame()), p::Ring::gone);
+  EXPECT_EQ(p::parse_ring(bad.frame()), p::Ring::bad_reply);
 }
 
 TEST(Decide, Rules) {

@@ -548,6 +548,10 @@ class Session {
     loop::MonoTime ends;  // when the server will expire it, as far as we know
   };
 
+  [[nodiscard]] bool waiting_key(std::string_view k) const {
+    return k == keys_.queue || k.substr(0, keys_.holders.size() + 3) == keys_.holders + ":w:";
+  }
+
   void watch() {
     watchdog_->stop();
     // The reading connection can come back after the tracking one: read again when it does.
@@ -563,8 +567,9 @@ class Session {
       bool all = false;
       if (!lock::protocol::parse_invalidate(push, keys, all)) return;
       bool ours = all;
-      // The elected-waiter marker (P{R}:w) says nothing about holders: no re-read for it.
-      for (const auto& k : keys) ours = ours || (k.starts_with(keys_.holders) && k != keys_.marker);
+      // The wait queue (P{R}:q) and waiters' doorbells (P{R}:w:<owner>) say nothing about
+      // holders: no re-read for them.
+      for (const auto& k : keys) ours = ours || (k.starts_with(keys_.holders) && !waiting_key(k));
       if (ours) refresh();
     });
     tracker_->add_state_handler([this](loop::ConnectionState s, Ec ec) {

@@ -42,12 +42,18 @@ struct Limits {
 
 namespace protocol {
 
+// The wait queue's TTL, renewed by every wait block: it outlives every live waiter's doorbell
+// (at most kDoorbellMaxMs, re-armed when it expires), so it goes only after its last waiter.
+inline constexpr std::int64_t kDoorbellMaxMs = 10'000;
+inline constexpr std::int64_t kQueueTtlMs = 2 * kDoorbellMaxMs;
+
 // Keys of one resource; all share the hash tag {resource}.
 struct Keys {
   std::string holders;  // P{R}      hash: x:<owner> / s:<owner>
   std::string token;    // P{R}:tok  fencing counter
-  std::string marker;   // P{R}:w    the elected next waiter (a wake-up hint, never a lock)
+  std::string queue;    // P{R}:q    zset: exclusive waiters, score = ticket (a wake-up hint)
   [[nodiscard]] std::string companion(std::string_view owner) const;  // P{R}:s:<owner>
+  [[nodiscard]] std::string doorbell(std::string_view owner) const;   // P{R}:w:<owner>
 };
 [[nodiscard]] Keys make_keys(std::string_view prefix, std::string_view resource);
 [[nodiscard]] std::string field(Kind kind, std::string_view owner);
@@ -63,33 +69,46 @@ struct AcquireReply {
 // `exec` is the EXEC reply frame (Replies::back()).
 [[nodiscard]] AcquireReply parse_exclusive_acquire(resp::Frame exec);
 
-// --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HGETALL EXEC
-// ---------------------------- Removes our losing claim (if `own_field` is not empty) and registers
-// tracking interest in the holder set with the read that decides whether to wait.
+// --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HGETALL EXEC -----------------------
+// Removes our losing claim (if `own_field` is not empty) and registers tracking interest in the
+// holder set with the read that decides whether to wait. Used by shared waiters.
 [[nodiscard]] loop::Request wait_read(const Keys& k, std::string_view own_field);
 struct WaitRead {
   bool ok = false;       // false: malformed reply
   bool tracked = false;  // CLIENT CACHING accepted (tracking is on)
   std::int64_t pttl = -2;
   std::vector<std::string> fields;
-  // exclusive_wait_read only: this owner is the elected next waiter; the marker's PTTL.
-  bool elected = false;
-  std::int64_t marker_pttl = -2;
+  // exclusive_wait_read only: our place in the wait queue — 0: first, the elected waiter (the
+  // one a release wakes); 1: second, its backup; 2: further back — the first waiter's owner, and
+  // our doorbell's PTTL.
+  std::int64_t rank = -1;
+  std::string first;
+  std::int64_t doorbell_pttl = -2;
+  [[nodiscard]] bool elected() const noexcept { return rank == 0; }
 };
 [[nodiscard]] WaitRead parse_wait_read(resp::Frame exec, bool with_hdel);
 
-// --- exclusive wait read: MULTI [HDEL own] SET marker owner NX PX; CACHING YES; GET marker;
-// PTTL marker; CACHING YES; PTTL holders; HGETALL holders EXEC ---------------------------------
-// Also runs the election of the one waiter per resource that release/expiry pushes wake (the
-// marker `P{R}:w`); every exclusive waiter tracks the marker, so when it goes (the elected waiter
-// was granted, gave up, or its marker expired) the others elect a new one. See docs/protocol.md.
+// --- exclusive wait read: MULTI [HDEL own] ZADD queue NX ticket owner; PEXPIRE queue; SET
+// doorbell NX PX; ZRANGE queue 0 1; CACHING YES; PTTL doorbell; CACHING YES; PTTL holders;
+// HGETALL holders EXEC -------------------------------------------------------------------------
+// Joins the wait queue P{R}:q (score = `ticket`, the token our first losing attempt burnt, so
+// the queue is in order of arrival at the server) and tracks our own doorbell P{R}:w:<owner>,
+// which a waiter leaving the queue rings for the two now first. Only the first in the queue
+// acts on holder-set pushes, so a release wakes one waiter. See docs/protocol.md, "Waiting".
 [[nodiscard]] loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field,
-                                                std::string_view owner, std::int64_t marker_ttl_ms);
+                                                std::string_view owner, std::uint64_t ticket,
+                                                std::int64_t doorbell_ttl_ms);
 [[nodiscard]] WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel,
                                                  std::string_view owner);
-// Removes the marker (unconditionally: it is only a hint; a wrongly removed one costs one
-// re-election, never safety).
-[[nodiscard]] loop::Request drop_marker(std::string_view marker_key);
+// Leaving the queue: MULTI ZREM queue <owners>; ZRANGE queue 0 1 EXEC -> the two now first.
+[[nodiscard]] loop::Request leave_queue(const Keys& k, const std::vector<std::string>& owners);
+// The (at most two) first waiters, in order; false on a malformed reply.
+[[nodiscard]] bool parse_leave_queue(resp::Frame exec, std::vector<std::string>& first);
+// Rings waiters' doorbells: SET P{R}:w:<owner> 1 XX KEEPTTL for each (pipelined; a write, so
+// its tracking push wakes the waiter). Only an existing doorbell rings: nil = the waiter is gone.
+[[nodiscard]] loop::Request ring(const Keys& k, const std::vector<std::string>& owners);
+enum class Ring : std::uint8_t { rung, gone, bad_reply };
+[[nodiscard]] Ring parse_ring(resp::Frame reply);
 
 // What the holder set means for a claimant that wants `kind` as `owner`.
 enum class Decision : std::uint8_t { free, blocked, already_held, blocked_by_shared_only };
