@@ -317,6 +317,40 @@ TEST(LockSim, VanishedElectedWaiterDelaysHandOffOnlyByTheGrace) {
   }
 }
 
+TEST(LockSim, AVanishedFirstWaiterCostsOneGraceNotOnePerHandOff) {
+  // b (first in the wait queue) vanishes; c (second) takes over after the grace and, as it
+  // leaves the queue, drops b too, so e becomes first and the next hand-off is immediate.
+  // Without dropping b, c would ring b's still-armed doorbell and e would only be the backup:
+  // every later hand-off would wait out the grace until b's doorbell expired.
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    Client& a = e.client();
+    auto la = e.acquire(a, req("r", "holder", 30s));
+    ASSERT_FALSE(la.ec);
+    Client& b = e.client();
+    Client& c = e.client();
+    Client& d = e.client();
+    auto wb = e.start(b, req("r", "b", 10s, 60s));
+    e.run_for(200ms);
+    auto wc = e.start(c, req("r", "c", 10s, 60s));
+    e.run_for(200ms);
+    auto wd = e.start(d, req("r", "d", 10s, 60s));
+    e.run_for(200ms);
+    b.close();
+    auto t = e.world.now();
+    EXPECT_FALSE(e.release(a, la.lease));
+    e.run_until([&] { return wc->done; });
+    ASSERT_FALSE(wc->ec) << wc->ec.message();
+    EXPECT_GE(e.world.now() - t, 50ms) << seed;  // c waited out the grace
+    e.run_for(100ms);                            // c's hand-on rings d
+    t = e.world.now();
+    EXPECT_FALSE(e.release(c, wc->lease));
+    e.run_until([&] { return wd->done; });
+    ASSERT_FALSE(wd->ec) << wd->ec.message();
+    EXPECT_LT(e.world.now() - t, 50ms) << seed;  // d was first: no grace
+  }
+}
+
 TEST(LockSim, ALaterWaiterTimingOutLeavesTheHeadsBackstopRunning) {
   // The head waits for an expiry (no release); a later local waiter gives up meanwhile. The
   // head must still wake at the backstop (the holder's PTTL + 1 ms), not only when Redis' active
