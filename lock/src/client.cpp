@@ -128,12 +128,13 @@ using WaiterPtr = std::shared_ptr<Waiter>;
 
 struct Queue {
   enum class State : std::uint8_t { idle, in_flight, waiting, need_ready };
-  std::string key;      // holder-set key; empty for one-shot queues (not registered)
-  protocol::Keys keys;  // of the resource (wait queue, doorbells); empty for one-shot queues
+  // The resource's keys (holder set, wait queue, doorbells); empty for one-shot queues, which
+  // are not registered in Core::queues.
+  protocol::Keys keys;
   bool one_shot = false;
   State state = State::idle;
   // The owner this client has in the server's wait queue P{R}:q (its head exclusive waiter);
-  // empty when it has none. It leaves the queue, ringing the next waiter's doorbell, when that
+  // empty when it has none. It leaves the queue, ringing the next waiters' doorbells, when that
   // waiter is granted or gives up.
   std::string queued;
   // Our place in P{R}:q at the last wait read: 0 = first, the elected waiter, the only client
@@ -293,11 +294,14 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     });
   }
 
-  // Leaves the server's wait queue and rings the doorbell of the waiter that is now first (the
-  // elected one). Off the hand-off's critical path: it runs while our grant is held or after we
-  // gave up. A doorbell that is gone means its waiter is too: drop it and ring the next one.
-  static constexpr std::uint64_t kLastTicket = std::uint64_t{1} << 53;  // exact as a score
+  // Queue score of a waiter without a ticket (never expected: every wait follows a lost
+  // attempt): behind everyone, and still exact as a double.
+  static constexpr std::uint64_t kLastTicket = std::uint64_t{1} << 53;
 
+  // Leaves the server's wait queue and rings the doorbells of the two waiters now first (the
+  // elected one and its backup). Off the hand-off's critical path: it runs while our grant is
+  // held or after we gave up. A doorbell that is gone means its waiter is too: drop it and ring
+  // the next ones.
   void leave_queue(const QueuePtr& q) {
     q->elected = false;
     q->rank = -1;
@@ -392,7 +396,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       q->state = Queue::State::idle;
       q->stop_timers();
       if (!q->one_shot) {
-        auto it = queues.find(q->key);
+        auto it = queues.find(q->keys.holders);
         if (it != queues.end() && it->second == q) queues.erase(it);
       }
       return;
@@ -987,7 +991,6 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
     auto& slot = c.queues[w->keys.holders];
     if (!slot) {
       slot = std::make_shared<Queue>();
-      slot->key = w->keys.holders;
       slot->keys = w->keys;
     }
     q = slot;
