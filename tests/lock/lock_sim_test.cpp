@@ -227,9 +227,10 @@ struct Waiting {
 };
 
 TEST(LockSim, WaitersInManyClientsDoNotWakeEachOtherForever) {
-  // Every claim modifies the holder set and wakes every client tracking it; only the elected
-  // next waiter may act on that at once (the others only after the grace, with a read that
-  // changes nothing), or waiters in different clients would keep waking each other.
+  // Every claim modifies the holder set and wakes every client tracking it; only the first
+  // waiter in the wait queue may act on that at once (its backup only after the grace, with a
+  // read that changes nothing; the others not at all), or waiters in different clients would
+  // keep waking each other.
   for (std::uint64_t seed : kSeeds) {
     Env e(seed);
     Waiting wt(e, 8);
