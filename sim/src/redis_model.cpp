@@ -2292,17 +2292,6 @@ void cmd_zscore(Impl& s, Client& c, Args& a) {
   if (it == v->zscores.end()) return s.null(c);
   s.dbl(c, it->second);
 }
-// ZRANK key member (7.0: no WITHSCORE): 0-based position by ascending (score, member).
-void cmd_zrank(Impl& s, Client& c, Args& a) {
-  bool wrong = false;
-  Value* v = lookup_typed(s, c, a[1], Value::Kind::zset, wrong);
-  if (wrong) return s.wrongtype(c);
-  if (v == nullptr) return s.null(c);
-  auto it = v->zscores.find(a[2]);
-  if (it == v->zscores.end()) return s.null(c);
-  const auto pos = v->zorder.find({it->second, a[2]});
-  s.integer(c, static_cast<std::int64_t>(std::distance(v->zorder.begin(), pos)));
-}
 void cmd_zcard(Impl& s, Client& c, Args& a) {
   bool wrong = false;
   Value* v = lookup_typed(s, c, a[1], Value::Kind::zset, wrong);
@@ -2672,7 +2661,6 @@ const std::vector<CmdDef>& RedisModel::Impl::table() {
       {"zrem", -3, W | F_FAST, cmd_zrem, 0, 0, 0, {}},
       {"zscore", 3, RO | F_FAST, cmd_zscore, 1, 1, 1, {}},
       {"zcard", 2, RO | F_FAST, cmd_zcard, 1, 1, 1, {}},
-      {"zrank", 3, RO | F_FAST, cmd_zrank, 1, 1, 1, {}},
       {"zrange", -4, RO, cmd_zrange, 1, 1, 1, {}},
       {"zrangebyscore", -4, RO, cmd_zrangebyscore, 1, 1, 1, {}},
       {"zremrangebyscore", 4, W, cmd_zremrangebyscore, 0, 0, 0, {}},
