@@ -161,13 +161,16 @@ using QueuePtr = std::shared_ptr<Queue>;
 }  // namespace
 
 struct Client::Core : std::enable_shared_from_this<Client::Core> {
-  Core(loop::Loop& l, ClientOptions o) : loop(l), opts(std::move(o)) {}
+  Core(loop::Loop& l, ClientOptions o)
+      : loop(l), opts(std::move(o)), force_channel(protocol::force_channel(opts.prefix)) {}
 
   loop::Loop& loop;
   ClientOptions opts;
   std::unique_ptr<loop::Connection> conn;
   bool closed = false;
-  bool tracking_on = false;  // CLIENT TRACKING ON OPTIN confirmed on the current connection
+  bool tracking_on = false;   // CLIENT TRACKING ON OPTIN confirmed on the current connection
+  std::string force_channel;  // force_release notices (protocol::force_channel)
+  std::string scratch_payload;
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
   // Transparent: a doorbell push finds its queue by a string_view, without a copy.
@@ -200,6 +203,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // ---- connection events -------------------------------------------------------------------
 
   void on_push(resp::Frame push) {
+    if (protocol::parse_message(push, force_channel, scratch_payload)) {
+      on_force_notice(scratch_payload);
+      return;
+    }
     scratch_keys.clear();
     bool all = false;
     if (!protocol::parse_invalidate(push, scratch_keys, all)) return;
@@ -346,16 +353,50 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void on_state(loop::ConnectionState s) {
     if (s != loop::ConnectionState::ready) tracking_on = false;
     if (s != loop::ConnectionState::ready || closed) return;
-    // Tracking is connection state: re-enable after every (re)connect, then let every waiter
-    // re-check (pushes may have been missed while disconnected).
+    // Tracking and the force-release subscription are connection state: re-enable them after
+    // every (re)connect, then let every waiter re-check and every holder check its lease
+    // (pushes and notices may have been missed while disconnected). SUBSCRIBE's RESP3
+    // acknowledgement is a push, so this is one request with one reply.
     loop::Request r;
+    r.commands = 2;
     resp::append_command(r.bytes, "CLIENT", "TRACKING", "ON", "OPTIN");
+    resp::append_command(r.bytes, "SUBSCRIBE", force_channel);
     send(std::move(r), [w = weak()](Ec, const loop::Replies&) {
       auto self = w.lock();
       if (!self || self->closed) return;
       self->tracking_on = true;
       self->wake_all();
+      self->check_leases({});
     });
+  }
+
+  // A force_release of `resource` (by any client, this one included) was published: every
+  // local lease on it checks at once that it is still on the server, so its holder learns of
+  // the loss about one round trip after the DEL instead of at its next renewal.
+  void on_force_notice(const std::string& resource) { check_leases(resource); }
+
+  // Checks the held leases on `resource` (all of them if empty: after a reconnect, notices may
+  // have been missed) and reports those that are gone from the server as lost.
+  void check_leases(std::string_view resource) {
+    std::vector<LeasePtr> held;
+    for (auto& [k, wl] : leases) {
+      auto d = wl.lock();
+      if (d && d->state.load() == LeaseState::held &&
+          (resource.empty() || d->resource == resource)) {
+        held.push_back(std::move(d));
+      }
+    }
+    for (const auto& d : held) {
+      send(protocol::lease_check(d->kind, d->keys, d->owner),
+           [wk = weak(), wd = std::weak_ptr<detail::LeaseData>(d)](Ec ec, const loop::Replies& r) {
+             auto self = wk.lock();
+             auto dd = wd.lock();
+             if (!self || !dd || self->closed || is_transport(ec)) return;
+             if (protocol::parse_lease_check(dd->kind, r) == protocol::RenewCheck::not_held) {
+               self->lose(dd, Errc::lost);
+             }
+           });
+    }
   }
 
   void wake_all() {
@@ -1129,6 +1170,9 @@ void Client::force_release(std::string resource,
            }
            if (h) h(res, fields.size());
          });
+  // The notice goes right behind the block (same write), outside the MULTI: Redis 7.0 would
+  // nest the message of our own subscription inside the EXEC reply.
+  c.send(protocol::publish_force(c.force_channel, resource), [](Ec, const loop::Replies&) {});
 }
 
 void Client::inspect(std::string resource,

@@ -625,6 +625,45 @@ loop::Request companion_ttls(const Keys& k, const std::vector<std::string>& owne
   return b.done();
 }
 
+std::string force_channel(std::string_view prefix) {
+  std::string c(prefix);
+  c.append("force-released");
+  return c;
+}
+
+loop::Request publish_force(std::string_view channel, std::string_view resource) {
+  return Builder().add("PUBLISH", channel, resource).done();
+}
+
+bool parse_message(resp::Frame push, std::string_view channel, std::string& payload) {
+  if (push.empty()) return false;
+  const std::size_t v = resp::value_index(push);
+  if (v >= push.size() || push[v].type != resp::Type::push) return false;
+  std::vector<std::size_t> el;
+  resp::elements(push, v, el);
+  if (el.size() != 3 || !resp::equals(push[el[0]], "message")) return false;
+  if (!resp::equals(push[el[1]], channel) || !resp::is_string_like(push[el[2]].type)) return false;
+  payload.assign(push[el[2]].value);
+  return true;
+}
+
+loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner) {
+  Builder b;
+  b.add("HEXISTS", k.holders, field(kind, owner));
+  if (kind == Kind::shared) b.add("EXISTS", k.companion(owner));
+  return b.done();
+}
+
+RenewCheck parse_lease_check(Kind kind, const loop::Replies& r) {
+  if (r.size() != (kind == Kind::exclusive ? 1u : 2u)) return RenewCheck::bad_reply;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const auto n = single_int(r[i]);
+    if (!n) return RenewCheck::bad_reply;
+    if (*n != 1) return RenewCheck::not_held;
+  }
+  return RenewCheck::held;
+}
+
 bool parse_invalidate(resp::Frame push, std::vector<std::string>& keys, bool& all) {
   all = false;
   if (push.empty()) return false;

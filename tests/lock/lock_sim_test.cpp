@@ -156,6 +156,31 @@ TEST(LockSim, AutoRenewSurvivesManyTtlsAndReportsLossOnStall) {
   }
 }
 
+TEST(LockSim, ForceReleaseIsReportedToHolderAtOnce) {
+  // No auto-renew, TTL 30 s: the holder learns of a force-release from the notice (one
+  // PUBLISH, one check), within a few round trips, not when its lease runs out locally.
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    Client& a = e.client();
+    Client& b = e.client();
+    bool lost = false;
+    auto r = req("r", "a", 30s);
+    r.on_lost = [&](std::error_code) { lost = true; };
+    auto la = e.acquire(a, r);
+    ASSERT_FALSE(la.ec);
+    const auto t = e.world.now();
+    bool done = false;
+    b.force_release("r", [&](std::error_code ec, std::size_t n) {
+      EXPECT_FALSE(ec);
+      EXPECT_EQ(n, 1u);
+      done = true;
+    });
+    e.run_until([&] { return done && lost; });
+    EXPECT_LT(e.world.now() - t, 1s) << seed;
+    EXPECT_EQ(la.lease.state(), LeaseState::lost);
+  }
+}
+
 TEST(LockSim, WakeOnReleaseAndOnExpiryWithoutPolling) {
   for (std::uint64_t seed : kSeeds) {
     Env e(seed);

@@ -435,15 +435,25 @@ TEST_F(LockTest, ValidationSendsNothing) {
   EXPECT_EQ(c.validate(req("r", "o")), Errc::invalid_argument);
 }
 
-TEST_F(LockTest, ForceReleaseIsReportedToHolderAtNextRenew) {
+TEST_F(LockTest, ForceReleaseIsReportedToHolderAtOnce) {
+  // No auto-renew and a 30 s TTL: without the force-release notice the holder would learn of
+  // the loss only when its lease ran out locally, 30 s later.
   auto a = make_client();
   auto b = make_client();
   bool lost = false;
-  auto r = req("r", "a", 300ms);
-  r.auto_renew = true;
-  r.on_lost = [&](std::error_code) { lost = true; };
+  std::error_code lost_ec;
+  auto r = req("r", "a", 30s);
+  r.on_lost = [&](std::error_code ec) {
+    lost = true;
+    lost_ec = ec;
+  };
   auto la = acquire(*a, r);
   ASSERT_FALSE(la.ec);
+  bool other_lost = false;
+  auto ro = req("other", "a", 30s);
+  ro.on_lost = [&](std::error_code) { other_lost = true; };
+  auto lo = acquire(*a, ro);
+  ASSERT_FALSE(lo.ec);
   auto s = acquire(*a, req("q", "s", 10s, 0s, Kind::shared));
   ASSERT_FALSE(s.ec);
   std::size_t removed = 0;
@@ -455,8 +465,17 @@ TEST_F(LockTest, ForceReleaseIsReportedToHolderAtNextRenew) {
   });
   run_until([&] { return done; });
   EXPECT_EQ(removed, 1u);
-  run_until([&] { return lost; });
+  run_until([&] { return lost; }, 2s);
+  EXPECT_TRUE(lost);
+  EXPECT_EQ(lost_ec, Errc::lost);
   EXPECT_EQ(la.lease.state(), LeaseState::lost);
+  EXPECT_FALSE(other_lost);  // only leases on the force-released resource are checked
+  EXPECT_EQ(lo.lease.state(), LeaseState::held);
+  // The owner can take it again, and that lease is not touched by the old notice.
+  auto again = acquire(*a, req("r", "a", 30s));
+  ASSERT_FALSE(again.ec);
+  sleep_loop(100ms);
+  EXPECT_EQ(again.lease.state(), LeaseState::held);
   done = false;
   b->force_release("q", [&](std::error_code ec, std::size_t n) {
     EXPECT_FALSE(ec);

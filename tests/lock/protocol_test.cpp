@@ -212,6 +212,26 @@ TEST(LeaveQueue, ParsesTheNewFirstWaitersAndTheRing) {
   EXPECT_EQ(p::parse_ring(bad.frame()), p::Ring::bad_reply);
 }
 
+TEST(ForceNotice, ChannelMessageAndLeaseCheck) {
+  EXPECT_EQ(p::force_channel("t:"), "t:force-released");
+  EXPECT_EQ(p::publish_force("t:force-released", "r").bytes,
+            "*3\r\n$7\r\nPUBLISH\r\n$16\r\nt:force-released\r\n$1\r\nr\r\n");
+  std::string payload;
+  Parsed msg(">3\r\n$7\r\nmessage\r\n$16\r\nt:force-released\r\n$1\r\nr\r\n");
+  ASSERT_TRUE(p::parse_message(msg.frame(), "t:force-released", payload));
+  EXPECT_EQ(payload, "r");
+  EXPECT_FALSE(p::parse_message(msg.frame(), "other", payload));
+  Parsed ack(">3\r\n$9\r\nsubscribe\r\n$16\r\nt:force-released\r\n:1\r\n");
+  EXPECT_FALSE(p::parse_message(ack.frame(), "t:force-released", payload));
+  Parsed inv(">2\r\n$10\r\ninvalidate\r\n*1\r\n$4\r\nt{r}\r\n");
+  EXPECT_FALSE(p::parse_message(inv.frame(), "t:force-released", payload));
+
+  const auto k = p::make_keys("t", "r");
+  EXPECT_EQ(p::lease_check(Kind::exclusive, k, "o").bytes,
+            "*3\r\n$7\r\nHEXISTS\r\n$4\r\nt{r}\r\n$3\r\nx:o\r\n");
+  EXPECT_EQ(p::lease_check(Kind::shared, k, "o").commands, 2u);
+}
+
 TEST(Decide, Rules) {
   using D = p::Decision;
   EXPECT_EQ(p::decide(Kind::exclusive, "a", {}), D::free);

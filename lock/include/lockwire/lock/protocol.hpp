@@ -160,6 +160,17 @@ enum class RenewResult : std::uint8_t { renewed, aborted, not_held, bad_reply };
 [[nodiscard]] loop::Request delete_companions(const Keys& k,
                                               const std::vector<std::string>& owners);
 
+// --- force-release notice: PUBLISH <prefix>force-released <resource> after the force_release
+// block; every lock client is subscribed (SUBSCRIBE with its CLIENT TRACKING at each connect) and
+// checks its own leases on that resource at once, instead of at their next renewal ------------
+[[nodiscard]] std::string force_channel(std::string_view prefix);
+[[nodiscard]] loop::Request publish_force(std::string_view channel, std::string_view resource);
+// A "message" push on `channel`: its payload (the resource); false for anything else.
+[[nodiscard]] bool parse_message(resp::Frame push, std::string_view channel, std::string& payload);
+// Is this lease still on the server? HEXISTS P{R} <field> [EXISTS P{R}:s:O] (plain reads).
+[[nodiscard]] loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner);
+[[nodiscard]] RenewCheck parse_lease_check(Kind kind, const loop::Replies& r);
+
 // --- inspect: MULTI HGETALL PTTL GET EXEC, then PTTL of each shared companion ----------------
 [[nodiscard]] loop::Request inspect(const Keys& k);
 struct Holder {
