@@ -293,7 +293,8 @@ void pause_with_replies_in_flight(Run& r) {
 }
 
 // An administrator force-releases a held lock while another client waits. The waiter is granted
-// at once; the auto-renewing holder learns of it only at its next renewal (documented).
+// at once; the holder learns of it from the force-release notice, a round trip after the DEL
+// (documented).
 void force_release_while_waiting(Run& r) {
   const std::string a =
       r.job(0, 5ms,
@@ -659,7 +660,8 @@ const std::vector<Scenario>& all() {
        pause_with_replies_in_flight},
       {"force-release-while-waiting",
        "an administrator force-releases a held lock while another client waits (documented: the "
-       "holder learns at its next renewal; fencing stops its writes meanwhile)",
+       "holder learns from the notice a round trip after the DEL; fencing stops its writes "
+       "meanwhile)",
        "no-fencing",
        "force-released-while-waiting",
        {Check::lease_loss_notice},
