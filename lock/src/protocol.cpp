@@ -486,15 +486,19 @@ loop::Request renew_watch(Kind kind, const Keys& k, std::string_view owner) {
   return b.done();
 }
 
-RenewCheck parse_renew_watch(Kind kind, const loop::Replies& r) {
-  const std::size_t want = kind == Kind::exclusive ? 2 : 3;
-  if (r.size() != want) return RenewCheck::bad_reply;
-  for (std::size_t i = 1; i < want; ++i) {
+// The lease reads HEXISTS [EXISTS] from reply `from` on: held iff every one is 1.
+static RenewCheck lease_reads(Kind kind, const loop::Replies& r, std::size_t from) {
+  if (r.size() != from + (kind == Kind::exclusive ? 1 : 2)) return RenewCheck::bad_reply;
+  for (std::size_t i = from; i < r.size(); ++i) {
     const auto n = single_int(r[i]);
     if (!n) return RenewCheck::bad_reply;
     if (*n != 1) return RenewCheck::not_held;
   }
   return RenewCheck::held;
+}
+
+RenewCheck parse_renew_watch(Kind kind, const loop::Replies& r) {
+  return lease_reads(kind, r, 1);  // after the WATCH
 }
 
 loop::Request renew_exec(Kind kind, const Keys& k, std::string_view owner, std::int64_t ttl_ms) {
@@ -635,13 +639,19 @@ loop::Request publish_force(std::string_view channel, std::string_view resource)
   return Builder().add("PUBLISH", channel, resource).done();
 }
 
-bool parse_message(resp::Frame push, std::string_view channel, std::string& payload) {
+// The elements of a push frame of `kind` ("invalidate", "message") with `n` elements.
+static bool push_elements(resp::Frame push, std::string_view kind, std::size_t n,
+                          std::vector<std::size_t>& el) {
   if (push.empty()) return false;
   const std::size_t v = resp::value_index(push);
   if (v >= push.size() || push[v].type != resp::Type::push) return false;
-  std::vector<std::size_t> el;
   resp::elements(push, v, el);
-  if (el.size() != 3 || !resp::equals(push[el[0]], "message")) return false;
+  return el.size() == n && resp::equals(push[el[0]], kind);
+}
+
+bool parse_message(resp::Frame push, std::string_view channel, std::string& payload) {
+  std::vector<std::size_t> el;
+  if (!push_elements(push, "message", 3, el)) return false;
   if (!resp::equals(push[el[1]], channel) || !resp::is_string_like(push[el[2]].type)) return false;
   payload.assign(push[el[2]].value);
   return true;
@@ -655,23 +665,13 @@ loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner) {
 }
 
 RenewCheck parse_lease_check(Kind kind, const loop::Replies& r) {
-  if (r.size() != (kind == Kind::exclusive ? 1u : 2u)) return RenewCheck::bad_reply;
-  for (std::size_t i = 0; i < r.size(); ++i) {
-    const auto n = single_int(r[i]);
-    if (!n) return RenewCheck::bad_reply;
-    if (*n != 1) return RenewCheck::not_held;
-  }
-  return RenewCheck::held;
+  return lease_reads(kind, r, 0);
 }
 
 bool parse_invalidate(resp::Frame push, std::vector<std::string>& keys, bool& all) {
   all = false;
-  if (push.empty()) return false;
-  const std::size_t v = resp::value_index(push);
-  if (v >= push.size() || push[v].type != resp::Type::push) return false;
   std::vector<std::size_t> el;
-  resp::elements(push, v, el);
-  if (el.size() != 2 || !resp::equals(push[el[0]], "invalidate")) return false;
+  if (!push_elements(push, "invalidate", 2, el)) return false;
   if (resp::is_null(push[el[1]])) {
     all = true;
     return true;
