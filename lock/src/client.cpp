@@ -162,15 +162,15 @@ using QueuePtr = std::shared_ptr<Queue>;
 
 struct Client::Core : std::enable_shared_from_this<Client::Core> {
   Core(loop::Loop& l, ClientOptions o)
-      : loop(l), opts(std::move(o)), force_channel(protocol::force_channel(opts.prefix)) {}
+      : loop(l), opts(std::move(o)), notice_key(protocol::notice_key(opts.prefix)) {}
 
   loop::Loop& loop;
   ClientOptions opts;
   std::unique_ptr<loop::Connection> conn;
   bool closed = false;
-  bool tracking_on = false;   // CLIENT TRACKING ON OPTIN confirmed on the current connection
-  std::string force_channel;  // force_release notices (protocol::force_channel)
-  std::string scratch_payload;
+  bool tracking_on = false;      // CLIENT TRACKING ON OPTIN confirmed on the current connection
+  std::string notice_key;        // force_release notices (protocol::notice_key), tracked
+  std::int64_t notice_seq = -1;  // its `seq` at our last read; -1 = not read yet
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
   // Transparent: a doorbell push finds its queue by a string_view, without a copy.
@@ -203,20 +203,21 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // ---- connection events -------------------------------------------------------------------
 
   void on_push(resp::Frame push) {
-    if (protocol::parse_message(push, force_channel, scratch_payload)) {
-      on_force_notice(scratch_payload);
-      return;
-    }
     scratch_keys.clear();
     bool all = false;
     if (!protocol::parse_invalidate(push, scratch_keys, all)) return;
-    if (all) {
+    if (all) {  // FLUSHALL/FLUSHDB: everything may be gone
       wake_all();
+      read_notice();
       return;
     }
     for (const std::string& k : scratch_keys) {
       if (auto it = queues.find(k); it != queues.end()) {
         on_holders_changed(it->second);
+        continue;
+      }
+      if (k == notice_key) {
+        read_notice();
         continue;
       }
       // P{R}:w:<owner>, a doorbell: prefix and resource hold no '}', so the first '}' ends the
@@ -353,27 +354,45 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void on_state(loop::ConnectionState s) {
     if (s != loop::ConnectionState::ready) tracking_on = false;
     if (s != loop::ConnectionState::ready || closed) return;
-    // Tracking and the force-release subscription are connection state: re-enable them after
-    // every (re)connect, then let every waiter re-check and every holder check its lease
-    // (pushes and notices may have been missed while disconnected). SUBSCRIBE's RESP3
-    // acknowledgement is a push, so this is one request with one reply.
-    loop::Request r;
-    r.commands = 2;
-    resp::append_command(r.bytes, "CLIENT", "TRACKING", "ON", "OPTIN");
-    resp::append_command(r.bytes, "SUBSCRIBE", force_channel);
-    send(std::move(r), [w = weak()](Ec, const loop::Replies&) {
+    // Tracking is connection state: re-enable it after every (re)connect, together with the
+    // tracked read of the force-release notice; then let every waiter re-check and every holder
+    // check its lease (pushes may have been missed while disconnected).
+    loop::Request r = protocol::notice_read(notice_key);
+    std::string tracking;
+    resp::append_command(tracking, "CLIENT", "TRACKING", "ON", "OPTIN");
+    r.bytes.insert(0, tracking);
+    ++r.commands;
+    send(std::move(r), [w = weak()](Ec ec, const loop::Replies& rr) {
       auto self = w.lock();
       if (!self || self->closed) return;
       self->tracking_on = true;
       self->wake_all();
+      const protocol::Notice n =
+          rr.size() == 0 ? protocol::Notice{} : protocol::parse_notice_read(rr.back());
+      self->notice_seq = !is_transport(ec) && n.ok ? n.seq : -1;
       self->check_leases({});
     });
   }
 
-  // A force_release of `resource` (by any client, this one included) was published: every
-  // local lease on it checks at once that it is still on the server, so its holder learns of
-  // the loss about one round trip after the DEL instead of at its next renewal.
-  void on_force_notice(const std::string& resource) { check_leases(resource); }
+  // The force-release notice changed: a force_release (by any client, this one included) just
+  // removed the holders of a resource. Read it again (which tracks it again) and check the local
+  // leases on that resource, so that their holder learns of the loss about one round trip after
+  // the removal instead of at its next renewal. If notices were missed in between (the sequence
+  // moved by more than one) or it cannot be read, every lease is checked.
+  void read_notice() {
+    send(protocol::notice_read(notice_key), [w = weak()](Ec ec, const loop::Replies& r) {
+      auto self = w.lock();
+      if (!self || self->closed || is_transport(ec)) return;
+      const protocol::Notice n =
+          r.size() == 0 ? protocol::Notice{} : protocol::parse_notice_read(r.back());
+      const std::int64_t last = std::exchange(self->notice_seq, n.ok ? n.seq : -1);
+      if (n.ok && last >= 0 && n.seq == last + 1 && !n.resource.empty()) {
+        self->check_leases(n.resource);
+      } else if (!n.ok || n.seq != last) {
+        self->check_leases({});
+      }
+    });
+  }
 
   // Checks the held leases on `resource` (all of them if empty: after a reconnect, notices may
   // have been missed) and reports those that are gone from the server as lost.
@@ -1170,9 +1189,9 @@ void Client::force_release(std::string resource,
            }
            if (h) h(res, fields.size());
          });
-  // The notice goes right behind the block (same write), outside the MULTI: Redis 7.0 would
-  // nest the message of our own subscription inside the EXEC reply.
-  c.send(protocol::publish_force(c.force_channel, resource), [](Ec, const loop::Replies&) {});
+  // The notice goes right behind the block (same write), in a block of its own: the notice key
+  // lives outside the resource's hash slot.
+  c.send(protocol::force_notice(c.notice_key, resource), [](Ec, const loop::Replies&) {});
 }
 
 void Client::inspect(std::string resource,

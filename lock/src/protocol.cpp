@@ -1,6 +1,7 @@
 #include "lockwire/lock/protocol.hpp"
 
 #include <array>
+#include <charconv>
 #include <limits>
 #include <optional>
 #include <span>
@@ -629,32 +630,47 @@ loop::Request companion_ttls(const Keys& k, const std::vector<std::string>& owne
   return b.done();
 }
 
-std::string force_channel(std::string_view prefix) {
-  std::string c(prefix);
-  c.append("force-released");
-  return c;
+std::string notice_key(std::string_view prefix) {
+  std::string k(prefix);
+  k.append("force-released");
+  return k;
 }
 
-loop::Request publish_force(std::string_view channel, std::string_view resource) {
-  return Builder().add("PUBLISH", channel, resource).done();
+loop::Request force_notice(std::string_view notice_key, std::string_view resource) {
+  return Builder(loop::RequestKind::atomic)
+      .add("MULTI")
+      .add("HSET", notice_key, "res", resource)
+      .add("HINCRBY", notice_key, "seq", 1)
+      .add("EXEC")
+      .done();
 }
 
-// The elements of a push frame of `kind` ("invalidate", "message") with `n` elements.
-static bool push_elements(resp::Frame push, std::string_view kind, std::size_t n,
-                          std::vector<std::size_t>& el) {
-  if (push.empty()) return false;
-  const std::size_t v = resp::value_index(push);
-  if (v >= push.size() || push[v].type != resp::Type::push) return false;
-  resp::elements(push, v, el);
-  return el.size() == n && resp::equals(push[el[0]], kind);
+loop::Request notice_read(std::string_view notice_key) {
+  return Builder().add("CLIENT", "CACHING", "YES").add("HMGET", notice_key, "res", "seq").done();
 }
 
-bool parse_message(resp::Frame push, std::string_view channel, std::string& payload) {
+Notice parse_notice_read(resp::Frame f) {
+  Notice out;
+  if (f.empty()) return out;
+  const std::size_t v = resp::value_index(f);
+  if (v >= f.size() || f[v].type != resp::Type::array) return out;
   std::vector<std::size_t> el;
-  if (!push_elements(push, "message", 3, el)) return false;
-  if (!resp::equals(push[el[1]], channel) || !resp::is_string_like(push[el[2]].type)) return false;
-  payload.assign(push[el[2]].value);
-  return true;
+  resp::elements(f, v, el);
+  if (el.size() != 2) return out;
+  if (!resp::is_null(f[el[0]])) {
+    if (!resp::is_string_like(f[el[0]].type)) return out;
+    out.resource.assign(f[el[0]].value);
+  }
+  if (!resp::is_null(f[el[1]])) {
+    if (!resp::is_string_like(f[el[1]].type)) return out;
+    const std::string_view sv = f[el[1]].value;
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(sv.data(), sv.data() + sv.size(), n);
+    if (ec != std::errc() || end != sv.data() + sv.size() || n < 0) return out;
+    out.seq = n;
+  }
+  out.ok = true;
+  return out;
 }
 
 loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner) {
@@ -670,8 +686,12 @@ RenewCheck parse_lease_check(Kind kind, const loop::Replies& r) {
 
 bool parse_invalidate(resp::Frame push, std::vector<std::string>& keys, bool& all) {
   all = false;
+  if (push.empty()) return false;
+  const std::size_t v = resp::value_index(push);
+  if (v >= push.size() || push[v].type != resp::Type::push) return false;
   std::vector<std::size_t> el;
-  if (!push_elements(push, "invalidate", 2, el)) return false;
+  resp::elements(push, v, el);
+  if (el.size() != 2 || !resp::equals(push[el[0]], "invalidate")) return false;
   if (resp::is_null(push[el[1]])) {
     all = true;
     return true;

@@ -1999,6 +1999,20 @@ void cmd_hget(Impl& s, Client& c, Args& a) {
   if (f == nullptr) return s.null(c);
   s.bulk(c, *f);
 }
+void cmd_hmget(Impl& s, Client& c, Args& a) {
+  bool wrong = false;
+  Value* v = lookup_typed(s, c, a[1], Value::Kind::hash, wrong);
+  if (wrong) return s.wrongtype(c);
+  s.array(c, a.size() - 2);
+  for (std::size_t i = 2; i < a.size(); ++i) {
+    std::string* f = v ? hfind(*v, a[i]) : nullptr;
+    if (f == nullptr) {
+      s.null(c);
+    } else {
+      s.bulk(c, *f);
+    }
+  }
+}
 void cmd_hgetall(Impl& s, Client& c, Args& a) {
   bool wrong = false;
   Value* v = lookup_typed(s, c, a[1], Value::Kind::hash, wrong);
@@ -2647,6 +2661,7 @@ const std::vector<CmdDef>& RedisModel::Impl::table() {
       {"hset", -4, W | F_FAST, cmd_hset, 0, 0, 0, {}},
       {"hsetnx", 4, W | F_FAST, cmd_hsetnx, 0, 0, 0, {}},
       {"hget", 3, RO | F_FAST, cmd_hget, 1, 1, 1, {}},
+      {"hmget", -3, RO | F_FAST, cmd_hmget, 1, 1, 1, {}},
       {"hgetall", 2, RO, cmd_hgetall, 1, 1, 1, {}},
       {"hdel", -3, W | F_FAST, cmd_hdel, 0, 0, 0, {}},
       {"hlen", 2, RO | F_FAST, cmd_hlen, 1, 1, 1, {}},

@@ -435,6 +435,49 @@ TEST_F(LockTest, ValidationSendsNothing) {
   EXPECT_EQ(c.validate(req("r", "o")), Errc::invalid_argument);
 }
 
+TEST_F(LockTest, WorksForAnAclUserLimitedToThePrefix) {
+  // A Redis 7 user as an operator would create one: keys under the prefix only, no pub/sub
+  // channels (acl-pubsub-default resetchannels), no scripting. Everything the client does,
+  // waiting, hand-off, force-release notices and inspect included, must work with that.
+  server_.cli({"ACL", "SETUSER", "locker", "on", ">pw", "resetchannels", "~lockwire:*", "+@all",
+               "-@scripting"});
+  auto make = [&] {
+    loop::ConnectionOptions o = conn_options();
+    o.username = "locker";
+    o.password = "pw";
+    auto c = std::make_unique<Client>(loop_, o, ClientOptions{});
+    c->start();
+    return c;
+  };
+  auto a = make();
+  auto b = make();
+  bool lost = false;
+  auto r = req("r", "a", 30s);
+  r.on_lost = [&](std::error_code) { lost = true; };
+  auto la = acquire(*a, r);
+  ASSERT_FALSE(la.ec) << la.ec.message();
+  bool got_b = false;
+  Lease lb;
+  b->lock(req("r", "b", 30s, 10s), [&](std::error_code ec, Lease l) {
+    EXPECT_FALSE(ec) << ec.message();
+    lb = std::move(l);
+    got_b = true;
+  });
+  sleep_loop(50ms);
+  EXPECT_FALSE(release(*a, la.lease));
+  run_until([&] { return got_b; });
+  bool done = false;
+  a->force_release("r", [&](std::error_code ec, std::size_t n) {
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_EQ(n, 1u);
+    done = true;
+  });
+  run_until([&] { return done && lb.state() == LeaseState::lost; }, 2s);
+  EXPECT_EQ(a->connection().state(), loop::ConnectionState::ready);
+  EXPECT_EQ(b->connection().state(), loop::ConnectionState::ready);
+  EXPECT_FALSE(lost);  // a's own lease was released before
+}
+
 TEST_F(LockTest, ForceReleaseIsReportedToHolderAtOnce) {
   // No auto-renew and a 30 s TTL: without the force-release notice the holder would learn of
   // the loss only when its lease ran out locally, 30 s later.

@@ -212,19 +212,30 @@ TEST(LeaveQueue, ParsesTheNewFirstWaitersAndTheRing) {
   EXPECT_EQ(p::parse_ring(bad.frame()), p::Ring::bad_reply);
 }
 
-TEST(ForceNotice, ChannelMessageAndLeaseCheck) {
-  EXPECT_EQ(p::force_channel("t:"), "t:force-released");
-  EXPECT_EQ(p::publish_force("t:force-released", "r").bytes,
-            "*3\r\n$7\r\nPUBLISH\r\n$16\r\nt:force-released\r\n$1\r\nr\r\n");
-  std::string payload;
-  Parsed msg(">3\r\n$7\r\nmessage\r\n$16\r\nt:force-released\r\n$1\r\nr\r\n");
-  ASSERT_TRUE(p::parse_message(msg.frame(), "t:force-released", payload));
-  EXPECT_EQ(payload, "r");
-  EXPECT_FALSE(p::parse_message(msg.frame(), "other", payload));
-  Parsed ack(">3\r\n$9\r\nsubscribe\r\n$16\r\nt:force-released\r\n:1\r\n");
-  EXPECT_FALSE(p::parse_message(ack.frame(), "t:force-released", payload));
-  Parsed inv(">2\r\n$10\r\ninvalidate\r\n*1\r\n$4\r\nt{r}\r\n");
-  EXPECT_FALSE(p::parse_message(inv.frame(), "t:force-released", payload));
+TEST(ForceNotice, KeyReadAndLeaseCheck) {
+  EXPECT_EQ(p::notice_key("t:"), "t:force-released");
+  const auto w = p::force_notice("t:force-released", "r");
+  EXPECT_NE(w.bytes.find("$4\r\nHSET\r\n$16\r\nt:force-released\r\n$3\r\nres\r\n$1\r\nr\r\n"),
+            std::string::npos);
+  EXPECT_NE(w.bytes.find("$7\r\nHINCRBY\r\n$16\r\nt:force-released\r\n$3\r\nseq\r\n$1\r\n1\r\n"),
+            std::string::npos);
+  EXPECT_EQ(p::notice_read("t:force-released").commands, 2u);
+  // Captured from redis-server 7.0.15: before any force_release, then after the first.
+  Parsed none("*2\r\n_\r\n_\r\n");
+  const auto n0 = p::parse_notice_read(none.frame());
+  ASSERT_TRUE(n0.ok);
+  EXPECT_EQ(n0.seq, 0);
+  EXPECT_TRUE(n0.resource.empty());
+  Parsed one("*2\r\n$1\r\nr\r\n$1\r\n1\r\n");
+  const auto n1 = p::parse_notice_read(one.frame());
+  ASSERT_TRUE(n1.ok);
+  EXPECT_EQ(n1.seq, 1);
+  EXPECT_EQ(n1.resource, "r");
+  for (const char* bad : {"*2\r\n$1\r\nr\r\n$1\r\nx\r\n", "*2\r\n$1\r\nr\r\n$2\r\n-1\r\n",
+                          "*1\r\n$1\r\nr\r\n", "-NOPERM no\r\n", "*2\r\n:1\r\n:1\r\n"}) {
+    Parsed f(bad);
+    EXPECT_FALSE(p::parse_notice_read(f.frame()).ok) << bad;
+  }
 
   const auto k = p::make_keys("t", "r");
   EXPECT_EQ(p::lease_check(Kind::exclusive, k, "o").bytes,

@@ -157,9 +157,9 @@ class Client {
   // Extends only this lease (by its TTL). not_held when it is gone (the lease turns `lost`).
   void renew(const Lease& lease, DoneHandler handler);
   // Removes every holder of the resource (administrative). `removed` = holders that were present.
-  // Publishes a notice on "<prefix>force-released"; every lock::Client with that prefix checks
-  // its leases on the resource and reports the removed ones lost (on_lost) about a round trip
-  // after the removal.
+  // Updates the notice key "<prefix>force-released", which every lock::Client with that prefix
+  // tracks: each checks its leases on the resource and reports the removed ones lost (on_lost)
+  // about a round trip after the removal.
   void force_release(std::string resource, std::function<void(std::error_code, std::size_t)> h);
   void inspect(std::string resource, std::function<void(std::error_code, const LockInfo&)> h);
 

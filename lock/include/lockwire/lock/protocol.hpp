@@ -160,13 +160,22 @@ enum class RenewResult : std::uint8_t { renewed, aborted, not_held, bad_reply };
 [[nodiscard]] loop::Request delete_companions(const Keys& k,
                                               const std::vector<std::string>& owners);
 
-// --- force-release notice: PUBLISH <prefix>force-released <resource> after the force_release
-// block; every lock client is subscribed (SUBSCRIBE with its CLIENT TRACKING at each connect) and
-// checks its own leases on that resource at once, instead of at their next renewal ------------
-[[nodiscard]] std::string force_channel(std::string_view prefix);
-[[nodiscard]] loop::Request publish_force(std::string_view channel, std::string_view resource);
-// A "message" push on `channel`: its payload (the resource); false for anything else.
-[[nodiscard]] bool parse_message(resp::Frame push, std::string_view channel, std::string& payload);
+// --- force-release notice ----------------------------------------------------------------------
+// The hash <prefix>force-released {res: <resource of the latest force_release>, seq: <count>}.
+// force_release updates it right behind its block; every lock client tracks it (CLIENT CACHING
+// YES + HMGET at each connect and after each invalidation) and checks its own leases at once,
+// instead of at their next renewal. Only key access under the prefix is needed (no channels).
+[[nodiscard]] std::string notice_key(std::string_view prefix);
+[[nodiscard]] loop::Request force_notice(std::string_view notice_key, std::string_view resource);
+// CLIENT CACHING YES; HMGET <notice> res seq (plain: CACHING covers the next command).
+[[nodiscard]] loop::Request notice_read(std::string_view notice_key);
+struct Notice {
+  bool ok = false;
+  std::string resource;  // empty: no force_release yet
+  std::int64_t seq = 0;  // 0: no force_release yet
+};
+// The HMGET reply frame.
+[[nodiscard]] Notice parse_notice_read(resp::Frame hmget);
 // Is this lease still on the server? HEXISTS P{R} <field> [EXISTS P{R}:s:O] (plain reads).
 [[nodiscard]] loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner);
 [[nodiscard]] RenewCheck parse_lease_check(Kind kind, const loop::Replies& r);
