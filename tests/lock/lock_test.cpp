@@ -437,10 +437,11 @@ TEST_F(LockTest, ValidationSendsNothing) {
 
 TEST_F(LockTest, WorksForAnAclUserLimitedToThePrefix) {
   // A Redis 7 user as an operator would create one: keys under the prefix only, no pub/sub
-  // channels (acl-pubsub-default resetchannels), no scripting. Everything the client does,
-  // waiting, hand-off, force-release notices and inspect included, must work with that.
+  // channels (acl-pubsub-default resetchannels), no scripting, nothing dangerous (so no CLIENT
+  // KILL: the split-brain fence is skipped, documented). Waiting, hand-off and force-release
+  // notices must all work with that.
   server_.cli({"ACL", "SETUSER", "locker", "on", ">pw", "resetchannels", "~lockwire:*", "+@all",
-               "-@scripting"});
+               "-@scripting", "-@dangerous"});
   auto make = [&] {
     loop::ConnectionOptions o = conn_options();
     o.username = "locker";
