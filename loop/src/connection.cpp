@@ -1,6 +1,7 @@
 #include "lockwire/loop/connection.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -118,9 +119,20 @@ Cmd classify(std::string_view name, std::string_view arg1, std::size_t argc) noe
 
 enum class Lane : std::uint8_t { none, atomic, watch };
 
+// A (P|S)SUBSCRIBE in a request: the reply slot it takes, and how many acknowledgement pushes
+// (one per channel) it brings. The first acknowledgement, or an error reply (e.g. NOPERM when
+// the ACL grants no channel access), is its reply.
+struct SubAck {
+  std::uint32_t slot = 0;
+  std::uint32_t acks = 0;
+};
+constexpr std::size_t kMaxSubscribes = 8;  // per request
+
 struct Scan {
   std::uint32_t commands = 0;
   std::uint32_t replies = 0;
+  std::array<SubAck, kMaxSubscribes> subs{};
+  std::uint32_t nsubs = 0;
   Lane lane = Lane::none;
   bool watch_reads = false;   // WATCH first, no other transaction-state command
   const char* why = nullptr;  // set: malformed or unsupported
@@ -190,7 +202,15 @@ Scan scan_request(std::string_view b) noexcept {
           s.why = "SUBSCRIBE needs at least one channel";
           return s;
         }
-        break;  // acknowledged by push frames only
+        if (c == Cmd::subscribe) {
+          if (s.nsubs == kMaxSubscribes) {
+            s.why = "at most 8 subscribe commands in one request";
+            return s;
+          }
+          s.subs[s.nsubs++] = SubAck{s.replies, static_cast<std::uint32_t>(argc - 1)};
+          ++s.replies;
+        }
+        break;  // UNSUBSCRIBE: acknowledged by push frames only, no reply
       case Cmd::multi:
         ++multis;
         in_multi = true;
@@ -258,6 +278,7 @@ struct Connection::Impl final : StreamHandler {
   struct Pending {  // not written yet
     std::string bytes;
     std::uint32_t replies = 0;
+    std::vector<SubAck> subs;  // reply slots taken by (P|S)SUBSCRIBE acknowledgements
     Lane lane = Lane::none;
     ReplyHandler handler;
     WatchHandler whandler;
@@ -270,6 +291,7 @@ struct Connection::Impl final : StreamHandler {
   struct InFlight {  // written, awaiting `replies` frames
     std::uint32_t replies = 1;
     std::uint32_t got = 0;
+    std::vector<SubAck> subs;
     Internal internal = Internal::user;
     bool failed = false;  // outcome_unknown already reported: the reply goes to `late`
     bool has_deadline = false;
@@ -295,6 +317,7 @@ struct Connection::Impl final : StreamHandler {
   Loop& loop;
   ConnectionOptions opt;
   ConnectionState state = ConnectionState::disconnected;
+  std::uint32_t skip_acks = 0;  // SUBSCRIBE acknowledgements still to come after the first
   bool started = false;
   bool handshaking = false;
   std::unique_ptr<Stream> stream;
@@ -477,12 +500,13 @@ struct Connection::Impl final : StreamHandler {
   void write_pending(Pending& p) {
     const bool watch = p.lane == Lane::watch;
     stream->write(std::move(p.bytes));
-    if (p.replies == 0) {  // e.g. SUBSCRIBE: acknowledged by pushes
+    if (p.replies == 0) {  // e.g. UNSUBSCRIBE: acknowledged by pushes only
       if (p.handler) defer([h = std::move(p.handler)] { h({}, Replies{}); });
       return;
     }
     InFlight f;
     f.replies = p.replies;
+    f.subs = std::move(p.subs);
     f.handler = std::move(p.handler);
     f.whandler = std::move(p.whandler);
     f.late = std::move(p.late);
@@ -782,6 +806,7 @@ struct Connection::Impl final : StreamHandler {
     acc_bytes.clear();
     handshaking = false;
     lane_holder = 0;
+    skip_acks = 0;
     auto lost = std::move(inflight);
     inflight.clear();
     state = ConnectionState::disconnected;
@@ -874,17 +899,46 @@ struct Connection::Impl final : StreamHandler {
     fail_connection(make_error_code(Errc::input_limit));
   }
 
+  // The front request's next reply is a (P|S)SUBSCRIBE's: its acknowledgement count, else 0.
+  [[nodiscard]] std::uint32_t awaited_sub_ack() const noexcept {
+    if (inflight.empty()) return 0;
+    const InFlight& f = inflight.front();
+    for (const SubAck& a : f.subs) {
+      if (a.slot == f.got) return a.acks;
+    }
+    return 0;
+  }
+
+  [[nodiscard]] static bool is_sub_ack(resp::Frame push, std::size_t v) noexcept {
+    if (push[v].size == 0) return false;
+    const std::size_t k = resp::first_element(push, v);
+    return k < push.size() &&
+           (resp::equals(push[k], "subscribe") || resp::equals(push[k], "psubscribe") ||
+            resp::equals(push[k], "ssubscribe"));
+  }
+
   void on_frame(resp::Frame frame) {
     const std::size_t v = resp::value_index(frame);
     if (v < frame.size() && frame[v].type == resp::Type::push) {
       if (health_ping_out) bytes_seen += 1;
+      // The first acknowledgement of a SUBSCRIBE is also its reply; the others (one per
+      // further channel) are only pushes.
+      bool as_reply = false;
+      if (is_sub_ack(frame, v)) {
+        if (skip_acks > 0) {
+          --skip_acks;
+        } else if (const std::uint32_t acks = awaited_sub_ack(); acks > 0) {
+          skip_acks = acks - 1;
+          as_reply = true;
+        }
+      }
       auto handlers = push_handlers;
       Guard g(this);
       for (auto& [id, h] : handlers) {
         h(frame.subspan(v));
         if (g.dead) return;
       }
-      return;
+      if (!as_reply) return;
     }
     if (inflight.empty()) {
       last_error = "unsolicited reply from server (no request waiting)";
@@ -1033,6 +1087,7 @@ struct Connection::Impl final : StreamHandler {
     auto f = std::move(inflight);
     queue.clear();
     inflight.clear();
+    skip_acks = 0;
     queue_bytes = 0;
     state = ConnectionState::closed;
     const auto ec = make_error_code(Errc::closed);
@@ -1092,6 +1147,7 @@ void Connection::send(Request request, ReplyHandler handler, RequestOptions opti
   Impl::Pending p;
   p.bytes = std::move(request.bytes);
   p.replies = s.replies;
+  p.subs.assign(s.subs.begin(), s.subs.begin() + s.nsubs);
   p.lane = s.lane;
   p.handler = std::move(handler);
   p.late = std::move(options.on_late_reply);
@@ -1111,7 +1167,8 @@ void Connection::command(std::initializer_list<std::string_view> args, ReplyHand
 
 void Connection::watch(Request watch_and_reads, WatchHandler handler, RequestOptions options) {
   const Scan s = scan_request(watch_and_reads.bytes);
-  if (s.why != nullptr || s.lane != Lane::watch || s.commands != watch_and_reads.commands) {
+  if (s.why != nullptr || s.lane != Lane::watch || s.commands != watch_and_reads.commands ||
+      s.nsubs != 0) {
     impl_->last_error = s.why != nullptr ? s.why : "watch() needs WATCH first, then reads only";
     return impl_->fail_later(std::move(handler), Errc::bad_request);
   }

@@ -317,21 +317,49 @@ TEST_F(Fixture, PushesGoToPushHandlersEvenWithAttributes) {
   EXPECT_EQ(b.values, std::vector<std::string>{"2"});
 }
 
-TEST_F(Fixture, SubscribeExpectsPushesNotReplies) {
+TEST_F(Fixture, SubscribeIsAnsweredByItsFirstAcknowledgement) {
   up();
-  Result sub, get;
+  Result sub, sub2, get;
   std::vector<std::string> pushes;
   c->add_push_handler([&](resp::Frame f) { pushes.emplace_back(f[1].value); });
   c->command({"SUBSCRIBE", "a", "b"}, rec(sub));
+  c->command({"SUBSCRIBE", "c"}, rec(sub2));
   c->command({"GET", "k"}, rec(get));
-  EXPECT_EQ(sub.calls, 0);  // never inline
   L.drain();
+  EXPECT_EQ(sub.calls, 0);  // not before the server said so
+  L.feed(">3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n");
   EXPECT_EQ(sub.calls, 1);
   EXPECT_FALSE(sub.ec);
-  L.feed(">3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n>3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n:2\r\n");
+  EXPECT_EQ(sub.values, std::vector<std::string>{""});  // the push itself is the reply
+  // b's acknowledgement belongs to the first SUBSCRIBE, not to the second.
+  L.feed(">3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n:2\r\n");
+  EXPECT_EQ(sub2.calls, 0);
+  L.feed(">3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:3\r\n");
+  EXPECT_EQ(sub2.calls, 1);
+  EXPECT_FALSE(sub2.ec);
   L.feed("$1\r\nv\r\n");
-  EXPECT_EQ(pushes, (std::vector<std::string>{"subscribe", "subscribe"}));
+  EXPECT_EQ(pushes, (std::vector<std::string>{"subscribe", "subscribe", "subscribe"}));
   EXPECT_EQ(get.values, std::vector<std::string>{"v"});
+}
+
+TEST_F(Fixture, RefusedSubscribeFailsOnlyItself) {
+  // Redis 7 refuses SUBSCRIBE with an error *reply* (not a push) where the ACL grants no
+  // channel access; that must answer the SUBSCRIBE, not break the connection.
+  up();
+  Result sub, get, mixed;
+  c->command({"SUBSCRIBE", "a", "b"}, rec(sub));
+  c->command({"GET", "k"}, rec(get));
+  c->send(req(cmd({"CLIENT", "TRACKING", "ON"}) + cmd({"SUBSCRIBE", "x"}), 2), rec(mixed));
+  L.drain();
+  L.feed("-NOPERM this user has no permissions to access one of the channels\r\n$1\r\nv\r\n");
+  EXPECT_EQ(sub.calls, 1);
+  EXPECT_EQ(sub.ec, Errc::server_error);
+  EXPECT_EQ(get.values, std::vector<std::string>{"v"});
+  L.feed("+OK\r\n-NOPERM no\r\n");
+  EXPECT_EQ(mixed.calls, 1);
+  EXPECT_EQ(mixed.ec, Errc::server_error);
+  EXPECT_EQ(mixed.values, (std::vector<std::string>{"OK", "NOPERM no"}));
+  EXPECT_EQ(c->state(), ConnectionState::ready);
 }
 
 TEST_F(Fixture, BadRequestsFailWithoutTouchingTheConnection) {

@@ -189,6 +189,37 @@ TEST(Connection, PubSubPushesInterleaveWithReplies) {
   finish(loop, sub);
 }
 
+TEST(Connection, SubscribeRefusedByTheAclFailsOnlyThatCommand) {
+  // A Redis 7 user created without channel permissions (resetchannels, the default) gets an
+  // error *reply* to SUBSCRIBE; the connection must stay usable.
+  test::RedisServer server;
+  server.cli({"ACL", "SETUSER", "nochan", "on", ">pw", "resetchannels", "~*", "+@all"});
+  UvLoop loop;
+  ConnectionOptions o = opts_for(server);
+  o.username = "nochan";
+  o.password = "pw";
+  auto c = ready_conn(loop, o);
+  std::error_code sub_ec;
+  bool subscribed = false, pinged = false;
+  c->command({"SUBSCRIBE", "ch"}, [&](std::error_code ec, const Replies& r) {
+    sub_ec = ec;
+    EXPECT_EQ(r.size(), 1u);
+    if (r.size() == 1) {
+      EXPECT_TRUE(str(r[0]).starts_with("NOPERM")) << str(r[0]);
+    }
+    subscribed = true;
+  });
+  c->command({"PING"}, [&](std::error_code ec, const Replies& r) {
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(str(r[0]), "PONG");
+    pinged = true;
+  });
+  ASSERT_TRUE(run_until(loop, [&] { return subscribed && pinged; }));
+  EXPECT_EQ(sub_ec, Errc::server_error);
+  EXPECT_EQ(c->state(), ConnectionState::ready);
+  finish(loop, c);
+}
+
 TEST(Connection, TrackingInvalidationsIncludingOnExpiry) {
   test::RedisServer server;
   UvLoop loop;

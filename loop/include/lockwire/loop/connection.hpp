@@ -23,9 +23,12 @@
 // - Every request's bytes are checked (RESP arrays of blob strings, command count, MULTI/EXEC/
 //   WATCH placement): send() takes plain requests and one self-contained MULTI..EXEC block,
 //   watch() takes WATCH + reads. RESET, HELLO, MONITOR and CLIENT REPLY are refused
-//   (Errc::bad_request): they would break RESP3 or reply matching. (P|S)SUBSCRIBE and
-//   (P|S)UNSUBSCRIBE expect no reply in RESP3 — their acknowledgements are pushes — so their
-//   handler completes (ok, no replies) once written; the acks reach the push handlers.
+//   (Errc::bad_request): they would break RESP3 or reply matching. In RESP3 a (P|S)SUBSCRIBE
+//   is acknowledged by one push per channel, or refused with an error reply (NOPERM where the
+//   ACL grants no channel access, the default for new Redis 7 users): its reply is the first
+//   acknowledgement push or that error (Errc::server_error), and every acknowledgement also
+//   reaches the push handlers. At most 8 subscribe commands per request. (P|S)UNSUBSCRIBE is
+//   never refused and has no reply: its handler completes (ok, no replies) once written.
 // - Handlers never run inside the call that caused them (errors found in send() are reported
 //   from a posted task). A handler may close or destroy the Connection.
 // - A WatchTxn must not outlive its Connection.
