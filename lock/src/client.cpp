@@ -110,6 +110,13 @@ bool is_transport(Ec ec) {
   return ec && ec != loop::Errc::server_error;
 }
 
+// Failures after which the same request may be sent again (after the reconnect, if need be).
+bool retryable(Ec ec) {
+  return ec == loop::Errc::not_sent || ec == loop::Errc::outcome_unknown ||
+         ec == loop::Errc::connection_lost || ec == loop::Errc::connect_failed ||
+         ec == loop::Errc::health_check_failed;
+}
+
 struct Waiter {
   LockRequest req;
   protocol::Keys keys;
@@ -143,12 +150,13 @@ struct Queue {
   // first vanished; 2 = further back: only our doorbell wakes us. A leaving waiter rings the
   // two now first, so the backup learns its place too.
   std::int64_t rank = -1;
-  bool elected = false;
   std::string first;    // the first waiter's owner at the last wait read
   std::string suspect;  // the first waiter did not act within the grace: dropped when we leave
   std::deque<WaiterPtr> waiters;
   std::unique_ptr<loop::Timer> backstop;
   std::unique_ptr<loop::Timer> grace;  // not elected: re-check if the elected waiter is silent
+
+  [[nodiscard]] bool elected() const noexcept { return rank == 0; }
 
   // Leaving `waiting`: no timer of that wait may fire any more.
   void stop_timers() noexcept {
@@ -220,14 +228,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         read_notice();
         continue;
       }
-      // P{R}:w:<owner>, a doorbell: prefix and resource hold no '}', so the first '}' ends the
-      // holder-set key P{R}.
-      const std::string_view key(k);
-      const std::size_t brace = key.find('}');
-      if (brace == std::string_view::npos || key.substr(brace + 1, 3) != ":w:") continue;
-      if (auto it = queues.find(key.substr(0, brace + 1)); it != queues.end()) {
-        on_doorbell(it->second, key.substr(brace + 4));
-      }
+      std::string_view holders, owner;
+      if (!protocol::split_doorbell(k, holders, owner)) continue;
+      if (auto it = queues.find(holders); it != queues.end()) on_doorbell(it->second, owner);
     }
   }
 
@@ -241,7 +244,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell.
   void on_holders_changed(const QueuePtr& q) {
     if (q->state != Queue::State::waiting) return;
-    if (!exclusive_head(*q) || q->elected) {
+    if (!exclusive_head(*q) || q->elected()) {
       wake(q);
       return;
     }
@@ -268,7 +271,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // An exclusive waiter that is not elected re-runs its wait block (no claim to remove).
   void recheck(const QueuePtr& q) {
     if (q->state != Queue::State::waiting || !exclusive_head(*q)) return;
-    q->elected = false;
     wait_read(q, q->waiters.front(), false);
   }
 
@@ -311,7 +313,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // held or after we gave up. A doorbell that is gone means its waiter is too: drop it and ring
   // the next ones.
   void leave_queue(const QueuePtr& q) {
-    q->elected = false;
     q->rank = -1;
     if (q->queued.empty()) return;
     std::vector<std::string> leaving{std::exchange(q->queued, {})};
@@ -327,12 +328,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
            std::vector<std::string> first;
            if (!self || self->closed) return;
            if (is_transport(ec)) {
-             // ZREM is idempotent: send it again (after the reconnect, if need be), so that no
-             // entry of ours is left for others to ring in vain.
-             const bool again = ec == loop::Errc::not_sent || ec == loop::Errc::outcome_unknown ||
-                                ec == loop::Errc::connection_lost ||
-                                ec == loop::Errc::health_check_failed;
-             if (again && budget > 1) self->hand_on(q, leaving, budget - 1);
+             // ZREM is idempotent: send it again, so that no entry of ours is left for others
+             // to ring in vain.
+             if (retryable(ec) && budget > 1) self->hand_on(q, leaving, budget - 1);
              return;
            }
            if (ec || r.size() == 0) return;
@@ -357,18 +355,12 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     // Tracking is connection state: re-enable it after every (re)connect, together with the
     // tracked read of the force-release notice; then let every waiter re-check and every holder
     // check its lease (pushes may have been missed while disconnected).
-    loop::Request r = protocol::notice_read(notice_key);
-    std::string tracking;
-    resp::append_command(tracking, "CLIENT", "TRACKING", "ON", "OPTIN");
-    r.bytes.insert(0, tracking);
-    ++r.commands;
-    send(std::move(r), [w = weak()](Ec ec, const loop::Replies& rr) {
+    send(protocol::notice_read(notice_key, true), [w = weak()](Ec ec, const loop::Replies& rr) {
       auto self = w.lock();
       if (!self || self->closed) return;
       self->tracking_on = true;
       self->wake_all();
-      const protocol::Notice n =
-          rr.size() == 0 ? protocol::Notice{} : protocol::parse_notice_read(rr.back());
+      const protocol::Notice n = notice_of(rr);
       self->notice_seq = !is_transport(ec) && n.ok ? n.seq : -1;
       self->check_leases({});
     });
@@ -380,11 +372,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // the removal instead of at its next renewal. If notices were missed in between (the sequence
   // moved by more than one) or it cannot be read, every lease is checked.
   void read_notice() {
-    send(protocol::notice_read(notice_key), [w = weak()](Ec ec, const loop::Replies& r) {
+    send(protocol::notice_read(notice_key, false), [w = weak()](Ec ec, const loop::Replies& r) {
       auto self = w.lock();
       if (!self || self->closed || is_transport(ec)) return;
-      const protocol::Notice n =
-          r.size() == 0 ? protocol::Notice{} : protocol::parse_notice_read(r.back());
+      const protocol::Notice n = notice_of(r);
       const std::int64_t last = std::exchange(self->notice_seq, n.ok ? n.seq : -1);
       if (n.ok && last >= 0 && n.seq == last + 1 && !n.resource.empty()) {
         self->check_leases(n.resource);
@@ -392,6 +383,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         self->check_leases({});
       }
     });
+  }
+
+  [[nodiscard]] static protocol::Notice notice_of(const loop::Replies& r) {
+    return r.size() == 0 ? protocol::Notice{} : protocol::parse_notice_read(r.back());
   }
 
   // Checks the held leases on `resource` (all of them if empty: after a reconnect, notices may
@@ -494,10 +489,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   // Transport failure of an acquire step. `written` = the block may have been applied.
   void on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, Ec ec, bool maybe_applied) {
-    const bool retryable = ec == loop::Errc::not_sent || ec == loop::Errc::outcome_unknown ||
-                           ec == loop::Errc::connection_lost || ec == loop::Errc::connect_failed ||
-                           ec == loop::Errc::health_check_failed;
-    if (!retryable) {
+    if (!retryable(ec)) {
       complete(w, map_transport(ec));
       advance(q);
       return;
@@ -655,7 +647,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                   : protocol::parse_wait_read(r.back(), with_hdel);
     if (exclusive && wr.ok) {
       q->rank = wr.rank;
-      q->elected = wr.elected();
       if (wr.first != q->suspect) q->suspect.clear();
       q->first = std::move(wr.first);
     }
@@ -745,7 +736,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         auto self = wk.lock();
         auto qq = wq.lock();
         if (!self || !qq || self->closed || qq->state != Queue::State::waiting) return;
-        if (exclusive_head(*qq) && !qq->elected) {
+        if (exclusive_head(*qq) && !qq->elected()) {
           self->recheck(qq);  // our doorbell expired (or its push was lost)
         } else {
           self->wake(qq);

@@ -1,7 +1,6 @@
 #include "lockwire/lock/protocol.hpp"
 
 #include <array>
-#include <charconv>
 #include <limits>
 #include <optional>
 #include <span>
@@ -195,6 +194,16 @@ std::string field(Kind kind, std::string_view owner) {
   std::string f(kind == Kind::exclusive ? "x:" : "s:");
   f.append(owner);
   return f;
+}
+
+bool split_doorbell(std::string_view key, std::string_view& holders,
+                    std::string_view& owner) noexcept {
+  // Prefix and resource hold no '}', so the first '}' ends the holder-set key P{R}.
+  const std::size_t brace = key.find('}');
+  if (brace == std::string_view::npos || key.substr(brace + 1, 3) != ":w:") return false;
+  holders = key.substr(0, brace + 1);
+  owner = key.substr(brace + 4);
+  return true;
 }
 
 bool split_field(std::string_view f, Kind& kind, std::string_view& owner) noexcept {
@@ -476,15 +485,21 @@ ReleaseResult parse_release(Kind kind, const loop::Replies& r) {
   return (*a == 1 && *b == 1) ? ReleaseResult::released : ReleaseResult::not_held;
 }
 
+// The reads that say whether a lease is on the server: HEXISTS P{R} <field> [EXISTS P{R}:s:O].
+static Builder& add_lease_reads(Builder& b, Kind kind, const Keys& k, std::string_view owner) {
+  b.add("HEXISTS", k.holders, field(kind, owner));
+  if (kind == Kind::shared) b.add("EXISTS", k.companion(owner));
+  return b;
+}
+
 loop::Request renew_watch(Kind kind, const Keys& k, std::string_view owner) {
   Builder b;
   if (kind == Kind::exclusive) {
-    b.add("WATCH", k.holders).add("HEXISTS", k.holders, field(kind, owner));
+    b.add("WATCH", k.holders);
   } else {
-    const std::string c = k.companion(owner);
-    b.add("WATCH", k.holders, c).add("HEXISTS", k.holders, field(kind, owner)).add("EXISTS", c);
+    b.add("WATCH", k.holders, k.companion(owner));
   }
-  return b.done();
+  return add_lease_reads(b, kind, k, owner).done();
 }
 
 // The lease reads HEXISTS [EXISTS] from reply `from` on: held iff every one is 1.
@@ -645,8 +660,10 @@ loop::Request force_notice(std::string_view notice_key, std::string_view resourc
       .done();
 }
 
-loop::Request notice_read(std::string_view notice_key) {
-  return Builder().add("CLIENT", "CACHING", "YES").add("HMGET", notice_key, "res", "seq").done();
+loop::Request notice_read(std::string_view notice_key, bool tracking_on) {
+  Builder b;
+  if (tracking_on) b.add("CLIENT", "TRACKING", "ON", "OPTIN");
+  return b.add("CLIENT", "CACHING", "YES").add("HMGET", notice_key, "res", "seq").done();
 }
 
 Notice parse_notice_read(resp::Frame f) {
@@ -662,12 +679,9 @@ Notice parse_notice_read(resp::Frame f) {
     out.resource.assign(f[el[0]].value);
   }
   if (!resp::is_null(f[el[1]])) {
-    if (!resp::is_string_like(f[el[1]].type)) return out;
-    const std::string_view sv = f[el[1]].value;
-    std::int64_t n = 0;
-    const auto [end, ec] = std::from_chars(sv.data(), sv.data() + sv.size(), n);
-    if (ec != std::errc() || end != sv.data() + sv.size() || n < 0) return out;
-    out.seq = n;
+    const auto n = resp::to_int64(f[el[1]]);
+    if (!n || *n < 0) return out;
+    out.seq = *n;
   }
   out.ok = true;
   return out;
@@ -675,9 +689,7 @@ Notice parse_notice_read(resp::Frame f) {
 
 loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner) {
   Builder b;
-  b.add("HEXISTS", k.holders, field(kind, owner));
-  if (kind == Kind::shared) b.add("EXISTS", k.companion(owner));
-  return b.done();
+  return add_lease_reads(b, kind, k, owner).done();
 }
 
 RenewCheck parse_lease_check(Kind kind, const loop::Replies& r) {

@@ -133,6 +133,13 @@ TEST(ExclusiveWaitRead, RequestQueuesAndTracksDoorbellAndHolders) {
   const auto k = p::make_keys("t", "r");
   EXPECT_EQ(k.queue, "t{r}:q");
   EXPECT_EQ(k.doorbell("me"), "t{r}:w:me");
+  std::string_view holders, owner;
+  ASSERT_TRUE(p::split_doorbell(k.doorbell("a:w:b"), holders, owner));
+  EXPECT_EQ(holders, "t{r}");
+  EXPECT_EQ(owner, "a:w:b");
+  for (const char* other : {"t{r}", "t{r}:q", "t{r}:tok", "t{r}:s:me", "t:force-released"}) {
+    EXPECT_FALSE(p::split_doorbell(other, holders, owner)) << other;
+  }
   const auto r = p::exclusive_wait_read(k, "x:me", "me", 7, 2000);
   EXPECT_NE(r.bytes.find("$4\r\nHDEL\r\n$4\r\nt{r}\r\n$4\r\nx:me"), std::string::npos);
   EXPECT_NE(r.bytes.find("$4\r\nZADD\r\n$6\r\nt{r}:q\r\n$2\r\nNX\r\n$1\r\n7\r\n$2\r\nme\r\n"),
@@ -219,7 +226,12 @@ TEST(ForceNotice, KeyReadAndLeaseCheck) {
             std::string::npos);
   EXPECT_NE(w.bytes.find("$7\r\nHINCRBY\r\n$16\r\nt:force-released\r\n$3\r\nseq\r\n$1\r\n1\r\n"),
             std::string::npos);
-  EXPECT_EQ(p::notice_read("t:force-released").commands, 2u);
+  EXPECT_EQ(p::notice_read("t:force-released", false).commands, 2u);
+  const auto connect = p::notice_read("t:force-released", true);
+  EXPECT_EQ(connect.commands, 3u);
+  EXPECT_EQ(connect.bytes.find("*4\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$2\r\nON\r\n$"
+                               "5\r\nOPTIN\r\n"),
+            0u);
   // Captured from redis-server 7.0.15: before any force_release, then after the first.
   Parsed none("*2\r\n_\r\n_\r\n");
   const auto n0 = p::parse_notice_read(none.frame());

@@ -549,7 +549,9 @@ class Session {
   };
 
   [[nodiscard]] bool waiting_key(std::string_view k) const {
-    return k == keys_.queue || k.substr(0, keys_.holders.size() + 3) == keys_.holders + ":w:";
+    std::string_view holders, owner;
+    return k == keys_.queue ||
+           (lock::protocol::split_doorbell(k, holders, owner) && holders == keys_.holders);
   }
 
   void watch() {

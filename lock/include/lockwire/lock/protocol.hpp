@@ -115,8 +115,7 @@ enum class Decision : std::uint8_t { free, blocked, already_held, blocked_by_sha
 [[nodiscard]] Decision decide(Kind kind, std::string_view owner,
                               const std::vector<std::string>& fields);
 
-// --- shared acquire: WATCH holders companion; HGETALL; EXISTS  then  MULTI ... EXEC
-// ---------------
+// --- shared acquire: WATCH holders companion; HGETALL; EXISTS  then  MULTI ... EXEC ----------
 [[nodiscard]] loop::Request shared_watch(const Keys& k, std::string_view owner);
 struct SharedRead {
   bool ok = false;
@@ -167,14 +166,15 @@ enum class RenewResult : std::uint8_t { renewed, aborted, not_held, bad_reply };
 // instead of at their next renewal. Only key access under the prefix is needed (no channels).
 [[nodiscard]] std::string notice_key(std::string_view prefix);
 [[nodiscard]] loop::Request force_notice(std::string_view notice_key, std::string_view resource);
-// CLIENT CACHING YES; HMGET <notice> res seq (plain: CACHING covers the next command).
-[[nodiscard]] loop::Request notice_read(std::string_view notice_key);
+// [CLIENT TRACKING ON OPTIN;] CLIENT CACHING YES; HMGET <notice> res seq (plain: CACHING covers
+// the next command). With `tracking_on`, the request a lock client sends at each (re)connect.
+[[nodiscard]] loop::Request notice_read(std::string_view notice_key, bool tracking_on);
 struct Notice {
   bool ok = false;
   std::string resource;  // empty: no force_release yet
   std::int64_t seq = 0;  // 0: no force_release yet
 };
-// The HMGET reply frame.
+// The HMGET reply frame (Replies::back()).
 [[nodiscard]] Notice parse_notice_read(resp::Frame hmget);
 // Is this lease still on the server? HEXISTS P{R} <field> [EXISTS P{R}:s:O] (plain reads).
 [[nodiscard]] loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner);
@@ -198,6 +198,9 @@ struct InspectReply {
 
 // Split "x:owner"/"s:owner"; false for anything else.
 [[nodiscard]] bool split_field(std::string_view f, Kind& kind, std::string_view& owner) noexcept;
+// Split a doorbell key "P{R}:w:<owner>" into "P{R}" and the owner; false for any other key.
+[[nodiscard]] bool split_doorbell(std::string_view key, std::string_view& holders,
+                                  std::string_view& owner) noexcept;
 
 // An "invalidate" push: appends the keys to `keys`; sets `all` for a flush (null key list).
 // Returns false if the push is not an invalidation.
