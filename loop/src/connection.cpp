@@ -938,7 +938,8 @@ struct Connection::Impl final : StreamHandler {
         h(frame.subspan(v));
         if (g.dead) return;
       }
-      if (!as_reply) return;
+      // A handler may have closed the connection (nothing awaits the reply any more).
+      if (!as_reply || awaited_sub_ack() == 0) return;
     }
     if (inflight.empty()) {
       last_error = "unsolicited reply from server (no request waiting)";

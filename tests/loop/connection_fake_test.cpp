@@ -342,6 +342,21 @@ TEST_F(Fixture, SubscribeIsAnsweredByItsFirstAcknowledgement) {
   EXPECT_EQ(get.values, std::vector<std::string>{"v"});
 }
 
+TEST_F(Fixture, ClosingFromThePushHandlerOnASubscribeAcknowledgement) {
+  // The acknowledgement reaches the push handlers before it answers the SUBSCRIBE; a handler
+  // that closes the connection there must not make it look like an unsolicited reply.
+  up();
+  Result sub;
+  c->add_push_handler([&](resp::Frame) { c->close(); });
+  c->command({"SUBSCRIBE", "a"}, rec(sub));
+  L.drain();
+  L.feed(">3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n");
+  EXPECT_EQ(c->state(), ConnectionState::closed);
+  EXPECT_EQ(sub.calls, 1);
+  EXPECT_EQ(sub.ec, Errc::closed);
+  EXPECT_EQ(c->last_error().find("unsolicited"), std::string::npos) << c->last_error();
+}
+
 TEST_F(Fixture, RefusedSubscribeFailsOnlyItself) {
   // Redis 7 refuses SUBSCRIBE with an error *reply* (not a push) where the ACL grants no
   // channel access; that must answer the SUBSCRIBE, not break the connection.
