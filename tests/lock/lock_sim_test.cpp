@@ -157,8 +157,9 @@ TEST(LockSim, AutoRenewSurvivesManyTtlsAndReportsLossOnStall) {
 }
 
 TEST(LockSim, ForceReleaseIsReportedToHolderAtOnce) {
-  // No auto-renew, TTL 30 s: the holder learns of a force-release from the notice (one
-  // PUBLISH, one check), within a few round trips, not when its lease runs out locally.
+  // No auto-renew, TTL 30 s: the holder learns of a force-release from the notice (the tracked
+  // notice key's push, a re-read, one check), within a few round trips, not when its lease runs
+  // out locally.
   for (std::uint64_t seed : kSeeds) {
     Env e(seed);
     Client& a = e.client();
@@ -169,13 +170,8 @@ TEST(LockSim, ForceReleaseIsReportedToHolderAtOnce) {
     auto la = e.acquire(a, r);
     ASSERT_FALSE(la.ec);
     const auto t = e.world.now();
-    bool done = false;
-    b.force_release("r", [&](std::error_code ec, std::size_t n) {
-      EXPECT_FALSE(ec);
-      EXPECT_EQ(n, 1u);
-      done = true;
-    });
-    e.run_until([&] { return done && lost; });
+    EXPECT_EQ(e.force_release(b, "r"), 1u);
+    e.run_until([&] { return lost; });
     EXPECT_LT(e.world.now() - t, 1s) << seed;
     EXPECT_EQ(la.lease.state(), LeaseState::lost);
   }

@@ -467,13 +467,8 @@ TEST_F(LockTest, WorksForAnAclUserLimitedToThePrefix) {
   sleep_loop(50ms);
   EXPECT_FALSE(release(*a, la.lease));
   run_until([&] { return got_b; });
-  bool done = false;
-  a->force_release("r", [&](std::error_code ec, std::size_t n) {
-    EXPECT_FALSE(ec) << ec.message();
-    EXPECT_EQ(n, 1u);
-    done = true;
-  });
-  run_until([&] { return done && lb.state() == LeaseState::lost; }, 2s);
+  EXPECT_EQ(force_release(*a, "r"), 1u);
+  run_until([&] { return lb.state() == LeaseState::lost; }, 2s);
   EXPECT_EQ(a->connection().state(), loop::ConnectionState::ready);
   EXPECT_EQ(b->connection().state(), loop::ConnectionState::ready);
   EXPECT_FALSE(lost);  // a's own lease was released before
@@ -500,15 +495,7 @@ TEST_F(LockTest, ForceReleaseIsReportedToHolderAtOnce) {
   ASSERT_FALSE(lo.ec);
   auto s = acquire(*a, req("q", "s", 10s, 0s, Kind::shared));
   ASSERT_FALSE(s.ec);
-  std::size_t removed = 0;
-  bool done = false;
-  b->force_release("r", [&](std::error_code ec, std::size_t n) {
-    EXPECT_FALSE(ec);
-    removed = n;
-    done = true;
-  });
-  run_until([&] { return done; });
-  EXPECT_EQ(removed, 1u);
+  EXPECT_EQ(force_release(*b, "r"), 1u);
   run_until([&] { return lost; }, 2s);
   EXPECT_TRUE(lost);
   EXPECT_EQ(lost_ec, Errc::lost);
@@ -520,14 +507,7 @@ TEST_F(LockTest, ForceReleaseIsReportedToHolderAtOnce) {
   ASSERT_FALSE(again.ec);
   sleep_loop(100ms);
   EXPECT_EQ(again.lease.state(), LeaseState::held);
-  done = false;
-  b->force_release("q", [&](std::error_code ec, std::size_t n) {
-    EXPECT_FALSE(ec);
-    removed = n;
-    done = true;
-  });
-  run_until([&] { return done; });
-  EXPECT_EQ(removed, 1u);
+  EXPECT_EQ(force_release(*b, "q"), 1u);
   EXPECT_EQ(release(*a, s.lease), Errc::not_held);
   EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{q}:s:s"}), "0\n");
   EXPECT_NE(server_.cli({"GET", "lockwire:{r}:tok"}), "\n");  // tokens survive

@@ -29,6 +29,18 @@ class SyncCalls {
   std::error_code renew(Client& c, const Lease& l) {
     return wait_done([&](auto done) { c.renew(l, done); });
   }
+  // Expects success; returns how many holders were removed.
+  std::size_t force_release(Client& c, const std::string& r) {
+    std::size_t removed = 0;
+    bool done = false;
+    c.force_release(r, [&](std::error_code ec, std::size_t n) {
+      EXPECT_FALSE(ec) << ec.message();
+      removed = n;
+      done = true;
+    });
+    driver().run_until([&] { return done; });
+    return removed;
+  }
   LockInfo inspect(Client& c, const std::string& r) {
     LockInfo out;
     bool done = false;
