@@ -129,7 +129,16 @@ struct Waiter {
   bool waited = false;  // had to wait for a wake-up at least once
   // Exclusive: the token our first losing attempt burnt; our score in the wait queue P{R}:q.
   std::uint64_t ticket = 0;
+  // The wait ended (deadline or cancel) while a step of ours was in flight: no new step starts;
+  // the caller gets `give_up` once that step's outcome is known and no claim of ours remains.
+  bool expired = false;
+  Ec give_up;
+  int polls = 0;  // consecutive polls of this wait (no push wake-ups): the backoff's exponent
   std::unique_ptr<loop::Timer> deadline_timer;
+  std::unique_ptr<loop::Timer> settle_timer;  // answers outcome_unknown if the server is silent
+
+  // No further step for this waiter: answered, or answered once the step in flight is settled.
+  [[nodiscard]] bool leaving() const noexcept { return done || expired; }
 };
 using WaiterPtr = std::shared_ptr<Waiter>;
 
@@ -177,6 +186,14 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::unique_ptr<loop::Connection> conn;
   bool closed = false;
   bool tracking_on = false;      // CLIENT TRACKING ON OPTIN confirmed on the current connection
+  ServerCapabilities caps;       // of the current connection (connect probe)
+  std::string last_error;        // detail of the last failure reported (Client::last_error)
+  // Attempts held back until the connect probe of the current connection is answered (so that
+  // nothing is granted on a server that may evict lock keys): one-shot queues; registered
+  // queues park in need_ready and are woken by wake_all().
+  std::vector<QueuePtr> parked;
+  // One-shot acquires (not in `queues`), so that shutdown() answers them too.
+  std::vector<std::weak_ptr<Waiter>> one_shots;
   std::string notice_key;        // force_release notices (protocol::notice_key), tracked
   std::int64_t notice_seq = -1;  // its `seq` at our last read; -1 = not read yet
   std::uint64_t push_id = 0;
@@ -282,6 +299,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hdel) {
     q->state = Queue::State::in_flight;
     q->stop_timers();
+    // Tracked reads only where the server accepted tracking; otherwise we poll (wait()).
+    const bool track = caps.push_wakeups;
     loop::Request r;
     if (w->req.kind == Kind::exclusive) {
       // The doorbell lives for our remaining wait, at most kDoorbellMaxMs (then we re-arm it):
@@ -291,16 +310,16 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
           std::clamp<std::int64_t>(left.count(), 1, protocol::kDoorbellMaxMs);
       r = protocol::exclusive_wait_read(w->keys, with_hdel ? std::string_view(w->field) : "",
                                         w->req.owner, w->ticket != 0 ? w->ticket : kLastTicket,
-                                        door_ms);
+                                        door_ms, track);
       // From now on we may be in the queue (whatever becomes of the reply): leave it when done.
       q->queued = w->req.owner;
     } else {
-      r = protocol::wait_read(w->keys, with_hdel ? std::string_view(w->field) : "");
+      r = protocol::wait_read(w->keys, with_hdel ? std::string_view(w->field) : "", track);
     }
-    send(std::move(r), [wk = weak(), q, w, with_hdel](Ec ec, const loop::Replies& rr) {
+    send(std::move(r), [wk = weak(), q, w, with_hdel, track](Ec ec, const loop::Replies& rr) {
       auto self = wk.lock();
       if (!self || self->closed) return;
-      self->on_wait_read(q, w, ec, rr, with_hdel);
+      self->on_wait_read(q, w, ec, rr, with_hdel, track);
     });
   }
 
@@ -350,20 +369,58 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
 
   void on_state(loop::ConnectionState s) {
-    if (s != loop::ConnectionState::ready) tracking_on = false;
+    if (s != loop::ConnectionState::ready) {
+      tracking_on = false;
+      caps.probed = false;
+    }
     if (s != loop::ConnectionState::ready || closed) return;
     // Tracking is connection state: re-enable it after every (re)connect, together with the
-    // tracked read of the force-release notice; then let every waiter re-check and every holder
-    // check its lease (pushes may have been missed while disconnected).
-    send(protocol::notice_read(notice_key, true), [w = weak()](Ec ec, const loop::Replies& rr) {
+    // tracked read of the force-release notice, and learn what the server lets us do (a refusal
+    // is an answer); then let every waiter re-check and every holder check its lease (pushes
+    // may have been missed while disconnected). No attempt is sent before this is answered.
+    send(protocol::connect_probe(notice_key), [w = weak()](Ec ec, const loop::Replies& rr) {
       auto self = w.lock();
       if (!self || self->closed) return;
-      self->tracking_on = true;
-      self->wake_all();
-      const protocol::Notice n = notice_of(rr);
-      self->notice_seq = !is_transport(ec) && n.ok ? n.seq : -1;
-      self->check_leases({});
+      if (is_transport(ec)) return;  // the connection went again; the next `ready` re-probes
+      self->on_probe(protocol::parse_connect_probe(rr));
     });
+  }
+
+  void on_probe(const protocol::ConnectProbe& p) {
+    const bool had_wakeups = caps.push_wakeups || !caps.probed;
+    caps = ServerCapabilities{};
+    caps.probed = true;
+    caps.push_wakeups = p.ok && p.push_wakeups;
+    caps.tracking_error = p.ok ? p.tracking_error : "malformed reply to the connect probe";
+    caps.memory_known = p.memory_known;
+    caps.maxmemory = p.maxmemory;
+    caps.maxmemory_policy = p.maxmemory_policy;
+    caps.info_error = p.info_error;
+    tracking_on = caps.push_wakeups;
+    if (auto* m = metrics()) {
+      if (!caps.push_wakeups && had_wakeups) {
+        m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
+                       caps.tracking_error);
+      }
+      if (!caps.memory_known) {
+        m->on_degraded("INFO memory refused: the eviction policy is unknown", caps.info_error);
+      } else if (caps.may_evict() && opts.allow_eviction) {
+        m->on_degraded("lock keys may be evicted (allowed by allow_eviction)",
+                       "maxmemory-policy " + caps.maxmemory_policy);
+      }
+    }
+    wake_all();
+    for (auto& q : std::exchange(parked, {})) attempt(q);
+    notice_seq = p.notice.ok ? p.notice.seq : -1;
+    check_leases({});
+  }
+
+  // Why no lease is granted on this server (empty: granting is fine).
+  [[nodiscard]] std::string refusal() const {
+    if (!caps.may_evict() || opts.allow_eviction) return {};
+    return "the server may evict lock keys (maxmemory " + std::to_string(caps.maxmemory) +
+           ", maxmemory-policy " + caps.maxmemory_policy +
+           "): set maxmemory-policy noeviction, or opt in with allow_eviction";
   }
 
   // The force-release notice changed: a force_release (by any client, this one included) just
@@ -431,6 +488,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     if (w->done) return;
     w->done = true;
     if (w->deadline_timer) w->deadline_timer->stop();
+    if (w->settle_timer) w->settle_timer->stop();
     const Nanos took = loop.now() - w->start;
     if (auto* m = metrics()) {
       m->on_op(Op::acquire, w->req.kind, ec, took);
@@ -438,6 +496,101 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     }
     auto cb = std::move(w->cb);
     if (cb) cb(ec, std::move(lease));
+  }
+
+  // The error for a reply the protocol cannot use: the server's words (classified) when it
+  // said something, else Errc::protocol. Sets last_error ("<resource>: <words>").
+  Ec refused(const loop::Replies& r, std::string_view resource) {
+    std::string words = protocol::server_words(r);
+    if (words.empty()) {
+      last_error = std::string(resource) + ": unexpected reply from the server";
+      return Errc::protocol;
+    }
+    const bool transient = protocol::transient_server_error(words);
+    last_error = std::string(resource) + ": " + std::move(words);
+    return transient ? Errc::server_unavailable : Errc::server_refused;
+  }
+
+  // The wait of `w` ends with `why` (deadline, cancel). With a step in flight, the answer waits
+  // for its outcome (bounded by settle_timeout), so that a late grant or a claim of ours is
+  // withdrawn before the caller is told; otherwise there is nothing of ours on the server but
+  // the queue entry, which advance() hands on.
+  void give_up(const QueuePtr& q, const WaiterPtr& w, Ec why) {
+    if (w->leaving()) return;
+    const bool head = !q->waiters.empty() && q->waiters.front() == w;
+    if (head && q->state == Queue::State::in_flight) {
+      w->expired = true;
+      w->give_up = why;
+      start_settle(q, w, opts.settle_timeout);
+      return;
+    }
+    complete(w, why);
+    if (head) {
+      advance(q);  // the head's wait ends: advance() stops its timers
+    } else {
+      std::erase(q->waiters, w);  // the head keeps waiting, backstop and all
+    }
+  }
+
+  // After `after`, a waiter whose step is still unanswered is told outcome_unknown (with what
+  // may be left behind); the step's reply, if it ever comes, is still handled (a late grant is
+  // released, a claim withdrawn) while the client lives.
+  void start_settle(const QueuePtr& q, const WaiterPtr& w, Nanos after) {
+    if (!w->settle_timer) {
+      w->settle_timer = loop.make_timer(
+          [wk = weak(), ww = std::weak_ptr<Waiter>(w), wq = std::weak_ptr<Queue>(q)] {
+            auto self = wk.lock();
+            auto wt = ww.lock();
+            auto qq = wq.lock();
+            if (!self || !wt || !qq || self->closed || wt->done) return;
+            const bool sent = qq->state == Queue::State::in_flight;
+            self->last_error =
+                sent ? wt->req.resource + ": no reply from the server within " +
+                           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              self->opts.settle_timeout)
+                                              .count()) +
+                           " ms after the wait ended; a claim of '" + wt->req.owner +
+                           "' may remain until its TTL (" + std::to_string(wt->ttl_ms) +
+                           " ms) runs out"
+                     : wt->req.resource + ": not connected";
+            self->complete(wt, sent ? Ec(Errc::outcome_unknown) : Ec(Errc::connection));
+            if (!sent) self->advance(qq);
+          });
+    }
+    w->settle_timer->start(after);
+  }
+
+  // Answers a waiter whose wait ended while its step was in flight, now that no claim of ours
+  // remains (`absent`), or may (then outcome_unknown, with what may be left).
+  void settle(const WaiterPtr& w, bool absent) {
+    if (absent) return complete(w, w->give_up);
+    last_error = w->req.resource + ": the withdrawal of our claim got no reply; a claim of '" +
+                 w->req.owner + "' may remain until its TTL (" + std::to_string(w->ttl_ms) +
+                 " ms) runs out";
+    complete(w, Errc::outcome_unknown);
+  }
+
+  // Removes whatever claim or grant of `w` may exist (HDEL of our own field — and our shared
+  // companion — touches nothing of anyone else), then `then(absent)`: absent = the server
+  // answered, so nothing of ours is left. Retried while the connection comes back, at most a
+  // few times; the settle timer bounds how long the caller waits.
+  void withdraw(const QueuePtr& q, const WaiterPtr& w, std::function<void(bool absent)> then,
+                int tries = 4) {
+    q->state = Queue::State::in_flight;
+    loop::Request r = w->req.kind == Kind::exclusive
+                          ? protocol::exclusive_release(w->keys, w->req.owner)
+                          : protocol::shared_release(w->keys, w->req.owner);
+    send(std::move(r), [wk = weak(), q, w, then = std::move(then), tries](
+                           Ec ec, const loop::Replies&) mutable {
+      auto self = wk.lock();
+      if (!self || self->closed) return;
+      if (is_transport(ec) && retryable(ec) && tries > 1 &&
+          self->conn->state() != loop::ConnectionState::closed) {
+        self->withdraw(q, w, std::move(then), tries - 1);
+        return;
+      }
+      then(!is_transport(ec));
+    });
   }
 
   // Drops finished waiters at the head; starts the next attempt or retires the queue.
@@ -466,9 +619,28 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       return;
     }
     if (closed) return;
-    q->state = Queue::State::in_flight;
     q->stop_timers();
     WaiterPtr w = q->waiters.front();
+    if (w->expired) {  // nothing of ours is in flight here
+      complete(w, w->give_up);
+      advance(q);
+      return;
+    }
+    if (!caps.probed) {
+      // Not before the connect probe is answered: wake_all() (or `parked`) resumes us.
+      q->state = Queue::State::need_ready;
+      if (q->one_shot && std::find(parked.begin(), parked.end(), q) == parked.end()) {
+        parked.push_back(q);
+      }
+      return;
+    }
+    if (std::string why = refusal(); !why.empty()) {
+      last_error = w->req.resource + ": " + why;
+      complete(w, Errc::unsafe_server);
+      advance(q);
+      return;
+    }
+    q->state = Queue::State::in_flight;
     const loop::MonoTime t_send = loop.now();
     if (w->req.kind == Kind::exclusive) {
       send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms),
@@ -487,34 +659,33 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     }
   }
 
-  // Transport failure of an acquire step. `written` = the block may have been applied.
+  // Transport failure of an acquire step. `maybe_applied` = the step may have left a claim.
   void on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, Ec ec, bool maybe_applied) {
-    if (!retryable(ec)) {
-      complete(w, map_transport(ec));
-      advance(q);
-      return;
-    }
     if (maybe_applied) {
-      // Never replay blindly: remove whatever claim of ours may exist (the field is named by
-      // our owner id, so this touches nothing else), then start afresh with a new token.
-      loop::Request r = w->req.kind == Kind::exclusive
-                            ? protocol::exclusive_release(w->keys, w->req.owner)
-                            : protocol::shared_release(w->keys, w->req.owner);
-      q->state = Queue::State::in_flight;
-      send(std::move(r), [wk = weak(), q, w](Ec ec2, const loop::Replies&) {
+      // Never replay blindly: remove whatever claim of ours may exist, then start afresh with a
+      // new token (or answer, if the wait is over or was one attempt).
+      withdraw(q, w, [wk = weak(), q, w, ec](bool absent) {
         auto self = wk.lock();
         if (!self || self->closed) return;
-        if (is_transport(ec2)) {
-          self->on_attempt_transport(q, w, ec2, ec2 == loop::Errc::outcome_unknown);
-          return;
+        if (w->expired) {
+          self->settle(w, absent);
+        } else if (q->one_shot || !absent) {
+          self->last_error =
+              absent ? w->req.resource + ": the connection dropped during the attempt; no claim "
+                                         "of ours is left"
+                     : w->req.resource + ": " + self->conn->last_error();
+          self->complete(w, absent ? Ec(Errc::outcome_unknown) : self->map(ec));
         }
-        if (q->one_shot && !w->done) self->complete(w, Errc::outcome_unknown);
         self->advance(q);
       });
       return;
     }
-    if (q->one_shot) {
-      complete(w, map_transport(ec));
+    if (!retryable(ec) || q->one_shot || w->expired) {
+      if (w->expired) {
+        complete(w, w->give_up);
+      } else {
+        complete(w, map(ec));
+      }
       advance(q);
       return;
     }
@@ -522,9 +693,39 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     q->state = Queue::State::need_ready;
     if (conn->state() == loop::ConnectionState::ready) attempt(q);
     if (conn->state() == loop::ConnectionState::closed) {
-      complete(w, Errc::connection);
+      complete(w, map(ec));
       advance(q);
     }
+  }
+
+  // A transport error as the caller sees it, with the connection's words in last_error.
+  Ec map(Ec ec) {
+    const std::string& detail = conn->last_error();
+    last_error = detail.empty() ? ec.message() : detail;
+    return map_transport(ec);
+  }
+
+  // A step failed with an error reply or a malformed one. If it may have left a claim of ours
+  // (any block that ran HSETNX/HSET, or that was to remove our claim), withdraw it first: no
+  // claim outlives a failed block (an EXECABORT discards the block's HDEL along with the rest).
+  void fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r, bool may_claim) {
+    // The words are taken now: `r` is valid only during this call.
+    const Ec ec = refused(r, w->req.resource);
+    auto answer = [this, q, w, ec, words = last_error](bool absent) {
+      if (absent) {
+        last_error = words;
+        complete(w, ec);
+      } else {
+        settle(w, false);
+      }
+      advance(q);
+    };
+    if (!may_claim) return answer(true);
+    withdraw(q, w, [wk = weak(), answer = std::move(answer)](bool absent) {
+      auto self = wk.lock();
+      if (!self || self->closed) return;
+      answer(absent);
+    });
   }
 
   void on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
@@ -546,24 +747,30 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       case protocol::Outcome::contended:
         if (auto* m = metrics()) m->on_contended(w->req.resource);
         if (w->ticket == 0) w->ticket = a.token;  // the queue keeps our first place
-        if (w->done || q->one_shot) {
-          // Caller gone or one attempt only: withdraw our claim; a one-shot caller is answered
-          // once it is withdrawn, so no claim of ours outlives the answer.
-          send(protocol::exclusive_release(w->keys, w->req.owner),
-               [wk = weak(), q, w](Ec, const loop::Replies&) {
-                 auto self = wk.lock();
-                 if (!self || self->closed) return;
-                 self->complete(w, Errc::timed_out);
-                 self->advance(q);
-               });
+        if (w->leaving() || q->one_shot) {
+          // Wait over or one attempt only: withdraw our claim, and answer once it is withdrawn,
+          // so no claim of ours outlives the answer.
+          withdraw(q, w, [wk = weak(), q, w](bool absent) {
+            auto self = wk.lock();
+            if (!self || self->closed) return;
+            if (w->expired) {
+              self->settle(w, absent);
+            } else if (absent) {
+              self->complete(w, Errc::timed_out);
+            } else {
+              self->settle(w, false);
+            }
+            self->advance(q);
+          });
           return;
         }
         wait_read(q, w, true);
         return;
       case protocol::Outcome::aborted:
       case protocol::Outcome::bad_reply:
-        complete(w, Errc::protocol);
-        advance(q);
+        // E.g. EXECABORT (NOPERM, OOM, READONLY at queue time: nothing ran) or an error inside
+        // EXEC (the HSETNX may have run): withdraw, then answer with the server's words.
+        fail_step(q, w, r, true);
         return;
     }
   }
@@ -578,12 +785,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     const protocol::SharedRead read = protocol::parse_shared_watch(r);
     if (!read.ok) {
       txn.unwatch();
-      complete(w, Errc::protocol);
-      advance(q);
+      fail_step(q, w, r, false);
       return;
     }
     const protocol::Decision d = protocol::decide_shared(w->req.owner, read);
-    if (d == protocol::Decision::free && !w->done) {
+    if (d == protocol::Decision::free && !w->leaving()) {
       exec(txn, metrics(), protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms),
            [wk = weak(), q, w, t_send](Ec ec2, const loop::Replies& r2) {
              auto self = wk.lock();
@@ -598,12 +804,13 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       advance(q);
       return;
     }
-    if (d == protocol::Decision::free) {  // caller already gone
+    if (w->leaving()) {  // wait over: nothing of ours was written
+      if (w->expired) complete(w, w->give_up);
       advance(q);
       return;
     }
     if (auto* m = metrics()) m->on_contended(w->req.resource);
-    if (w->done || q->one_shot) {
+    if (q->one_shot) {
       complete(w, Errc::timed_out);
       advance(q);
       return;
@@ -624,36 +831,47 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     } else if (a.outcome == protocol::Outcome::aborted) {
       attempt(q);  // someone changed the keys between our read and EXEC: read again
     } else {
-      complete(w, Errc::protocol);
-      advance(q);
+      fail_step(q, w, r, true);
     }
   }
 
   void on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
-                    bool with_hdel) {
+                    bool with_hdel, bool track) {
     if (is_transport(ec) || r.size() == 0) {
       // Our HDEL may or may not have run: resolve like any unknown acquire.
       on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
                            with_hdel && ec == loop::Errc::outcome_unknown);
       return;
     }
-    if (w->done) {
+    const bool exclusive = w->req.kind == Kind::exclusive;
+    protocol::WaitRead wr =
+        exclusive ? protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner, track)
+                  : protocol::parse_wait_read(r.back(), with_hdel, track);
+    if (!wr.ok) {
+      // Refused or malformed (EXECABORT for a NOPERM, an OOM...): the block's HDEL did not run,
+      // or may not have. Withdraw our claim before answering.
+      fail_step(q, w, r, with_hdel);
+      return;
+    }
+    if (w->leaving()) {  // the block ran, HDEL included: nothing of ours is left but the queue
+      if (w->expired) complete(w, w->give_up);
       advance(q);
       return;
     }
-    const bool exclusive = w->req.kind == Kind::exclusive;
-    protocol::WaitRead wr =
-        exclusive ? protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner)
-                  : protocol::parse_wait_read(r.back(), with_hdel);
-    if (exclusive && wr.ok) {
+    if (exclusive) {
       q->rank = wr.rank;
       if (wr.first != q->suspect) q->suspect.clear();
       q->first = std::move(wr.first);
     }
-    if (!wr.ok) {
-      complete(w, Errc::protocol);
-      advance(q);
-      return;
+    if (track && !wr.tracked && caps.push_wakeups) {
+      // Caching refused inside the block although the probe accepted it: poll from now on.
+      caps.push_wakeups = false;
+      tracking_on = false;
+      caps.tracking_error = protocol::server_words(r);
+      if (auto* m = metrics()) {
+        m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
+                       caps.tracking_error);
+      }
     }
     const protocol::Decision d = protocol::decide(w->req.kind, w->req.owner, wr.fields);
     switch (d) {
@@ -665,19 +883,13 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         advance(q);
         return;
       case protocol::Decision::blocked:
-        if (!wr.tracked && tracking_on) {
-          // The read ran before tracking was on (the wake-all after enabling it missed us
-          // while this read was in flight): read again, now tracked.
-          wait_read(q, w, false);
-          return;
-        }
         // Not elected: the elected waiter acts on the holder set; we wake when our doorbell
         // rings, or at its expiry (the backstop then reads our place again).
-        wait(q, w, exclusive && !wr.elected() ? wr.doorbell_pttl : wr.pttl);
+        wait(q, w, exclusive && !wr.elected() ? wr.doorbell_pttl : wr.pttl, wr.tracked);
         return;
       case protocol::Decision::blocked_by_shared_only:
         if (!wr.elected()) {
-          wait(q, w, wr.doorbell_pttl);
+          wait(q, w, wr.doorbell_pttl, wr.tracked);
           return;
         }
         check_stale(q, w, wr);
@@ -694,13 +906,21 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       if (protocol::split_field(f, k, o) && k == Kind::shared) owners.emplace_back(o);
     }
     const std::int64_t pttl = wr.pttl;
+    const bool tracked = wr.tracked;
     watch(protocol::stale_watch(w->keys, owners),
-          [wk = weak(), q, w, owners, pttl](Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+          [wk = weak(), q, w, owners, pttl, tracked](Ec ec, const loop::Replies& r,
+                                                     loop::WatchTxn txn) {
             auto self = wk.lock();
             if (!self || self->closed) return;
             if (is_transport(ec) || !txn.valid()) {
               self->on_attempt_transport(
                   q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
+              return;
+            }
+            if (w->leaving()) {
+              txn.unwatch();
+              if (w->expired) self->complete(w, w->give_up);
+              self->advance(q);
               return;
             }
             const auto ttls = protocol::parse_stale_watch(r, owners.size());
@@ -716,7 +936,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
             if (stale.empty()) {
               txn.unwatch();
               // Companion expiry does not touch the holder set: the backstop is the soonest one.
-              self->wait(q, w, soonest);
+              self->wait(q, w, soonest, tracked);
               return;
             }
             exec(txn, self->metrics(), protocol::stale_cleanup(w->keys, stale),
@@ -728,7 +948,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
           });
   }
 
-  void wait(const QueuePtr& q, const WaiterPtr& w, std::int64_t pttl_ms) {
+  // Waits for a push (tracked) or, where the server gave us no tracking, polls: the backstop
+  // then comes after a capped exponential backoff with jitter — never a tight loop.
+  void wait(const QueuePtr& q, const WaiterPtr& w, std::int64_t pttl_ms, bool tracked) {
     w->waited = true;
     q->state = Queue::State::waiting;
     if (!q->backstop) {
@@ -746,19 +968,37 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     // Backstop at the known expiry (+1 ms) of the holder set, or of the doorbell for a waiter
     // that is not elected: expiry pushes can lag active expiry. pttl -1 (no TTL) never
     // happens with this protocol; fall back to one second.
-    const Nanos delay =
+    Nanos delay =
         pttl_ms > 0 ? std::chrono::milliseconds(pttl_ms + 1) : Nanos(std::chrono::seconds(1));
+    if (tracked) {
+      w->polls = 0;
+    } else {
+      delay = std::min(delay, poll_delay(w->polls++));
+    }
     q->backstop->start(delay);
   }
 
+  // The n-th poll's delay: poll_initial * 2^n, at most poll_max, jittered to [d/2, d].
+  [[nodiscard]] Nanos poll_delay(int n) {
+    const Nanos cap = std::max(opts.poll_max, Nanos(std::chrono::milliseconds(1)));
+    Nanos d = std::max(opts.poll_initial, Nanos(std::chrono::milliseconds(1)));
+    for (int i = 0; i < n && d < cap; ++i) d *= 2;
+    d = std::min(d, cap);
+    const auto half = d.count() / 2;
+    return Nanos(half + static_cast<std::int64_t>(loop.random() %
+                                                  static_cast<std::uint64_t>(half + 1)));
+  }
+
   void grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send) {
-    if (w->done) {
-      // Granted after the caller gave up: release at once, never leave it behind.
-      loop::Request r = w->req.kind == Kind::exclusive
-                            ? protocol::exclusive_release(w->keys, w->req.owner)
-                            : protocol::shared_release(w->keys, w->req.owner);
-      send(std::move(r), [](Ec, const loop::Replies&) {});
-      advance(q);
+    if (w->leaving()) {
+      // Granted after the wait ended: release at once, never leave it behind; a caller still
+      // waiting for the answer gets it once the release is confirmed.
+      withdraw(q, w, [wk = weak(), q, w](bool absent) {
+        auto self = wk.lock();
+        if (!self || self->closed) return;
+        if (w->expired) self->settle(w, absent);
+        self->advance(q);
+      });
       return;
     }
     auto d = std::make_shared<detail::LeaseData>();
@@ -863,7 +1103,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
             if (!self || self->closed) return;
             if (is_transport(ec) || !txn.valid()) {
               d->renew_in_flight = false;
-              self->finish_renew(d, map_transport(ec ? ec : loop::Errc::protocol_error), t_send,
+              self->finish_renew(d, self->map(ec ? ec : loop::Errc::protocol_error), t_send,
                                  done);
               return;
             }
@@ -883,7 +1123,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                 self->lose(d, Errc::lost);
                 self->finish_renew(d, Errc::not_held, t_send, done);
               } else {
-                self->finish_renew(d, Errc::protocol, t_send, done);
+                self->finish_renew(d, self->refused(r, d->resource), t_send, done);
               }
               return;
             }
@@ -894,7 +1134,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                    if (!s || s->closed) return;
                    d->renew_in_flight = false;
                    if (is_transport(ec2) || r2.size() == 0) {
-                     s->finish_renew(d, map_transport(ec2 ? ec2 : loop::Errc::protocol_error),
+                     s->finish_renew(d, s->map(ec2 ? ec2 : loop::Errc::protocol_error),
                                      t_send, done);
                      return;
                    }
@@ -916,11 +1156,35 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                        s->finish_renew(d, Errc::not_held, t_send, done);
                        return;
                      case protocol::RenewResult::bad_reply:
-                       s->finish_renew(d, Errc::protocol, t_send, done);
+                       s->finish_renew(d, s->refused(r2, d->resource), t_send, done);
                        return;
                    }
                  });
           });
+  }
+
+  // Renews a lease held by `owner` that this client did not grant (a tool, another process):
+  // the same WATCH/MULTI steps on a lease record of its own. `then_shared`: not held as
+  // exclusive, try shared.
+  void renew_owner(std::string resource, std::string owner, Kind kind, bool then_shared,
+                   Nanos ttl, DoneHandler handler) {
+    auto d = std::make_shared<detail::LeaseData>();
+    d->keys = protocol::make_keys(opts.prefix, resource);
+    d->resource = std::move(resource);
+    d->owner = std::move(owner);
+    d->kind = kind;
+    d->ttl = ttl;
+    d->valid_until = loop::MonoTime{Nanos::max()};  // whether it is still valid is the server's word
+    do_renew(d, [wk = weak(), d, then_shared, h = std::move(handler)](Ec ec) mutable {
+      auto self = wk.lock();
+      if (!self || self->closed) return;
+      Core::drop_lease_timers(d);
+      if (ec == Errc::not_held && then_shared) {
+        return self->renew_owner(d->resource, d->owner, Kind::shared, false, d->ttl,
+                                 std::move(h));
+      }
+      if (h) h(ec);
+    });
   }
 
   void finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
@@ -937,6 +1201,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       q->stop_timers();
       for (auto& w : q->waiters) pending.push_back(w);
     }
+    for (auto& ww : one_shots) {
+      if (auto w = ww.lock()) pending.push_back(std::move(w));
+    }
+    one_shots.clear();
     for (auto& [k, wl] : leases) {
       if (auto d = wl.lock()) {
         stop_lease_timers(d);
@@ -949,6 +1217,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       if (w->done) continue;
       w->done = true;
       w->deadline_timer.reset();
+      w->settle_timer.reset();
       auto cb = std::move(w->cb);
       try {
         if (cb) cb(Errc::closed, Lease{});
@@ -956,6 +1225,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       }
     }
     queues.clear();
+    parked.clear();
     if (conn) {
       conn->remove_push_handler(push_id);
       conn->remove_state_handler(state_id);
@@ -997,6 +1267,12 @@ loop::Connection& Client::connection() noexcept {
 }
 const ClientOptions& Client::options() const noexcept {
   return core_->opts;
+}
+const ServerCapabilities& Client::capabilities() const noexcept {
+  return core_->caps;
+}
+const std::string& Client::last_error() const noexcept {
+  return core_->last_error;
 }
 
 std::error_code Client::validate(const LockRequest& req, std::string* why) const {
@@ -1051,20 +1327,35 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
           auto wt = ww.lock();
           auto qq = wq.lock();
           if (!self || !wt || !qq || self->closed || wt->done) return;
-          // If an attempt is in flight its reply is still observed (grant → released at once).
-          self->complete(wt, Errc::timed_out);
-          if (qq->state != Queue::State::in_flight) {
-            if (!qq->waiters.empty() && qq->waiters.front() == wt) {
-              self->advance(qq);  // the head's wait ends: advance() stops its timers
-            } else {
-              std::erase(qq->waiters, wt);  // the head keeps waiting, backstop and all
-            }
-          }
+          self->give_up(qq, wt, Errc::timed_out);
         });
     w->deadline_timer->start(w->req.wait);
   }
+  if (q->one_shot) {
+    c.start_settle(q, w, c.opts.settle_timeout);  // one attempt, bounded
+    if (c.one_shots.size() >= 64) {
+      std::erase_if(c.one_shots, [](const std::weak_ptr<Waiter>& x) {
+        auto p = x.lock();
+        return !p || p->done;
+      });
+    }
+    c.one_shots.push_back(w);
+  }
   q->waiters.push_back(w);
   if (q->state == Queue::State::idle) c.attempt(q);
+}
+
+void Client::cancel(std::string_view resource, std::string_view owner) {
+  Core& c = *core_;
+  if (c.closed) return;
+  auto it = c.queues.find(protocol::make_keys(c.opts.prefix, resource).holders);
+  if (it == c.queues.end()) return;
+  const QueuePtr q = it->second;
+  std::vector<WaiterPtr> mine;
+  for (const auto& w : q->waiters) {
+    if (w->req.owner == owner) mine.push_back(w);
+  }
+  for (const auto& w : mine) c.give_up(q, w, Errc::cancelled);
 }
 
 // Reports an early outcome of release()/renew() from the loop, never inside the call itself.
@@ -1114,20 +1405,21 @@ void Client::release(const Lease& lease, DoneHandler handler) {
       self->send(req(), [wk, d, finish, h = std::move(h)](Ec ec2, const loop::Replies& r2) {
         auto s = wk.lock();
         if (!s || s->closed) return;
-        if (is_transport(ec2) || r2.size() == 0) return finish(map_transport(ec2), h);
+        if (is_transport(ec2) || r2.size() == 0) return finish(s->map(ec2), h);
         const auto res = protocol::parse_release(d->kind, r2);
+        if (res == protocol::ReleaseResult::bad_reply) return finish(s->refused(r2, d->resource), h);
         finish(res == protocol::ReleaseResult::released ? Ec{} : Ec(Errc::outcome_unknown), h);
       });
       return;
     }
-    if (is_transport(ec) || r.size() == 0) return finish(map_transport(ec), h);
+    if (is_transport(ec) || r.size() == 0) return finish(self->map(ec), h);
     switch (protocol::parse_release(d->kind, r)) {
       case protocol::ReleaseResult::released:
         return finish(d->state.load() == LeaseState::held ? Ec{} : Ec(Errc::not_held), h);
       case protocol::ReleaseResult::not_held:
         return finish(Errc::not_held, h);
       case protocol::ReleaseResult::bad_reply:
-        return finish(Errc::protocol, h);
+        return finish(self->refused(r, d->resource), h);
     }
   });
 }
@@ -1139,6 +1431,80 @@ void Client::renew(const Lease& lease, DoneHandler handler) {
   if (!lease.valid()) return post(Errc::invalid_argument);
   if (lease.state() != LeaseState::held) return post(Errc::not_held);
   c.do_renew(lease.d_, std::move(handler));
+}
+
+void Client::release(std::string resource, std::string owner, std::optional<Kind> kind,
+                     DoneHandler handler) {
+  Core& c = *core_;
+  std::string why;
+  Ec ec = c.closed ? Ec(Errc::closed)
+                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
+  if (!ec) ec = validate_name("owner", owner, c.opts.limits.max_owner_bytes, &why);
+  if (ec) {
+    if (!why.empty()) c.last_error = why;
+    return post_done(c.loop, std::move(handler), ec);
+  }
+  const auto keys = protocol::make_keys(c.opts.prefix, resource);
+  const loop::MonoTime t0 = c.loop.now();
+  // Both kinds when the kind is not known: pipelined, one round trip; an owner holds one kind.
+  std::vector<Kind> kinds;
+  if (!kind || *kind == Kind::exclusive) kinds.push_back(Kind::exclusive);
+  if (!kind || *kind == Kind::shared) kinds.push_back(Kind::shared);
+  struct Tally {
+    std::size_t left = 0;
+    bool released = false;
+    Ec error;
+    DoneHandler h;
+  };
+  auto tally = std::make_shared<Tally>();
+  tally->left = kinds.size();
+  tally->h = std::move(handler);
+  for (Kind k : kinds) {
+    c.send(k == Kind::exclusive ? protocol::exclusive_release(keys, owner)
+                                : protocol::shared_release(keys, owner),
+           [wk = c.weak(), k, tally, resource, t0](Ec ec2, const loop::Replies& r) {
+             auto self = wk.lock();
+             if (!self || self->closed) return;
+             if (!tally->error) {
+               if (is_transport(ec2) || r.size() == 0) {
+                 tally->error = self->map(ec2);
+               } else {
+                 switch (protocol::parse_release(k, r)) {
+                   case protocol::ReleaseResult::released:
+                     tally->released = true;
+                     break;
+                   case protocol::ReleaseResult::not_held:
+                     break;
+                   case protocol::ReleaseResult::bad_reply:
+                     tally->error = self->refused(r, resource);
+                     break;
+                 }
+               }
+             }
+             if (--tally->left != 0) return;
+             const Ec out = tally->released ? Ec{} : tally->error ? tally->error : Errc::not_held;
+             if (auto* m = self->metrics()) {
+               m->on_op(Op::release, k, out, self->loop.now() - t0);
+             }
+             if (tally->h) tally->h(out);
+           });
+  }
+}
+
+void Client::renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
+                   DoneHandler handler) {
+  Core& c = *core_;
+  std::string why;
+  Ec ec = c.closed ? Ec(Errc::closed)
+                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
+  if (!ec) ec = validate_name("owner", owner, c.opts.limits.max_owner_bytes, &why);
+  if (!ec) ec = validate_ttl(ttl, c.opts.limits, &why);
+  if (ec) {
+    if (!why.empty()) c.last_error = why;
+    return post_done(c.loop, std::move(handler), ec);
+  }
+  c.renew_owner(std::move(resource), std::move(owner), kind.value_or(Kind::exclusive),
+                !kind.has_value(), ttl, std::move(handler));
 }
 
 void Client::force_release(std::string resource,
@@ -1162,9 +1528,9 @@ void Client::force_release(std::string resource,
            std::vector<std::string> fields;
            Ec res;
            if (is_transport(ec2) || r.size() == 0) {
-             res = map_transport(ec2);
+             res = self->map(ec2);
            } else if (!protocol::parse_force_release(r.back(), fields)) {
-             res = Errc::protocol;
+             res = self->refused(r, keys.holders);
            }
            if (auto* m = self->metrics()) {
              m->on_op(Op::force_release, Kind::exclusive, res, self->loop.now() - t0);
@@ -1202,9 +1568,9 @@ void Client::inspect(std::string resource,
          [wk = c.weak(), keys, h = std::move(h)](Ec ec2, const loop::Replies& r) mutable {
            auto self = wk.lock();
            if (!self || self->closed) return;
-           if (is_transport(ec2) || r.size() == 0) return h(map_transport(ec2), LockInfo{});
+           if (is_transport(ec2) || r.size() == 0) return h(self->map(ec2), LockInfo{});
            protocol::InspectReply rep = protocol::parse_inspect(r.back());
-           if (!rep.ok) return h(Errc::protocol, LockInfo{});
+           if (!rep.ok) return h(self->refused(r, keys.holders), LockInfo{});
            auto info = std::make_shared<LockInfo>();
            info->holders = std::move(rep.holders);
            info->last_token = rep.last_token;
@@ -1218,7 +1584,7 @@ void Client::inspect(std::string resource,
                       [wk, info, h = std::move(h)](Ec ec3, const loop::Replies& r3) {
                         auto s = wk.lock();
                         if (!s || s->closed) return;
-                        if (is_transport(ec3)) return h(map_transport(ec3), LockInfo{});
+                        if (is_transport(ec3)) return h(s->map(ec3), LockInfo{});
                         std::size_t i = 0;
                         for (auto& hd : info->holders) {
                           if (hd.kind != Kind::shared) continue;

@@ -19,7 +19,7 @@ class Category final : public std::error_category {
       case Errc::lost:
         return "lease lost";
       case Errc::outcome_unknown:
-        return "outcome unknown: connection lost after the command was sent";
+        return "outcome unknown: the command was sent but no reply came";
       case Errc::connection:
         return "connection to the server failed";
       case Errc::protocol:
@@ -30,6 +30,14 @@ class Category final : public std::error_category {
         return "this owner already holds a lease on the resource";
       case Errc::closed:
         return "lock client closed";
+      case Errc::server_refused:
+        return "the server refused the command";
+      case Errc::server_unavailable:
+        return "the server cannot serve now (loading, busy or failing over)";
+      case Errc::unsafe_server:
+        return "the server may evict lock keys (maxmemory-policy is not noeviction)";
+      case Errc::cancelled:
+        return "the wait was cancelled";
     }
     return "unknown lock error";
   }

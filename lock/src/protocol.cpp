@@ -1,6 +1,7 @@
 #include "lockwire/lock/protocol.hpp"
 
 #include <array>
+#include <charconv>
 #include <limits>
 #include <optional>
 #include <span>
@@ -256,15 +257,12 @@ AcquireReply parse_exclusive_acquire(resp::Frame exec) {
   return out;
 }
 
-loop::Request wait_read(const Keys& k, std::string_view own_field) {
+loop::Request wait_read(const Keys& k, std::string_view own_field, bool track) {
   Builder b(loop::RequestKind::atomic);
   b.add("MULTI");
   if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
-  return b.add("CLIENT", "CACHING", "YES")
-      .add("PTTL", k.holders)
-      .add("HGETALL", k.holders)
-      .add("EXEC")
-      .done();
+  if (track) b.add("CLIENT", "CACHING", "YES");
+  return b.add("PTTL", k.holders).add("HGETALL", k.holders).add("EXEC").done();
 }
 
 // The elements of a wait block's EXEC reply: `reads` after the optional HDEL (an integer).
@@ -276,58 +274,58 @@ static bool wait_elements(resp::Frame exec, bool with_hdel, std::size_t reads,
   return !with_hdel || int_at(exec, el[0]).has_value();
 }
 
-WaitRead parse_wait_read(resp::Frame exec, bool with_hdel) {
+WaitRead parse_wait_read(resp::Frame exec, bool with_hdel, bool track) {
   WaitRead out;
   std::vector<std::size_t> el;
-  if (!wait_elements(exec, with_hdel, 3, el)) return out;
-  const std::size_t base = with_hdel ? 1 : 0;
-  out.tracked = !resp::is_error(exec[el[base]]);
-  const auto pttl = int_at(exec, el[base + 1]);
+  if (!wait_elements(exec, with_hdel, track ? 3 : 2, el)) return out;
+  std::size_t i = with_hdel ? 1 : 0;
+  out.tracked = track && !resp::is_error(exec[el[i++]]);
+  const auto pttl = int_at(exec, el[i++]);
   if (!pttl) return out;
   out.pttl = *pttl;
-  if (!fields_at(exec, el[base + 2], out.fields)) return out;
+  if (!fields_at(exec, el[i], out.fields)) return out;
   out.ok = true;
   return out;
 }
 
 loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field, std::string_view owner,
-                                  std::uint64_t ticket, std::int64_t doorbell_ttl_ms) {
+                                  std::uint64_t ticket, std::int64_t doorbell_ttl_ms, bool track) {
   Builder b(loop::RequestKind::atomic);
   b.add("MULTI");
   if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
   const std::string doorbell = k.doorbell(owner);
-  return b.add("ZADD", k.queue, "NX", ticket, owner)
+  b.add("ZADD", k.queue, "NX", ticket, owner)
       .add("PEXPIRE", k.queue, kQueueTtlMs)
       .add("SET", doorbell, "1", "NX", "PX", doorbell_ttl_ms)
-      .add("ZRANGE", k.queue, 0, 1)  // before CACHING: inside EXEC the flag lasts to the end
-      .add("CLIENT", "CACHING", "YES")
-      .add("PTTL", doorbell)
-      .add("CLIENT", "CACHING", "YES")
-      .add("PTTL", k.holders)
-      .add("HGETALL", k.holders)
-      .add("EXEC")
-      .done();
+      .add("ZRANGE", k.queue, 0, 1);  // before CACHING: inside EXEC the flag lasts to the end
+  if (track) b.add("CLIENT", "CACHING", "YES");
+  b.add("PTTL", doorbell);
+  if (track) b.add("CLIENT", "CACHING", "YES");
+  return b.add("PTTL", k.holders).add("HGETALL", k.holders).add("EXEC").done();
 }
 
-WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string_view owner) {
+WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string_view owner,
+                                   bool track) {
   WaitRead out;
   std::vector<std::size_t> el;
-  if (!wait_elements(exec, with_hdel, 9, el)) return out;
-  const std::size_t b = with_hdel ? 1 : 0;
-  // el[b..b+2]: ZADD, PEXPIRE, SET NX — their results say nothing we need.
+  if (!wait_elements(exec, with_hdel, track ? 9 : 7, el)) return out;
+  std::size_t i = (with_hdel ? 1 : 0) + 3;  // ZADD, PEXPIRE, SET NX: nothing we need
   std::vector<std::string> first;
-  if (!strings_at(exec, el[b + 3], first) || first.size() > 2) return out;
-  const auto doorbell_pttl = int_at(exec, el[b + 5]);
-  const auto pttl = int_at(exec, el[b + 7]);
+  if (!strings_at(exec, el[i++], first) || first.size() > 2) return out;
+  bool tracked = track;
+  if (track) tracked = !resp::is_error(exec[el[i++]]);
+  const auto doorbell_pttl = int_at(exec, el[i++]);
+  if (track) tracked = tracked && !resp::is_error(exec[el[i++]]);
+  const auto pttl = int_at(exec, el[i++]);
   if (!doorbell_pttl || !pttl) return out;
   out.rank = !first.empty() && first[0] == owner      ? 0
              : first.size() == 2 && first[1] == owner ? 1
                                                       : 2;
   if (!first.empty()) out.first = std::move(first[0]);
-  out.tracked = !resp::is_error(exec[el[b + 4]]) && !resp::is_error(exec[el[b + 6]]);
+  out.tracked = tracked;
   out.doorbell_pttl = *doorbell_pttl;
   out.pttl = *pttl;
-  if (!fields_at(exec, el[b + 8], out.fields)) return out;
+  if (!fields_at(exec, el[i], out.fields)) return out;
   out.ok = true;
   return out;
 }
@@ -664,6 +662,106 @@ loop::Request notice_read(std::string_view notice_key, bool tracking_on) {
   Builder b;
   if (tracking_on) b.add("CLIENT", "TRACKING", "ON", "OPTIN");
   return b.add("CLIENT", "CACHING", "YES").add("HMGET", notice_key, "res", "seq").done();
+}
+
+loop::Request connect_probe(std::string_view notice_key) {
+  return Builder()
+      .add("CLIENT", "TRACKING", "ON", "OPTIN")
+      .add("CLIENT", "CACHING", "YES")
+      .add("HMGET", notice_key, "res", "seq")
+      .add("INFO", "memory")
+      .done();
+}
+
+namespace {
+// "field:value" of an INFO text, or empty.
+std::string_view info_field(std::string_view info, std::string_view name) {
+  std::size_t at = 0;
+  while (at < info.size()) {
+    std::size_t end = info.find('\n', at);
+    if (end == std::string_view::npos) end = info.size();
+    std::string_view line = info.substr(at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > name.size() && line.starts_with(name) && line[name.size()] == ':') {
+      return line.substr(name.size() + 1);
+    }
+    at = end + 1;
+  }
+  return {};
+}
+
+std::string error_words(resp::Frame f) {
+  if (f.empty()) return {};
+  const std::size_t v = resp::value_index(f);
+  if (v >= f.size() || !resp::is_error(f[v])) return {};
+  return std::string(f[v].value);
+}
+}  // namespace
+
+ConnectProbe parse_connect_probe(const loop::Replies& r) {
+  ConnectProbe out;
+  if (r.size() != 4) return out;
+  out.tracking_error = error_words(r[0]);
+  if (out.tracking_error.empty()) out.tracking_error = error_words(r[1]);
+  out.push_wakeups = out.tracking_error.empty();
+  out.notice = parse_notice_read(r[2]);
+  out.info_error = error_words(r[3]);
+  if (out.info_error.empty()) {
+    const resp::Frame f = r[3];
+    const std::size_t v = resp::value_index(f);
+    if (v < f.size() && resp::is_string_like(f[v].type)) {
+      const std::string_view max = info_field(f[v].value, "maxmemory");
+      const std::string_view policy = info_field(f[v].value, "maxmemory_policy");
+      std::int64_t n = 0;
+      const auto [p, ec] = std::from_chars(max.data(), max.data() + max.size(), n);
+      if (ec == std::errc() && p == max.data() + max.size() && !policy.empty()) {
+        out.memory_known = true;
+        out.maxmemory = n;
+        out.maxmemory_policy = std::string(policy);
+      }
+    }
+    if (!out.memory_known) out.info_error = "INFO memory has no maxmemory/maxmemory_policy";
+  }
+  out.ok = true;
+  return out;
+}
+
+std::string server_words(const loop::Replies& r) {
+  std::string first;
+  std::string exec_abort;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const resp::Frame f = r[i];
+    if (f.empty()) continue;
+    // An EXEC reply holds the errors of the commands that ran inside it.
+    const std::size_t v = resp::value_index(f);
+    if (v < f.size() && f[v].type == resp::Type::array) {
+      std::vector<std::size_t> el;
+      resp::elements(f, v, el);
+      for (std::size_t e : el) {
+        if (resp::is_error(f[e]) && first.empty()) first = std::string(f[e].value);
+      }
+      continue;
+    }
+    std::string w = error_words(f);
+    if (w.empty()) continue;
+    if (w.starts_with("EXECABORT")) {
+      exec_abort = std::move(w);
+    } else if (first.empty()) {
+      first = std::move(w);
+    }
+  }
+  if (first.empty()) return exec_abort;
+  if (!exec_abort.empty()) first += " (" + exec_abort + ")";
+  return first;
+}
+
+bool transient_server_error(std::string_view words) noexcept {
+  for (std::string_view code : {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"}) {
+    if (words.starts_with(code) && (words.size() == code.size() || words[code.size()] == ' ')) {
+      return true;
+    }
+  }
+  return false;
 }
 
 Notice parse_notice_read(resp::Frame f) {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -56,6 +57,11 @@ class Metrics {
   virtual void on_lease_lost(std::string_view /*resource*/, std::error_code /*why*/) noexcept {}
   // Requests written to the server by this client (for "no polling" checks and RTT accounting).
   virtual void on_request(std::uint32_t /*commands*/) noexcept {}
+  // The server refused something the client uses, so it works in a degraded mode until the next
+  // connect: `what` names the loss (e.g. "push wake-ups: waiters poll"), `server_words` the
+  // server's own reply. Called once per connection on which it happens.
+  virtual void on_degraded(std::string_view /*what*/, std::string_view /*server_words*/) noexcept {
+  }
 };
 
 // Thread-safe counters; an easy default implementation of the hooks.
@@ -81,6 +87,35 @@ struct ClientOptions {
   // remove or grant a lease of the same owner later (docs/protocol.md, split-brain reconnect).
   // Leave on; off only reproduces that race (the race catalogue's `no-fence` strategy).
   bool fence_abandoned = true;
+  // When a wait ends (its deadline, or cancel()) while an acquire step is in flight, the caller
+  // is answered only once that step's outcome is known and any claim or late grant of ours is
+  // withdrawn — unless the server stays silent this long after the deadline: then the answer is
+  // outcome_unknown, and a claim may remain until its TTL ends (it is still withdrawn if a reply
+  // comes later and the client is alive). Also bounds a one-shot acquire (wait 0).
+  Nanos settle_timeout = std::chrono::seconds(1);
+  // A server with maxmemory set and a maxmemory-policy other than noeviction can evict the
+  // holder set or the fencing counter: a second holder, tokens going back. Such a server is
+  // refused (Errc::unsafe_server) unless this is set; then holders also track their holder set
+  // so that an eviction is reported as a lost lease within about a round trip.
+  bool allow_eviction = false;
+  // Waiting where the server refuses client tracking (no push wake-ups): waiters re-read with a
+  // capped exponential backoff with jitter, starting at poll_initial, at most poll_max apart.
+  Nanos poll_initial = std::chrono::milliseconds(10);
+  Nanos poll_max = std::chrono::milliseconds(250);
+};
+
+// What the server lets this client do, learnt at each connect (docs/protocol.md, "Servers").
+struct ServerCapabilities {
+  bool probed = false;         // the connect probe of the current connection has been answered
+  bool push_wakeups = false;   // CLIENT TRACKING ON OPTIN and CLIENT CACHING accepted
+  std::string tracking_error;  // the server's words when not (waiters poll)
+  bool memory_known = false;   // INFO memory was answered
+  std::int64_t maxmemory = 0;
+  std::string maxmemory_policy;
+  std::string info_error;  // the server's words when INFO memory was refused
+  [[nodiscard]] bool may_evict() const noexcept {
+    return maxmemory > 0 && !maxmemory_policy.empty() && maxmemory_policy != "noeviction";
+  }
 };
 
 enum class LeaseState : std::uint8_t {
@@ -152,10 +187,20 @@ class Client {
   // Acquires `req.kind` on req.resource; waits up to req.wait. Errors: invalid_argument (nothing
   // sent), already_held, timed_out, connection, protocol, closed.
   void lock(LockRequest req, AcquireHandler handler);
+  // Gives up the waits of `owner` on `resource` as a deadline would: each handler gets
+  // Errc::cancelled once no claim of ours remains (or outcome_unknown after settle_timeout).
+  void cancel(std::string_view resource, std::string_view owner);
   // Removes only this lease. not_held when it had expired / was force-released.
   void release(const Lease& lease, DoneHandler handler);
   // Extends only this lease (by its TTL). not_held when it is gone (the lease turns `lost`).
   void renew(const Lease& lease, DoneHandler handler);
+  // The same by owner id, for a lease granted elsewhere (another process, a tool); `kind`
+  // unset: whichever kind `owner` holds. not_held when it holds none. The removal/extension
+  // names the owner, so nothing of anyone else is ever touched.
+  void release(std::string resource, std::string owner, std::optional<Kind> kind,
+               DoneHandler handler);
+  void renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
+             DoneHandler handler);
   // Removes every holder of the resource (administrative). `removed` = holders that were present.
   // Updates the notice key "<prefix>force-released", which every lock::Client with that prefix
   // tracks: each checks its leases on the resource and reports the removed ones lost (on_lost)
@@ -168,6 +213,11 @@ class Client {
 
   [[nodiscard]] loop::Connection& connection() noexcept;
   [[nodiscard]] const ClientOptions& options() const noexcept;
+  [[nodiscard]] const ServerCapabilities& capabilities() const noexcept;
+  // The detail of the last failure this client reported — the server's own words for
+  // server_refused / server_unavailable / unsafe_server (e.g. "READONLY You can't write against
+  // a read only replica."), what was left behind for outcome_unknown. Read it in the handler.
+  [[nodiscard]] const std::string& last_error() const noexcept;
 
   struct Core;
 

@@ -17,6 +17,19 @@ enum class Errc {
   invalid_argument,  // rejected before anything was sent: empty/oversized names, bad TTL/wait
   already_held,      // the same owner already holds a lease on this resource (not re-entrant)
   closed,            // the client was shut down before the operation finished
+  // The server answered with an error reply that is not transient: NOPERM (ACL), OOM (full
+  // under noeviction), READONLY (a replica), MOVED/ASK (a cluster node), EXECABORT, unknown
+  // command... Client::last_error() carries the server's own words. Nothing of ours was left
+  // behind: a claim the failed step may have made is withdrawn first.
+  server_refused,
+  // The server is there but cannot serve now: LOADING, BUSY, MASTERDOWN, TRYAGAIN,
+  // CLUSTERDOWN. Retrying later may succeed; last_error() has the server's words.
+  server_unavailable,
+  // The server may evict lock keys (maxmemory set and maxmemory-policy other than noeviction):
+  // holders and fencing counters could vanish, so no lease is granted there unless
+  // ClientOptions::allow_eviction says so. last_error() names the policy.
+  unsafe_server,
+  cancelled,  // Client::cancel() gave up the wait (no claim of ours was left behind)
 };
 
 [[nodiscard]] const std::error_category& lock_category() noexcept;

@@ -72,7 +72,9 @@ struct AcquireReply {
 // --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HGETALL EXEC -----------------------
 // Removes our losing claim (if `own_field` is not empty) and registers tracking interest in the
 // holder set with the read that decides whether to wait. Used by shared waiters.
-[[nodiscard]] loop::Request wait_read(const Keys& k, std::string_view own_field);
+// Without `track` (the server refused client tracking) the CLIENT CACHING commands are left out
+// and the waiter polls instead (docs/protocol.md, "Servers").
+[[nodiscard]] loop::Request wait_read(const Keys& k, std::string_view own_field, bool track = true);
 struct WaitRead {
   bool ok = false;       // false: malformed reply
   bool tracked = false;  // CLIENT CACHING accepted (tracking is on)
@@ -86,7 +88,7 @@ struct WaitRead {
   std::int64_t doorbell_pttl = -2;
   [[nodiscard]] bool elected() const noexcept { return rank == 0; }
 };
-[[nodiscard]] WaitRead parse_wait_read(resp::Frame exec, bool with_hdel);
+[[nodiscard]] WaitRead parse_wait_read(resp::Frame exec, bool with_hdel, bool track = true);
 
 // --- exclusive wait read: MULTI [HDEL own] ZADD queue NX ticket owner; PEXPIRE queue; SET
 // doorbell NX PX; ZRANGE queue 0 1; CACHING YES; PTTL doorbell; CACHING YES; PTTL holders;
@@ -97,9 +99,9 @@ struct WaitRead {
 // acts on holder-set pushes, so a release wakes one waiter. See docs/protocol.md, "Waiting".
 [[nodiscard]] loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field,
                                                 std::string_view owner, std::uint64_t ticket,
-                                                std::int64_t doorbell_ttl_ms);
+                                                std::int64_t doorbell_ttl_ms, bool track = true);
 [[nodiscard]] WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel,
-                                                 std::string_view owner);
+                                                 std::string_view owner, bool track = true);
 // Leaving the queue: MULTI ZREM queue <owners>; ZRANGE queue 0 1 EXEC -> the two now first.
 [[nodiscard]] loop::Request leave_queue(const Keys& k, const std::vector<std::string>& owners);
 // The (at most two) first waiters, in order; false on a malformed reply.
@@ -176,6 +178,26 @@ struct Notice {
 };
 // The HMGET reply frame (Replies::back()).
 [[nodiscard]] Notice parse_notice_read(resp::Frame hmget);
+// What the server lets a lock client do, asked at every (re)connect in one request: CLIENT
+// TRACKING ON OPTIN; CLIENT CACHING YES; HMGET <notice> res seq (tracked); INFO memory. A refusal
+// (NOPERM, unknown command) is an answer, not a failure.
+[[nodiscard]] loop::Request connect_probe(std::string_view notice_key);
+struct ConnectProbe {
+  bool ok = false;             // four replies
+  bool push_wakeups = false;   // tracking and caching accepted
+  std::string tracking_error;  // the server's words otherwise
+  Notice notice;
+  bool memory_known = false;
+  std::int64_t maxmemory = 0;
+  std::string maxmemory_policy;
+  std::string info_error;
+};
+[[nodiscard]] ConnectProbe parse_connect_probe(const loop::Replies& r);
+// The server's own words for a failed request: the first error reply (inside an EXEC reply too),
+// with the EXECABORT that followed it in brackets; empty when no reply is an error.
+[[nodiscard]] std::string server_words(const loop::Replies& r);
+// LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN: the server may serve again later.
+[[nodiscard]] bool transient_server_error(std::string_view words) noexcept;
 // Is this lease still on the server? HEXISTS P{R} <field> [EXISTS P{R}:s:O] (plain reads).
 [[nodiscard]] loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner);
 [[nodiscard]] RenewCheck parse_lease_check(Kind kind, const loop::Replies& r);

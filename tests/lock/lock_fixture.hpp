@@ -1,0 +1,109 @@
+// The real-server fixture of the lock suites: a private redis-server with scripting disabled
+// (rename-command to ""), a UvLoop, and blocking helpers over lock::Client's callbacks.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockwire/lock/client.hpp"
+#include "lockwire/loop/uv_loop.hpp"
+#include "redis_server.hpp"
+#include "sync_calls.hpp"
+
+namespace lockwire::lock {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+
+inline std::vector<std::string> no_scripting() {
+  std::vector<std::string> a;
+  for (const char* c :
+       {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "SCRIPT", "FUNCTION", "FCALL", "FCALL_RO"}) {
+    a.insert(a.end(), {"--rename-command", c, ""});
+  }
+  return a;
+}
+
+class LockTest : public ::testing::Test, public testing::SyncCalls<LockTest> {
+  friend testing::SyncCalls<LockTest>;
+
+ protected:
+  explicit LockTest(std::vector<std::string> extra = no_scripting()) : server_(std::move(extra)) {}
+
+  loop::ConnectionOptions conn_options() {
+    loop::ConnectionOptions o;
+    EXPECT_FALSE(loop::parse_url(server_.url(), o));
+    o.reconnect.initial = 5ms;
+    o.reconnect.max = 50ms;
+    return o;
+  }
+
+  std::unique_ptr<Client> make_client(std::shared_ptr<Metrics> m = nullptr) {
+    ClientOptions co;
+    co.metrics = std::move(m);
+    return make_client(co, conn_options());
+  }
+  std::unique_ptr<Client> make_client(ClientOptions co, loop::ConnectionOptions o) {
+    auto c = std::make_unique<Client>(loop_, std::move(o), std::move(co));
+    c->start();
+    return c;
+  }
+  // A client logged in as an ACL user (created by the test with server_.cli).
+  std::unique_ptr<Client> make_user_client(const std::string& user, ClientOptions co = {}) {
+    loop::ConnectionOptions o = conn_options();
+    o.username = user;
+    o.password = "pw";
+    return make_client(std::move(co), std::move(o));
+  }
+
+  // Runs the loop until done() (a guard timer keeps a broken test from hanging forever).
+  void run_until(const std::function<bool()>& done, Nanos limit = 20s) {
+    bool expired = false;
+    auto guard = loop_.make_timer([&] { expired = true; });
+    guard->start(limit);
+    while (!done() && !expired) loop_.run_once(true);
+    ASSERT_FALSE(expired) << "test guard expired";
+  }
+
+  void sleep_loop(Nanos d) {
+    bool fired = false;
+    auto t = loop_.make_timer([&] { fired = true; });
+    t->start(d);
+    run_until([&] { return fired; });
+  }
+
+  struct Acq {
+    std::error_code ec;
+    Lease lease;
+  };
+  Acq acquire(Client& c, LockRequest req) {
+    Acq out;
+    bool done = false;
+    c.lock(std::move(req), [&](std::error_code ec, Lease l) {
+      out = {ec, std::move(l)};
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  }
+
+  static LockRequest req(std::string res, std::string owner, Nanos ttl = 10s, Nanos wait = 0s,
+                         Kind kind = Kind::exclusive) {
+    LockRequest r;
+    r.resource = std::move(res);
+    r.owner = std::move(owner);
+    r.ttl = ttl;
+    r.wait = wait;
+    r.kind = kind;
+    return r;
+  }
+
+  RedisServer server_;
+  loop::UvLoop loop_;
+};
+
+}  // namespace lockwire::lock
