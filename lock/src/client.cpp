@@ -524,6 +524,13 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       start_settle(q, w, opts.settle_timeout);
       return;
     }
+    if (why == Errc::timed_out && !w->waited && q->state == Queue::State::need_ready) {
+      // Never saw the lock held: the server was not reachable (or did not answer the connect
+      // probe) for the whole wait. Say that, not "timed out waiting for the lock".
+      why = Errc::connection;
+      last_error = w->req.resource + ": no usable connection to the server within the wait" +
+                   (conn->last_error().empty() ? std::string() : " (" + conn->last_error() + ")");
+    }
     complete(w, why);
     if (head) {
       advance(q);  // the head's wait ends: advance() stops its timers

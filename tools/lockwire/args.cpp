@@ -267,6 +267,8 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
       if (!flag(out.quiet)) return fail("--quiet takes no value");
     } else if (name == "-v" || name == "--verbose") {
       if (!flag(out.verbose)) return fail("--verbose takes no value");
+    } else if (name == "--allow-eviction") {
+      if (!flag(out.allow_eviction)) return fail("--allow-eviction takes no value");
     } else {
       return fail("unknown option '" + name + "'");
     }
@@ -361,7 +363,9 @@ Options:
   --shared             shared (read) lock instead of exclusive
   --json               machine-readable output (one JSON object per line)
   -q, --quiet          no messages on stderr (exit status only)
-  -v, --verbose        progress messages on stderr
+  -v, --verbose        progress messages on stderr (reconnects, degraded server modes)
+  --allow-eviction     lock even where the server may evict lock keys (maxmemory-policy is
+                       not noeviction): holders and fencing counters can then vanish
   -h, --help, --version
 Durations: 250ms, 10s, 1.5s, 2m, 1h (also us; "forever" = one year).
 

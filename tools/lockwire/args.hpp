@@ -57,6 +57,8 @@ struct Options {
   bool json = false;
   bool quiet = false;
   bool verbose = false;
+  // Lock even on a server that may evict lock keys (maxmemory-policy other than noeviction).
+  bool allow_eviction = false;
 };
 
 enum class ParseStatus : std::uint8_t { ok, help, version, error };

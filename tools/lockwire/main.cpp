@@ -14,18 +14,19 @@
 #include <cstring>
 #include <ctime>
 #include <functional>
-#include <map>
+#include <optional>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "args.hpp"
 #include "lockwire/lock/client.hpp"
 #include "lockwire/lock/protocol.hpp"
+#include "lockwire/lock/watch.hpp"
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/loop/uv_loop.hpp"
-#include "lockwire/resp/encoder.hpp"
 
 extern char** environ;
 
@@ -83,49 +84,6 @@ std::string default_owner() {
   return buf;
 }
 
-// Live holders of a resource; shared holders whose companion key is gone are over (stale).
-struct View {
-  enum class State : std::uint8_t { free, exclusive, shared, contended };
-  State state = State::free;
-  std::vector<lock::protocol::Holder> holders;
-};
-
-View classify(const lock::LockInfo& info) {
-  View v;
-  std::size_t x = 0;
-  for (const auto& h : info.holders) {
-    if (h.kind == lock::Kind::shared && h.ttl_ms == -2) continue;
-    if (h.kind == lock::Kind::exclusive) ++x;
-    v.holders.push_back(h);
-  }
-  if (v.holders.empty()) {
-    v.state = View::State::free;
-  } else if (x == 0) {
-    v.state = View::State::shared;
-  } else if (x == 1 && v.holders.size() == 1) {
-    v.state = View::State::exclusive;
-  } else {
-    // An exclusive claimant's field lives for one round trip next to the holder's before the
-    // claimant withdraws it (docs/protocol.md): a transient state.
-    v.state = View::State::contended;
-  }
-  return v;
-}
-
-const char* state_name(View::State s) {
-  switch (s) {
-    case View::State::free:
-      return "free";
-    case View::State::exclusive:
-      return "exclusive";
-    case View::State::shared:
-      return "shared";
-    case View::State::contended:
-      return "contended";
-  }
-  return "?";
-}
-
 // Verbose progress from the lock client's hooks.
 class VerboseMetrics final : public lock::Metrics {
  public:
@@ -140,21 +98,31 @@ class VerboseMetrics final : public lock::Metrics {
     }
   }
 
+  void on_degraded(std::string_view what, std::string_view words) noexcept override {
+    print_err("%s: server: %.*s (%.*s)", resource_.c_str(), static_cast<int>(what.size()),
+              what.data(), static_cast<int>(words.size()), words.data());
+  }
+
  private:
   std::string resource_;
 };
 
+// Naming the holders of a resource we did not get is a courtesy: it gets this long.
+constexpr Nanos kReportGrace = 1s;
+// After COMMAND exits, the release gets this long before we exit anyway (the lease then ends
+// with its TTL, and we say so).
+constexpr Nanos kReleaseBound = 5s;
+
+// One subcommand. Every protocol step goes through lock::Client (and lock::Watch), so the tool
+// has exactly the library's guarantees; this class only sequences, prints and exits.
 class Session {
  public:
-  Session(Options o, loop::ConnectionOptions conn) : o_(std::move(o)), conn_opts_(std::move(conn)) {
-    keys_ = lock::protocol::make_keys(o_.prefix, o_.resource);
-  }
+  Session(Options o, loop::ConnectionOptions conn) : o_(std::move(o)), conn_opts_(std::move(conn)) {}
   ~Session() {
     watchdog_.reset();
     kill_timer_.reset();
-    retry_timer_.reset();
-    tracker_.reset();
-    cleanup_conn_.reset();
+    grace_timer_.reset();
+    watch_.reset();
     client_.reset();
     for (uv_signal_t* s : signals_) {
       uv_close(reinterpret_cast<uv_handle_t*>(s),
@@ -169,6 +137,7 @@ class Session {
   int run() {
     lock::ClientOptions copts;
     copts.prefix = o_.prefix;
+    copts.allow_eviction = o_.allow_eviction;
     if (o_.verbose) copts.metrics = std::make_shared<VerboseMetrics>(o_.resource);
     client_ = std::make_unique<lock::Client>(loop_, conn_opts_, copts);
     watchdog_ = loop_.make_timer([this] {
@@ -176,36 +145,42 @@ class Session {
            describe_endpoint(conn_opts_.endpoint).c_str(),
            format_duration(watchdog_after_).c_str());
     });
+    grace_timer_ = loop_.make_timer([this] {
+      if (on_grace_) std::exchange(on_grace_, {})();
+    });
+    // The library bounds every wait by wait + settle_timeout; the watchdog is the last resort
+    // for everything else (a server that stops answering never makes the tool hang).
+    const Nanos op_bound = o_.connect_timeout + copts.settle_timeout + kReportGrace + 2s;
     switch (o_.command) {
       case Command::run:
         install_signals();
-        arm_watchdog(o_.connect_timeout + o_.wait + 10s);
-        connect_then([this] { run_acquire(); });
+        arm_watchdog(op_bound + o_.wait);
+        connect_then([this] { acquire(true); });
         break;
       case Command::acquire:
         install_signals();
-        arm_watchdog(o_.connect_timeout + o_.wait + 10s);
-        connect_then([this] { acquire(); });
+        arm_watchdog(op_bound + o_.wait);
+        connect_then([this] { acquire(false); });
         break;
       case Command::release:
-        arm_watchdog(o_.connect_timeout + 10s);
-        connect_then([this] { release(o_.shared ? lock::Kind::shared : lock::Kind::exclusive); });
+        arm_watchdog(op_bound);
+        connect_then([this] { release(); });
         break;
       case Command::renew:
-        arm_watchdog(o_.connect_timeout + 10s);
-        connect_then([this] { renew(o_.shared ? lock::Kind::shared : lock::Kind::exclusive, 0); });
+        arm_watchdog(op_bound);
+        connect_then([this] { renew(); });
         break;
       case Command::force_release:
-        arm_watchdog(o_.connect_timeout + 10s);
+        arm_watchdog(op_bound);
         connect_then([this] { force_release(); });
         break;
       case Command::inspect:
-        arm_watchdog(o_.connect_timeout + 10s);
+        arm_watchdog(op_bound);
         connect_then([this] { inspect(); });
         break;
       case Command::watch:
         install_signals();
-        arm_watchdog(o_.connect_timeout + 10s);
+        arm_watchdog(op_bound);
         connect_then([this] { watch(); });
         break;
       case Command::none:
@@ -226,8 +201,8 @@ class Session {
     if (exit_ >= 0) return;
     exit_ = code;
     std::fflush(stdout);
+    if (watch_) watch_->close();
     if (client_) client_->close();
-    if (tracker_) tracker_->close();
     loop_.stop();
   }
 
@@ -236,7 +211,7 @@ class Session {
     if (!o_.quiet) {
       va_list ap;
       va_start(ap, fmt);
-      char buf[2048];
+      char buf[4096];
       std::vsnprintf(buf, sizeof buf, fmt, ap);
       va_end(ap);
       print_err("%s", buf);
@@ -248,7 +223,7 @@ class Session {
     if (!o_.verbose) return;
     va_list ap;
     va_start(ap, fmt);
-    char buf[2048];
+    char buf[4096];
     std::vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     print_err("%s", buf);
@@ -259,37 +234,66 @@ class Session {
     watchdog_->start(after);
   }
 
-  std::string conn_error(Ec ec, loop::Connection& conn) const {
+  // Runs `then` after `after` unless something else finished first (one at a time).
+  void after(Nanos d, std::function<void()> then) {
+    on_grace_ = std::move(then);
+    grace_timer_->start(d);
+  }
+
+  // What went wrong, in the library's (and so the server's) words when it has them.
+  std::string why(Ec ec) const {
+    const std::string& detail = client_->last_error();
+    if (!detail.empty()) {
+      // last_error starts with "<resource>: "; our messages name the resource already.
+      const std::string lead = o_.resource + ": ";
+      if (detail.starts_with(lead)) return detail.substr(lead.size());
+      return detail;
+    }
     std::string s = ec.message();
-    const std::string& detail = conn.last_error();
-    if (detail.find(s) != std::string::npos) return detail;  // already says it, with context
-    if (!detail.empty()) s += " (" + detail + ")";
+    const std::string& conn = client_->connection().last_error();
+    if (conn.find(s) != std::string::npos) return conn;  // already says it, with context
+    if (!conn.empty()) s += " (" + conn + ")";
     return s;
   }
 
   void lock_error(Ec ec) {
     if (ec == lock::Errc::invalid_argument) {
-      fail(kUsage, "%s: invalid request: %s", o_.resource.c_str(), ec.message().c_str());
-    } else {
-      fail(kUnavailable, "%s: %s", o_.resource.c_str(),
-           conn_error(ec, client_->connection()).c_str());
+      return fail(kUsage, "%s: invalid request: %s", o_.resource.c_str(), why(ec).c_str());
     }
+    std::string hint;
+    if (ec == lock::Errc::unsafe_server) hint = " (or pass --allow-eviction, accepting the risk)";
+    if (ec == lock::Errc::outcome_unknown) {
+      return fail(kUnavailable, "%s: outcome unknown: %s", o_.resource.c_str(), why(ec).c_str());
+    }
+    fail(kUnavailable, "%s: %s%s", o_.resource.c_str(), why(ec).c_str(), hint.c_str());
   }
 
   // Runs `next` once the connection is up; a failed first connect is a connection error (the
-  // connection would retry, but a command-line tool should say so at once).
+  // connection would retry, but a command-line tool should say so at once). Later losses and
+  // reconnects are noted with -v.
   void connect_then(std::function<void()> next) {
     client_->connection().add_state_handler(
         [this, next = std::move(next)](loop::ConnectionState s, Ec ec) {
-          if (connected_ || exit_ >= 0) return;
+          if (exit_ >= 0) return;
+          if (connected_) {
+            if (s == loop::ConnectionState::disconnected && ec) {
+              note("%s: connection lost (%s); reconnecting", o_.resource.c_str(),
+                   why(ec).c_str());
+            } else if (s == loop::ConnectionState::ready) {
+              note("%s: reconnected to %s", o_.resource.c_str(),
+                   describe_endpoint(conn_opts_.endpoint).c_str());
+            }
+            return;
+          }
           if (s == loop::ConnectionState::ready) {
             connected_ = true;
             note("connected to %s", describe_endpoint(conn_opts_.endpoint).c_str());
             loop_.post(next);
           } else if (s == loop::ConnectionState::disconnected && ec) {
+            std::string detail = client_->connection().last_error();
+            if (detail.empty()) detail = ec.message();
             fail(kUnavailable, "%s: cannot connect to %s: %s", o_.resource.c_str(),
-                 describe_endpoint(conn_opts_.endpoint).c_str(),
-                 conn_error(ec, client_->connection()).c_str());
+                 describe_endpoint(conn_opts_.endpoint).c_str(), detail.c_str());
           }
         });
     client_->start();
@@ -322,27 +326,21 @@ class Session {
       uv_process_kill(proc_, sig);
       return;
     }
-    if (!terminating || lease_.valid() || aborting_ || exit_ >= 0) return;
-    // Still waiting for the lock: give up. An acquire block may be in flight; withdraw our claim
-    // (only our own owner's field can be touched) so nothing is left behind.
-    aborting_ = true;
+    if (!terminating || lease_.valid() || abort_code_ >= 0 || exit_ >= 0) return;
+    // Still waiting for the lock: give up. The library answers once no claim of ours is left
+    // (an acquire in flight is settled first; a late grant is released).
+    abort_code_ = 128 + sig;
     note("%s: signal %d while waiting; giving up", o_.resource.c_str(), sig);
-    client_->close();
-    withdraw_claim(128 + sig);
-  }
-
-  void withdraw_claim(int code) {
-    cleanup_conn_ = std::make_unique<loop::Connection>(loop_, conn_opts_);
-    loop::Request r = o_.shared ? lock::protocol::shared_release(keys_, owner())
-                                : lock::protocol::exclusive_release(keys_, owner());
-    loop::RequestOptions ro;
-    ro.timeout = 2s;
-    cleanup_conn_->send(
-        std::move(r), [this, code](Ec, const loop::Replies&) { finish(code); }, ro);
-    cleanup_conn_->start();
+    if (!locking_) return finish(abort_code_);
+    client_->cancel(o_.resource, owner());
   }
 
   const std::string& owner() const { return *o_.owner; }
+
+  [[nodiscard]] std::optional<lock::Kind> kind_given() const {
+    if (o_.shared) return lock::Kind::shared;
+    return std::nullopt;  // whichever the owner holds
+  }
 
   lock::LockRequest lock_request() const {
     lock::LockRequest req;
@@ -354,7 +352,7 @@ class Session {
     return req;
   }
 
-  // Not acquired: name the holder(s) in the message when we can.
+  // Not acquired: name the other holder(s) when the server says so in time — never ourselves.
   void report_busy(Ec ec) {
     if (ec == lock::Errc::already_held) {
       fail(kBusy, "%s: already held by owner '%s' (locks are not re-entrant)", o_.resource.c_str(),
@@ -362,29 +360,55 @@ class Session {
       return;
     }
     if (o_.quiet) return finish(kBusy);
-    client_->inspect(o_.resource, [this](Ec iec, const lock::LockInfo& info) {
+    const std::string within =
+        o_.wait > Nanos{0} ? " within " + format_duration(o_.wait) : std::string();
+    after(kReportGrace, [this, within] {
+      fail(kBusy, "%s: not acquired%s: held by someone else (the server did not say who in time)",
+           o_.resource.c_str(), within.c_str());
+    });
+    client_->inspect(o_.resource, [this, within](Ec iec, const lock::LockInfo& info) {
       std::string who;
       if (!iec) {
-        for (const auto& h : classify(info).holders) {
+        for (const auto& h : lock::classify(info).holders) {
+          if (h.owner == owner()) continue;
           if (!who.empty()) who += ", ";
           who += "'" + h.owner + "' (" + kind_name(h.kind) + ", " + std::to_string(h.ttl_ms) +
                  "ms left)";
         }
       }
-      const std::string within =
-          o_.wait > Nanos{0} ? " within " + format_duration(o_.wait) : std::string();
       const std::string holder = who.empty() ? "held by someone else" : "held by " + who;
       fail(kBusy, "%s: not acquired%s: %s", o_.resource.c_str(), within.c_str(), holder.c_str());
     });
   }
 
-  // ---- acquire -----------------------------------------------------------------------------
+  // ---- acquire / run -------------------------------------------------------------------------
 
-  void acquire() {
-    client_->lock(lock_request(), [this](Ec ec, lock::Lease lease) {
-      if (exit_ >= 0 || aborting_) return;
+  void acquire(bool run_child) {
+    lock::LockRequest req = lock_request();
+    if (run_child) {
+      req.auto_renew = true;
+      req.on_lost = [this](Ec why) { on_lease_lost(why); };
+    }
+    locking_ = true;
+    client_->lock(std::move(req), [this, run_child](Ec ec, lock::Lease lease) {
+      locking_ = false;
+      if (exit_ >= 0) return;
+      if (abort_code_ >= 0) {
+        // A signal came while waiting; a grant that raced with it is given back first.
+        if (!ec) {
+          return client_->release(lease, [this](Ec) { finish(abort_code_); });
+        }
+        return finish(abort_code_);
+      }
       if (ec == lock::Errc::timed_out || ec == lock::Errc::already_held) return report_busy(ec);
       if (ec) return lock_error(ec);
+      note("%s: acquired (%s, token %llu, ttl %s)", o_.resource.c_str(),
+           kind_name(lease.kind()).c_str(), static_cast<unsigned long long>(lease.token()),
+           format_duration(lease.ttl()).c_str());
+      if (run_child) {
+        lease_ = std::move(lease);
+        return spawn();
+      }
       if (o_.json) {
         std::printf(
             "{\"resource\":%s,\"owner\":%s,\"kind\":\"%s\",\"token\":%llu,\"ttl_ms\":%lld}\n",
@@ -394,102 +418,46 @@ class Session {
       } else {
         std::printf("%llu %s\n", static_cast<unsigned long long>(lease.token()), owner().c_str());
       }
-      note("%s: acquired (%s, token %llu, ttl %s)", o_.resource.c_str(),
-           kind_name(lease.kind()).c_str(), static_cast<unsigned long long>(lease.token()),
-           format_duration(lease.ttl()).c_str());
       finish(kOk);  // the lease stays on the server until its TTL ends
     });
   }
 
   // ---- release / renew by owner id (no Lease object in this process) --------------------------
 
-  void release(lock::Kind kind) {
-    loop::Request r = kind == lock::Kind::shared
-                          ? lock::protocol::shared_release(keys_, owner())
-                          : lock::protocol::exclusive_release(keys_, owner());
-    client_->connection().send(std::move(r), [this, kind](Ec ec, const loop::Replies& rep) {
+  void release() {
+    client_->release(o_.resource, owner(), kind_given(), [this](Ec ec) {
       if (exit_ >= 0) return;
-      if (ec && ec != loop::Errc::server_error) return lock_error(ec);
-      const auto res = lock::protocol::parse_release(kind, rep);
-      if (res == lock::protocol::ReleaseResult::bad_reply) {
-        return fail(kUnavailable, "%s: unexpected reply to release: %s", o_.resource.c_str(),
-                    client_->connection().last_error().c_str());
-      }
-      if (res == lock::protocol::ReleaseResult::not_held && kind == lock::Kind::exclusive &&
-          !o_.shared) {
-        return release(lock::Kind::shared);  // the owner may hold a shared lease
-      }
-      const bool ok = res == lock::protocol::ReleaseResult::released;
+      if (ec && ec != lock::Errc::not_held) return lock_error(ec);
       if (o_.json) {
         std::printf("{\"resource\":%s,\"owner\":%s,\"released\":%s}\n",
                     json_string(o_.resource).c_str(), json_string(owner()).c_str(),
-                    ok ? "true" : "false");
+                    ec ? "false" : "true");
       }
-      if (!ok) {
+      if (ec) {
         return fail(kNotHeld, "%s: not held by '%s' (expired, force-released or never acquired)",
                     o_.resource.c_str(), owner().c_str());
       }
-      note("%s: released (%s)", o_.resource.c_str(), kind_name(kind).c_str());
+      note("%s: released", o_.resource.c_str());
       finish(kOk);
     });
   }
 
-  void renew(lock::Kind kind, int attempt) {
-    client_->connection().watch(
-        lock::protocol::renew_watch(kind, keys_, owner()),
-        [this, kind, attempt](Ec ec, const loop::Replies& rep, loop::WatchTxn txn) {
-          if (exit_ >= 0) return;
-          if ((ec && ec != loop::Errc::server_error) || !txn.valid()) {
-            return lock_error(ec ? ec : make_error_code(loop::Errc::protocol_error));
-          }
-          const auto check = lock::protocol::parse_renew_watch(kind, rep);
-          if (check == lock::protocol::RenewCheck::bad_reply) {
-            txn.unwatch();
-            return fail(kUnavailable, "%s: unexpected reply to renew: %s", o_.resource.c_str(),
-                        client_->connection().last_error().c_str());
-          }
-          if (check == lock::protocol::RenewCheck::not_held) {
-            txn.unwatch();
-            if (kind == lock::Kind::exclusive && !o_.shared) return renew(lock::Kind::shared, 0);
-            return renewed(false, kind);
-          }
-          txn.exec(lock::protocol::renew_exec(kind, keys_, owner(), lock::ttl_millis(*o_.ttl)),
-                   [this, kind, attempt](Ec ec2, const loop::Replies& rep2) {
-                     if (exit_ >= 0) return;
-                     if ((ec2 && ec2 != loop::Errc::server_error) || rep2.size() == 0) {
-                       return lock_error(ec2 ? ec2 : make_error_code(loop::Errc::protocol_error));
-                     }
-                     switch (lock::protocol::parse_renew_exec(kind, rep2.back())) {
-                       case lock::protocol::RenewResult::renewed:
-                         return renewed(true, kind);
-                       case lock::protocol::RenewResult::not_held:
-                         return renewed(false, kind);
-                       case lock::protocol::RenewResult::aborted:
-                         // The holder set changed between read and EXEC: read again.
-                         if (attempt < 16) return renew(kind, attempt + 1);
-                         return fail(kUnavailable, "%s: renew kept conflicting; giving up",
-                                     o_.resource.c_str());
-                       case lock::protocol::RenewResult::bad_reply:
-                         return fail(kUnavailable, "%s: unexpected reply to renew",
-                                     o_.resource.c_str());
-                     }
-                   });
-        });
-  }
-
-  void renewed(bool ok, lock::Kind kind) {
-    if (o_.json) {
-      std::printf("{\"resource\":%s,\"owner\":%s,\"renewed\":%s,\"ttl_ms\":%lld}\n",
-                  json_string(o_.resource).c_str(), json_string(owner()).c_str(),
-                  ok ? "true" : "false", static_cast<long long>(lock::ttl_millis(*o_.ttl)));
-    }
-    if (!ok) {
-      return fail(kNotHeld, "%s: not held by '%s' (expired, force-released or never acquired)",
-                  o_.resource.c_str(), owner().c_str());
-    }
-    note("%s: renewed (%s) for %s", o_.resource.c_str(), kind_name(kind).c_str(),
-         format_duration(*o_.ttl).c_str());
-    finish(kOk);
+  void renew() {
+    client_->renew(o_.resource, owner(), kind_given(), *o_.ttl, [this](Ec ec) {
+      if (exit_ >= 0) return;
+      if (ec && ec != lock::Errc::not_held) return lock_error(ec);
+      if (o_.json) {
+        std::printf("{\"resource\":%s,\"owner\":%s,\"renewed\":%s,\"ttl_ms\":%lld}\n",
+                    json_string(o_.resource).c_str(), json_string(owner()).c_str(),
+                    ec ? "false" : "true", static_cast<long long>(lock::ttl_millis(*o_.ttl)));
+      }
+      if (ec) {
+        return fail(kNotHeld, "%s: not held by '%s' (expired, force-released or never acquired)",
+                    o_.resource.c_str(), owner().c_str());
+      }
+      note("%s: renewed for %s", o_.resource.c_str(), format_duration(*o_.ttl).c_str());
+      finish(kOk);
+    });
   }
 
   // ---- force-release / inspect ---------------------------------------------------------------
@@ -509,7 +477,7 @@ class Session {
     });
   }
 
-  static std::string holders_json(const View& v) {
+  static std::string holders_json(const lock::HolderView& v) {
     std::string s = "[";
     for (const auto& h : v.holders) {
       if (s.size() > 1) s += ',';
@@ -519,22 +487,45 @@ class Session {
     return s + "]";
   }
 
+  // What the server lets a lock client do (degraded modes are visible, not silent).
+  std::string server_json() const {
+    const lock::ServerCapabilities& c = client_->capabilities();
+    std::string s = "{\"push_wakeups\":";
+    s += c.push_wakeups ? "true" : "false";
+    if (!c.push_wakeups) s += ",\"tracking_error\":" + json_string(c.tracking_error);
+    if (c.memory_known) {
+      s += ",\"maxmemory\":" + std::to_string(c.maxmemory) +
+           ",\"maxmemory_policy\":" + json_string(c.maxmemory_policy);
+    } else {
+      s += ",\"info_error\":" + json_string(c.info_error);
+    }
+    return s + "}";
+  }
+
   void inspect() {
     client_->inspect(o_.resource, [this](Ec ec, const lock::LockInfo& info) {
       if (exit_ >= 0) return;
       if (ec) return lock_error(ec);
-      const View v = classify(info);
+      const lock::HolderView v = lock::classify(info);
+      const lock::ServerCapabilities& c = client_->capabilities();
       if (o_.json) {
-        std::printf("{\"resource\":%s,\"state\":\"%s\",\"holders\":%s,\"last_token\":%llu}\n",
-                    json_string(o_.resource).c_str(), state_name(v.state), holders_json(v).c_str(),
-                    static_cast<unsigned long long>(info.last_token));
+        std::printf(
+            "{\"resource\":%s,\"state\":\"%s\",\"holders\":%s,\"last_token\":%llu,\"server\":%s}"
+            "\n",
+            json_string(o_.resource).c_str(), lock::state_name(v.state), holders_json(v).c_str(),
+            static_cast<unsigned long long>(info.last_token), server_json().c_str());
       } else {
-        std::printf("resource:   %s\nstate:      %s\n", o_.resource.c_str(), state_name(v.state));
+        std::printf("resource:   %s\nstate:      %s\n", o_.resource.c_str(),
+                    lock::state_name(v.state));
         for (const auto& h : v.holders) {
           std::printf("holder:     %s %s (%lldms left)\n", kind_name(h.kind).c_str(),
                       h.owner.c_str(), static_cast<long long>(h.ttl_ms));
         }
         std::printf("last_token: %llu\n", static_cast<unsigned long long>(info.last_token));
+        if (!c.push_wakeups) {
+          std::printf("wake-ups:   polling (server refused tracking: %s)\n",
+                      c.tracking_error.c_str());
+        }
       }
       finish(kOk);
     });
@@ -542,163 +533,54 @@ class Session {
 
   // ---- watch -------------------------------------------------------------------------------
 
-  struct Seen {
-    lock::Kind kind;
-    std::string owner;
-    loop::MonoTime ends;  // when the server will expire it, as far as we know
-  };
-
-  [[nodiscard]] bool waiting_key(std::string_view k) const {
-    std::string_view holders, owner;
-    return k == keys_.queue ||
-           (lock::protocol::split_doorbell(k, holders, owner) && holders == keys_.holders);
-  }
-
   void watch() {
     watchdog_->stop();
-    // The reading connection can come back after the tracking one: read again when it does.
-    client_->connection().add_state_handler([this](loop::ConnectionState s, Ec) {
-      if (s == loop::ConnectionState::ready && exit_ < 0) refresh();
-    });
-    retry_timer_ = loop_.make_timer([this] { refresh(); });
-    tracker_ = std::make_unique<loop::Connection>(loop_, conn_opts_);
-    // BCAST tracking on the resource's key prefix: an invalidation for every change of the holder
-    // set, the token counter and shared companions — including expiry — with no reads needed.
-    tracker_->add_push_handler([this](resp::Frame push) {
-      std::vector<std::string> keys;
-      bool all = false;
-      if (!lock::protocol::parse_invalidate(push, keys, all)) return;
-      bool ours = all;
-      // The wait queue (P{R}:q) and waiters' doorbells (P{R}:w:<owner>) say nothing about
-      // holders: no re-read for them.
-      for (const auto& k : keys) ours = ours || (k.starts_with(keys_.holders) && !waiting_key(k));
-      if (ours) refresh();
-    });
-    tracker_->add_state_handler([this](loop::ConnectionState s, Ec ec) {
-      if (exit_ >= 0) return;
-      if (s == loop::ConnectionState::disconnected && ec && !tracker_down_) {
-        tracker_down_ = true;  // say it once, not once per reconnect attempt
-        note("%s: watch connection lost (%s); reconnecting", o_.resource.c_str(),
-             ec.message().c_str());
-      }
-      if (s != loop::ConnectionState::ready) return;
-      if (tracker_down_) note("%s: watch connection re-established", o_.resource.c_str());
-      tracker_down_ = false;
-      tracker_->command({"CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", keys_.holders},
-                        [this](Ec tec, const loop::Replies&) {
-                          if (exit_ >= 0) return;
-                          if (tec) {
-                            return fail(kUnavailable, "%s: server refused CLIENT TRACKING: %s",
-                                        o_.resource.c_str(), conn_error(tec, *tracker_).c_str());
-                          }
-                          refresh();  // changes may have happened while we were not tracking
-                        });
-    });
-    tracker_->start();
+    watch_ = std::make_unique<lock::Watch>(
+        *client_, conn_opts_, o_.resource, [this](const lock::WatchEvent& e) { emit(e); },
+        [this](std::string_view n) {
+          note("%s: %.*s", o_.resource.c_str(), static_cast<int>(n.size()), n.data());
+        });
+    watch_->start();
   }
 
-  void refresh() {
-    if (inspecting_) {
-      dirty_ = true;
-      return;
-    }
-    inspecting_ = true;
-    client_->inspect(o_.resource, [this](Ec ec, const lock::LockInfo& info) {
-      inspecting_ = false;
-      if (exit_ >= 0) return;
-      if (ec) {
-        // Transient (reconnecting): read again shortly, so a change that happened meanwhile is
-        // not missed when no further invalidation comes.
-        note("%s: inspect failed: %s", o_.resource.c_str(), ec.message().c_str());
-        if (!retry_timer_->active()) retry_timer_->start(250ms);
-      } else {
-        on_view(classify(info), info.last_token);
-      }
-      if (dirty_) {
-        dirty_ = false;
-        refresh();
-      }
-    });
-  }
-
-  void emit(const char* event, const lock::protocol::Holder* h, const View* v,
-            std::uint64_t token) {
+  void emit(const lock::WatchEvent& e) {
+    if (exit_ >= 0) return;
     const std::string t = iso_time(loop_.wall_now());
+    const char* event = lock::event_name(e.type);
+    const bool initial = e.type == lock::WatchEvent::Type::initial;
+    const std::uint64_t token = e.view.last_token;
     if (o_.json) {
       std::string line = "{\"time\":\"" + t + "\",\"resource\":" + json_string(o_.resource) +
                          ",\"event\":\"" + event + "\"";
-      if (h != nullptr) {
-        line += ",\"kind\":\"" + kind_name(h->kind) + "\",\"owner\":" + json_string(h->owner) +
-                ",\"ttl_ms\":" + std::to_string(h->ttl_ms);
-      }
-      if (v != nullptr) {
-        line += ",\"state\":\"" + std::string(state_name(v->state)) +
-                "\",\"holders\":" + holders_json(*v);
+      if (!initial) {
+        line += ",\"kind\":\"" + kind_name(e.holder.kind) +
+                "\",\"owner\":" + json_string(e.holder.owner) +
+                ",\"ttl_ms\":" + std::to_string(e.holder.ttl_ms);
+      } else {
+        line += ",\"state\":\"" + std::string(lock::state_name(e.view.state)) +
+                "\",\"holders\":" + holders_json(e.view);
       }
       line += ",\"last_token\":" + std::to_string(token) + "}\n";
       std::fputs(line.c_str(), stdout);
-    } else if (h != nullptr) {
+    } else if (!initial) {
       std::printf("%s %s %s %s %s (last token %llu)\n", t.c_str(), o_.resource.c_str(), event,
-                  kind_name(h->kind).c_str(), h->owner.c_str(),
+                  kind_name(e.holder.kind).c_str(), e.holder.owner.c_str(),
                   static_cast<unsigned long long>(token));
-    } else if (v != nullptr) {
+    } else {
       std::string who;
-      for (const auto& x : v->holders) who += " " + kind_name(x.kind) + ":" + x.owner;
+      for (const auto& x : e.view.holders) who += " " + kind_name(x.kind) + ":" + x.owner;
       std::printf("%s %s %s %s%s (last token %llu)\n", t.c_str(), o_.resource.c_str(), event,
-                  state_name(v->state), who.c_str(), static_cast<unsigned long long>(token));
+                  lock::state_name(e.view.state), who.c_str(),
+                  static_cast<unsigned long long>(token));
     }
     std::fflush(stdout);                   // one line per change, visible at once (pipes, tests)
     if (std::ferror(stdout)) finish(kOk);  // the reader went away (`lockwire watch r | head -3`)
   }
 
-  void on_view(const View& v, std::uint64_t token) {
-    if (v.state == View::State::contended) return;  // wait for the loser to withdraw
-    const loop::MonoTime now = loop_.now();
-    std::map<std::string, Seen> next;
-    for (const auto& h : v.holders) {
-      const std::string id = kind_name(h.kind) + ":" + h.owner;
-      next[id] = Seen{h.kind, h.owner,
-                      now + std::chrono::milliseconds(std::max<std::int64_t>(h.ttl_ms, 0))};
-    }
-    if (!initial_done_) {
-      initial_done_ = true;
-      emit("initial", nullptr, &v, token);
-    } else {
-      for (const auto& [id, s] : seen_) {
-        if (next.count(id) != 0) continue;
-        // Gone. Expiry if it vanished around the TTL we last read; before that, a release.
-        const bool expired = now + 50ms >= s.ends;
-        lock::protocol::Holder h{s.kind, s.owner, 0};
-        emit(expired ? "expired" : "released", &h, nullptr, token);
-      }
-      for (const auto& h : v.holders) {
-        if (seen_.count(kind_name(h.kind) + ":" + h.owner) == 0)
-          emit("acquired", &h, nullptr, token);
-      }
-    }
-    seen_ = std::move(next);
-  }
-
   // ---- run ---------------------------------------------------------------------------------
 
-  void run_acquire() {
-    lock::LockRequest req = lock_request();
-    req.auto_renew = true;
-    req.on_lost = [this](Ec why) { on_lease_lost(why); };
-    client_->lock(std::move(req), [this](Ec ec, lock::Lease lease) {
-      if (exit_ >= 0 || aborting_) return;
-      watchdog_->stop();
-      if (ec == lock::Errc::timed_out || ec == lock::Errc::already_held) return report_busy(ec);
-      if (ec) return lock_error(ec);
-      lease_ = std::move(lease);
-      note("%s: acquired (%s, token %llu, ttl %s)", o_.resource.c_str(),
-           kind_name(lease_.kind()).c_str(), static_cast<unsigned long long>(lease_.token()),
-           format_duration(lease_.ttl()).c_str());
-      spawn();
-    });
-  }
-
   void spawn() {
+    watchdog_->stop();  // COMMAND runs as long as it runs; the lease is auto-renewed
     // Environment: ours plus LOCKWIRE_* (replacing any inherited ones).
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
@@ -756,12 +638,13 @@ class Session {
     proc_ = nullptr;
   }
 
-  void on_lease_lost(Ec why) {
+  void on_lease_lost(Ec why_lost) {
     if (exit_ >= 0) return;
     lease_lost_ = true;
     if (!child_running_) return;
     if (!o_.quiet) {
-      const std::string reason = why == lock::Errc::lost ? "" : " (" + why.message() + ")";
+      const std::string reason =
+          why_lost == lock::Errc::lost ? "" : " (" + why_lost.message() + ")";
       print_err("%s: lease lost%s; terminating COMMAND (pid %d)", o_.resource.c_str(),
                 reason.c_str(), child_pid_);
     }
@@ -791,6 +674,13 @@ class Session {
   }
 
   void release_and_exit(int code) {
+    after(kReleaseBound, [this, code] {
+      if (!o_.quiet) {
+        print_err("%s: release got no answer within %s; the lease expires with its TTL",
+                  o_.resource.c_str(), format_duration(kReleaseBound).c_str());
+      }
+      finish(code);
+    });
     client_->release(lease_, [this, code](Ec ec) {
       if (exit_ >= 0) return;
       if (ec == lock::Errc::not_held) {
@@ -801,7 +691,7 @@ class Session {
       if (ec) {
         if (!o_.quiet) {
           print_err("%s: release failed (%s); the lease expires with its TTL", o_.resource.c_str(),
-                    ec.message().c_str());
+                    why(ec).c_str());
         }
       } else {
         note("%s: released", o_.resource.c_str());
@@ -812,31 +702,25 @@ class Session {
 
   Options o_;
   loop::ConnectionOptions conn_opts_;
-  lock::protocol::Keys keys_;
   loop::UvLoop loop_;
   std::unique_ptr<lock::Client> client_;
-  std::unique_ptr<loop::Connection> tracker_;
-  std::unique_ptr<loop::Connection> cleanup_conn_;
+  std::unique_ptr<lock::Watch> watch_;
   std::unique_ptr<loop::Timer> watchdog_;
   std::unique_ptr<loop::Timer> kill_timer_;
-  std::unique_ptr<loop::Timer> retry_timer_;
+  std::unique_ptr<loop::Timer> grace_timer_;
+  std::function<void()> on_grace_;
   Nanos watchdog_after_{0};
   std::vector<uv_signal_t*> signals_;
   int exit_ = -1;
   bool connected_ = false;
-  bool aborting_ = false;
+  bool locking_ = false;  // a lock() is waiting for its answer
+  int abort_code_ = -1;   // a terminating signal came while waiting: exit with this
   // run
   lock::Lease lease_;
   uv_process_t* proc_ = nullptr;
   bool child_running_ = false;
   int child_pid_ = 0;
   bool lease_lost_ = false;
-  // watch
-  bool inspecting_ = false;
-  bool dirty_ = false;
-  bool initial_done_ = false;
-  bool tracker_down_ = false;
-  std::map<std::string, Seen> seen_;
 };
 
 int usage_error(const std::string& msg) {
