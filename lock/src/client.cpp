@@ -246,9 +246,29 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         continue;
       }
       std::string_view holders, owner;
-      if (!protocol::split_doorbell(k, holders, owner)) continue;
-      if (auto it = queues.find(holders); it != queues.end()) on_doorbell(it->second, owner);
+      if (protocol::split_doorbell(k, holders, owner)) {
+        if (auto it = queues.find(holders); it != queues.end()) on_doorbell(it->second, owner);
+        continue;
+      }
+      if (watch_evictions()) check_holders_of(k);
     }
+  }
+
+  // Where lock keys may be evicted (allowed by allow_eviction), holders track their holder set
+  // (tracked lease checks), so an eviction — or any change — of it is checked at once.
+  [[nodiscard]] bool watch_evictions() const noexcept {
+    return opts.allow_eviction && caps.may_evict() && caps.push_wakeups;
+  }
+
+  void check_holders_of(std::string_view holders_key) {
+    std::vector<LeasePtr> held;
+    for (auto& [k, wl] : leases) {
+      auto d = wl.lock();
+      if (d && d->state.load() == LeaseState::held && d->keys.holders == holders_key) {
+        held.push_back(std::move(d));
+      }
+    }
+    for (const auto& d : held) check_lease(d);
   }
 
   [[nodiscard]] static bool exclusive_head(const Queue& q) {
@@ -457,17 +477,22 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
         held.push_back(std::move(d));
       }
     }
-    for (const auto& d : held) {
-      send(protocol::lease_check(d->kind, d->keys, d->owner),
-           [wk = weak(), wd = std::weak_ptr<detail::LeaseData>(d)](Ec ec, const loop::Replies& r) {
-             auto self = wk.lock();
-             auto dd = wd.lock();
-             if (!self || !dd || self->closed || is_transport(ec)) return;
-             if (protocol::parse_lease_check(dd->kind, r) == protocol::RenewCheck::not_held) {
-               self->lose(dd, Errc::lost);
-             }
-           });
-    }
+    for (const auto& d : held) check_lease(d);
+  }
+
+  // Is this lease still on the server? Reports it lost if not.
+  void check_lease(const LeasePtr& d) {
+    const bool track = watch_evictions();
+    send(protocol::lease_check(d->kind, d->keys, d->owner, track),
+         [wk = weak(), wd = std::weak_ptr<detail::LeaseData>(d), track](Ec ec,
+                                                                        const loop::Replies& r) {
+           auto self = wk.lock();
+           auto dd = wd.lock();
+           if (!self || !dd || self->closed || is_transport(ec)) return;
+           if (protocol::parse_lease_check(dd->kind, r, track) == protocol::RenewCheck::not_held) {
+             self->lose(dd, Errc::lost);
+           }
+         });
   }
 
   void wake_all() {
@@ -1021,6 +1046,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     d->on_lost = std::move(w->req.on_lost);
     leases[d->registry_key] = d;
     arm_lease_timers(d);
+    if (watch_evictions()) check_lease(d);  // tracks the holder set: evictions reach us
     complete(w, {}, Lease(d));
     // Shared grants let the next shared waiter go at once; an exclusive one will find it held.
     advance(q);

@@ -785,13 +785,14 @@ Notice parse_notice_read(resp::Frame f) {
   return out;
 }
 
-loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner) {
+loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner, bool track) {
   Builder b;
+  if (track) b.add("CLIENT", "CACHING", "YES");  // covers the HEXISTS of the holder set
   return add_lease_reads(b, kind, k, owner).done();
 }
 
-RenewCheck parse_lease_check(Kind kind, const loop::Replies& r) {
-  return lease_reads(kind, r, 0);
+RenewCheck parse_lease_check(Kind kind, const loop::Replies& r, bool track) {
+  return lease_reads(kind, r, track ? 1 : 0);
 }
 
 bool parse_invalidate(resp::Frame push, std::vector<std::string>& keys, bool& all) {

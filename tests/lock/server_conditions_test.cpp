@@ -224,6 +224,33 @@ TEST_F(EvictingServerTest, IsRefusedUnlessAllowed) {
   EXPECT_NE(m->degraded[0].find("evicted"), std::string::npos) << m->degraded[0];
 }
 
+TEST_F(EvictingServerTest, AllowedEvictionOfTheHolderSetIsReportedAtOnce) {
+  // With allow_eviction the holder tracks its holder set: when filler writes evict it, the
+  // holder hears of it within about a round trip (no auto-renew, a 60 s TTL: without the
+  // tracking it would learn only 60 s later).
+  ClientOptions co;
+  co.allow_eviction = true;
+  auto b = make_client(co, conn_options());
+  bool lost = false;
+  auto r = req("ev", "b", 60s);
+  r.on_lost = [&](std::error_code) { lost = true; };
+  const Acq ok = acquire(*b, r);
+  ASSERT_FALSE(ok.ec) << b->last_error();
+  loop::Connection filler(loop_, conn_options());
+  filler.start();
+  const std::string value(20 * 1024, 'f');
+  int sent = 0, answered = 0;
+  for (; sent < 400; ++sent) {
+    filler.command({"SET", "filler:" + std::to_string(sent), value},
+                   [&](std::error_code, const loop::Replies&) { ++answered; });
+  }
+  run_until([&] { return answered == sent; });
+  ASSERT_EQ(server_.cli({"EXISTS", "lockwire:{ev}"}), "0\n") << "not evicted";
+  run_until([&] { return lost; }, 2s);
+  EXPECT_EQ(ok.lease.state(), LeaseState::lost);
+  filler.close();
+}
+
 TEST_F(ServerConditionsTest, EvictionPolicyIsCheckedAgainAfterReconnect) {
   auto a = make_client();
   ASSERT_FALSE(acquire(*a, req("r", "a", 10s)).ec);

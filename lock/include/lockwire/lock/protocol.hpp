@@ -199,8 +199,11 @@ struct ConnectProbe {
 // LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN: the server may serve again later.
 [[nodiscard]] bool transient_server_error(std::string_view words) noexcept;
 // Is this lease still on the server? HEXISTS P{R} <field> [EXISTS P{R}:s:O] (plain reads).
-[[nodiscard]] loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner);
-[[nodiscard]] RenewCheck parse_lease_check(Kind kind, const loop::Replies& r);
+// With `track` (CLIENT CACHING YES first), the holder set is tracked too: where the server may
+// evict lock keys, an eviction of it reaches the holder as an invalidation push.
+[[nodiscard]] loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner,
+                                        bool track = false);
+[[nodiscard]] RenewCheck parse_lease_check(Kind kind, const loop::Replies& r, bool track = false);
 
 // --- inspect: MULTI HGETALL PTTL GET EXEC, then PTTL of each shared companion ----------------
 [[nodiscard]] loop::Request inspect(const Keys& k);
