@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "lockwire/lock/error.hpp"
 #include "lockwire/resp/parser.hpp"
@@ -24,6 +25,23 @@ struct Parsed {
   resp::Frame frame() const { return parser.frame(); }
   std::string bytes;
   resp::Parser parser;
+};
+
+
+// Several complete frames as one request's Replies (nodes copied; `bytes` keeps their text).
+struct ParsedReplies {
+  explicit ParsedReplies(std::vector<std::string> frames) : bytes(std::move(frames)) {
+    for (const std::string& b : bytes) {
+      resp::Parser parser;
+      EXPECT_TRUE(parser.parse(b).ok()) << b;
+      starts.push_back(static_cast<std::uint32_t>(nodes.size()));
+      for (const resp::Node& n : parser.frame()) nodes.push_back(n);
+    }
+  }
+  [[nodiscard]] loop::Replies replies() const { return loop::Replies(nodes, starts); }
+  std::vector<std::string> bytes;
+  std::vector<resp::Node> nodes;
+  std::vector<std::uint32_t> starts;
 };
 
 TEST(Validation, RejectsBadInput) {
@@ -53,7 +71,7 @@ TEST(Validation, RejectsBadInput) {
 
 TEST(ErrorCategory, NamesEveryCode) {
   EXPECT_STREQ(lock_category().name(), "lockwire.lock");
-  for (int i = 0; i <= static_cast<int>(Errc::closed); ++i) {
+  for (int i = 0; i <= static_cast<int>(Errc::cancelled); ++i) {
     EXPECT_NE(lock_category().message(i), "unknown lock error") << i;
   }
   const std::error_code ec = Errc::not_held;
@@ -324,6 +342,90 @@ TEST(Invalidate, ParsesPush) {
   EXPECT_TRUE(all);
   Parsed msg(">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nm\r\n");
   EXPECT_FALSE(p::parse_invalidate(msg.frame(), keys, all));
+}
+
+}  // namespace
+}  // namespace lockwire::lock
+
+namespace lockwire::lock {
+namespace {
+
+// Replies captured from redis-server 7.0.15 (RESP3) for the connect probe.
+TEST(ConnectProbe, LearnsWhatTheServerAllows) {
+  const auto req = p::connect_probe("t:force-released");
+  EXPECT_EQ(req.commands, 4u);
+  EXPECT_NE(req.bytes.find("$4\r\nINFO\r\n$6\r\nmemory\r\n"), std::string::npos);
+  const std::string info =
+      "# Memory\r\nused_memory:1018312\r\nmaxmemory:3145728\r\nmaxmemory_human:3.00M\r\n"
+      "maxmemory_policy:allkeys-lru\r\n";
+  std::string verbatim("=");  // (appends: g++ 12 -Wrestrict misfires on literal + string)
+  verbatim.append(std::to_string(info.size() + 4)).append("\r\ntxt:").append(info).append("\r\n");
+  ParsedReplies full({"+OK\r\n", "+OK\r\n", "*2\r\n_\r\n_\r\n", verbatim});
+  const auto a = p::parse_connect_probe(full.replies());
+  ASSERT_TRUE(a.ok);
+  EXPECT_TRUE(a.push_wakeups);
+  EXPECT_TRUE(a.memory_known);
+  EXPECT_EQ(a.maxmemory, 3145728);
+  EXPECT_EQ(a.maxmemory_policy, "allkeys-lru");
+  EXPECT_TRUE(a.notice.ok);
+
+  const std::string denied =
+      "-NOPERM this user has no permissions to run the 'client|tracking' command\r\n";
+  ParsedReplies refused(
+      {denied,
+       "-ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN "
+       "or OPTOUT mode enabled\r\n",
+       "*2\r\n_\r\n_\r\n", "-NOPERM this user has no permissions to run the 'info' command\r\n"});
+  const auto b = p::parse_connect_probe(refused.replies());
+  ASSERT_TRUE(b.ok);
+  EXPECT_FALSE(b.push_wakeups);
+  EXPECT_EQ(b.tracking_error,
+            "NOPERM this user has no permissions to run the 'client|tracking' command");
+  EXPECT_FALSE(b.memory_known);
+  EXPECT_NE(b.info_error.find("'info'"), std::string::npos);
+
+  ParsedReplies three({"+OK\r\n", "+OK\r\n", "*2\r\n_\r\n_\r\n"});
+  EXPECT_FALSE(p::parse_connect_probe(three.replies()).ok);
+}
+
+TEST(ServerWords, FirstErrorWithTheExecAbortAfterIt) {
+  ParsedReplies aborted({"+OK\r\n", "+QUEUED\r\n",
+                         "-NOPERM this user has no permissions to run the 'zadd' command\r\n",
+                         "-EXECABORT Transaction discarded because of previous errors.\r\n"});
+  EXPECT_EQ(p::server_words(aborted.replies()),
+            "NOPERM this user has no permissions to run the 'zadd' command (EXECABORT "
+            "Transaction discarded because of previous errors.)");
+  ParsedReplies inside({"+OK\r\n", "+QUEUED\r\n",
+                        "*2\r\n:1\r\n-WRONGTYPE Operation against a key holding the wrong kind "
+                        "of value\r\n"});
+  EXPECT_EQ(p::server_words(inside.replies()),
+            "WRONGTYPE Operation against a key holding the wrong kind of value");
+  ParsedReplies fine({"+OK\r\n", ":1\r\n"});
+  EXPECT_EQ(p::server_words(fine.replies()), "");
+  EXPECT_TRUE(p::transient_server_error("LOADING Redis is loading the dataset in memory"));
+  EXPECT_TRUE(p::transient_server_error("TRYAGAIN Multiple keys request during rehashing"));
+  EXPECT_FALSE(p::transient_server_error("LOADINGX"));
+  EXPECT_FALSE(p::transient_server_error("READONLY You can't write against a read only replica."));
+}
+
+TEST(WaitRead, UntrackedVariantsLeaveCachingOut) {
+  const auto k = p::make_keys("t", "r");
+  EXPECT_EQ(p::wait_read(k, "x:o", false).bytes.find("CACHING"), std::string::npos);
+  EXPECT_EQ(p::wait_read(k, "x:o", false).commands, 5u);  // MULTI HDEL PTTL HGETALL EXEC
+  const auto ex = p::exclusive_wait_read(k, "", "o", 7, 1000, false);
+  EXPECT_EQ(ex.bytes.find("CACHING"), std::string::npos);
+  EXPECT_EQ(ex.commands, 9u);
+  // MULTI ZADD PEXPIRE SET ZRANGE PTTL PTTL HGETALL EXEC, untracked, we are first.
+  Parsed exec("*7\r\n:1\r\n:1\r\n+OK\r\n*1\r\n$1\r\no\r\n:1000\r\n:5000\r\n"
+              "%1\r\n$3\r\nx:h\r\n$4\r\n5000\r\n");
+  const auto wr = p::parse_exclusive_wait_read(exec.frame(), false, "o", false);
+  ASSERT_TRUE(wr.ok);
+  EXPECT_FALSE(wr.tracked);
+  EXPECT_TRUE(wr.elected());
+  EXPECT_EQ(wr.doorbell_pttl, 1000);
+  EXPECT_EQ(wr.pttl, 5000);
+  ASSERT_EQ(wr.fields.size(), 1u);
+  EXPECT_FALSE(p::parse_exclusive_wait_read(exec.frame(), false, "o", true).ok);
 }
 
 }  // namespace
