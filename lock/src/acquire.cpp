@@ -1,0 +1,646 @@
+// The acquire machine: one attempt per resource queue at a time, the tracked wait, the server's
+// wait queue, and the end of a wait (deadline, cancel) settled before the caller is answered.
+#include "core.hpp"
+
+namespace lockwire::lock {
+
+void Client::Core::wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hdel) {
+  q->state = Queue::State::in_flight;
+  q->stop_timers();
+  // Tracked reads only where the server accepted tracking; otherwise we poll (wait()).
+  const bool track = caps.push_wakeups;
+  loop::Request r;
+  if (w->req.kind == Kind::exclusive) {
+    // The doorbell lives for our remaining wait, at most kDoorbellMaxMs (then we re-arm it):
+    // a waiter that vanishes leaves a doorbell that no longer rings after that.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(w->deadline - loop.now());
+    const std::int64_t door_ms =
+        std::clamp<std::int64_t>(left.count(), 1, protocol::kDoorbellMaxMs);
+    r = protocol::exclusive_wait_read(w->keys, with_hdel ? std::string_view(w->field) : "",
+                                      w->req.owner, w->ticket != 0 ? w->ticket : kLastTicket,
+                                      door_ms, track);
+    // From now on we may be in the queue (whatever becomes of the reply): leave it when done.
+    q->queued = w->req.owner;
+  } else {
+    r = protocol::wait_read(w->keys, with_hdel ? std::string_view(w->field) : "", track);
+  }
+  send(std::move(r), [wk = weak(), q, w, with_hdel, track](Ec ec, const loop::Replies& rr) {
+    auto self = wk.lock();
+    if (!self || self->closed) return;
+    self->on_wait_read(q, w, ec, rr, with_hdel, track);
+  });
+}
+
+// ---- acquire -----------------------------------------------------------------------------
+void Client::Core::complete(const WaiterPtr& w, Ec ec, Lease lease) {
+  if (w->done) return;
+  w->done = true;
+  if (w->deadline_timer) w->deadline_timer->stop();
+  if (w->settle_timer) w->settle_timer->stop();
+  const Nanos took = loop.now() - w->start;
+  if (auto* m = metrics()) {
+    m->on_op(Op::acquire, w->req.kind, ec, took);
+    if (w->waited) m->on_wait(took, !ec);
+  }
+  auto cb = std::move(w->cb);
+  if (cb) cb(ec, std::move(lease));
+}
+
+// The error for a reply the protocol cannot use: the server's words (classified) when it
+// said something, else Errc::protocol. Sets last_error ("<resource>: <words>").
+Ec Client::Core::refused(const loop::Replies& r, std::string_view resource) {
+  std::string words = protocol::server_words(r);
+  if (words.empty()) {
+    last_error = std::string(resource) + ": unexpected reply from the server";
+    return Errc::protocol;
+  }
+  const bool transient = protocol::transient_server_error(words);
+  last_error = std::string(resource) + ": " + std::move(words);
+  return transient ? Errc::server_unavailable : Errc::server_refused;
+}
+
+// The wait of `w` ends with `why` (deadline, cancel). With a step in flight, the answer waits
+// for its outcome (bounded by settle_timeout), so that a late grant or a claim of ours is
+// withdrawn before the caller is told; otherwise there is nothing of ours on the server but
+// the queue entry, which advance() hands on.
+void Client::Core::give_up(const QueuePtr& q, const WaiterPtr& w, Ec why) {
+  if (w->leaving()) return;
+  const bool head = !q->waiters.empty() && q->waiters.front() == w;
+  if (head && q->state == Queue::State::in_flight) {
+    w->expired = true;
+    w->give_up = why;
+    start_settle(q, w, opts.settle_timeout);
+    return;
+  }
+  if (why == Errc::timed_out && !w->waited && q->state == Queue::State::need_ready) {
+    // Never saw the lock held: the server was not reachable (or did not answer the connect
+    // probe) for the whole wait. Say that, not "timed out waiting for the lock".
+    why = Errc::connection;
+    last_error = w->req.resource + ": no usable connection to the server within the wait" +
+                 (conn->last_error().empty() ? std::string() : " (" + conn->last_error() + ")");
+  }
+  complete(w, why);
+  if (head) {
+    advance(q);  // the head's wait ends: advance() stops its timers
+  } else {
+    std::erase(q->waiters, w);  // the head keeps waiting, backstop and all
+  }
+}
+
+// After `after`, a waiter whose step is still unanswered is told outcome_unknown (with what
+// may be left behind); the step's reply, if it ever comes, is still handled (a late grant is
+// released, a claim withdrawn) while the client lives.
+void Client::Core::start_settle(const QueuePtr& q, const WaiterPtr& w, Nanos after) {
+  if (!w->settle_timer) {
+    w->settle_timer = loop.make_timer(
+        [wk = weak(), ww = std::weak_ptr<Waiter>(w), wq = std::weak_ptr<Queue>(q)] {
+          auto self = wk.lock();
+          auto wt = ww.lock();
+          auto qq = wq.lock();
+          if (!self || !wt || !qq || self->closed || wt->done) return;
+          const bool sent = qq->state == Queue::State::in_flight;
+          self->last_error =
+              sent ? wt->req.resource + ": no reply from the server within " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            self->opts.settle_timeout)
+                                            .count()) +
+                         " ms after the wait ended; a claim of '" + wt->req.owner +
+                         "' may remain until its TTL (" + std::to_string(wt->ttl_ms) +
+                         " ms) runs out"
+                   : wt->req.resource + ": not connected";
+          self->complete(wt, sent ? Ec(Errc::outcome_unknown) : Ec(Errc::connection));
+          if (!sent) self->advance(qq);
+        });
+  }
+  w->settle_timer->start(after);
+}
+
+// Answers a waiter whose wait ended while its step was in flight, now that no claim of ours
+// remains (`absent`), or may (then outcome_unknown, with what may be left).
+void Client::Core::settle(const WaiterPtr& w, bool absent) {
+  if (absent) return complete(w, w->give_up);
+  last_error = w->req.resource + ": the withdrawal of our claim got no reply; a claim of '" +
+               w->req.owner + "' may remain until its TTL (" + std::to_string(w->ttl_ms) +
+               " ms) runs out";
+  complete(w, Errc::outcome_unknown);
+}
+
+// Removes whatever claim or grant of `w` may exist (HDEL of our own field — and our shared
+// companion — touches nothing of anyone else), then `then(absent)`: absent = the server
+// answered, so nothing of ours is left. Retried while the connection comes back, at most a
+// few times; the settle timer bounds how long the caller waits.
+void Client::Core::withdraw(const QueuePtr& q, const WaiterPtr& w, std::function<void(bool absent)> then, int tries) {
+  q->state = Queue::State::in_flight;
+  loop::Request r = w->req.kind == Kind::exclusive
+                        ? protocol::exclusive_release(w->keys, w->req.owner)
+                        : protocol::shared_release(w->keys, w->req.owner);
+  send(std::move(r), [wk = weak(), q, w, then = std::move(then), tries](
+                         Ec ec, const loop::Replies&) mutable {
+    auto self = wk.lock();
+    if (!self || self->closed) return;
+    if (is_transport(ec) && retryable(ec) && tries > 1 &&
+        self->conn->state() != loop::ConnectionState::closed) {
+      self->withdraw(q, w, std::move(then), tries - 1);
+      return;
+    }
+    then(!is_transport(ec));
+  });
+}
+
+// Drops finished waiters at the head; starts the next attempt or retires the queue.
+void Client::Core::advance(const QueuePtr& q) {
+  while (!q->waiters.empty() && q->waiters.front()->done) q->waiters.pop_front();
+  // Our queued waiter is done (granted, gave up, failed): hand its place on.
+  if (!q->queued.empty() && (q->waiters.empty() || q->waiters.front()->req.owner != q->queued)) {
+    leave_queue(q);
+  }
+  if (q->waiters.empty()) {
+    q->state = Queue::State::idle;
+    q->stop_timers();
+    if (!q->one_shot) {
+      auto it = queues.find(q->keys.holders);
+      if (it != queues.end() && it->second == q) queues.erase(it);
+    }
+    return;
+  }
+  attempt(q);
+}
+
+void Client::Core::attempt(const QueuePtr& q) {
+  while (!q->waiters.empty() && q->waiters.front()->done) q->waiters.pop_front();
+  if (q->waiters.empty()) {
+    advance(q);
+    return;
+  }
+  if (closed) return;
+  q->stop_timers();
+  WaiterPtr w = q->waiters.front();
+  if (w->expired) {  // nothing of ours is in flight here
+    complete(w, w->give_up);
+    advance(q);
+    return;
+  }
+  if (!caps.probed) {
+    // Not before the connect probe is answered: wake_all() (or `parked`) resumes us.
+    q->state = Queue::State::need_ready;
+    if (q->one_shot && std::find(parked.begin(), parked.end(), q) == parked.end()) {
+      parked.push_back(q);
+    }
+    return;
+  }
+  if (std::string why = refusal(); !why.empty()) {
+    last_error = w->req.resource + ": " + why;
+    complete(w, Errc::unsafe_server);
+    advance(q);
+    return;
+  }
+  q->state = Queue::State::in_flight;
+  const loop::MonoTime t_send = loop.now();
+  if (w->req.kind == Kind::exclusive) {
+    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms),
+         [wk = weak(), q, w, t_send](Ec ec, const loop::Replies& r) {
+           auto self = wk.lock();
+           if (!self || self->closed) return;
+           self->on_exclusive_reply(q, w, t_send, ec, r);
+         });
+  } else {
+    watch(protocol::shared_watch(w->keys, w->req.owner),
+          [wk = weak(), q, w, t_send](Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+            auto self = wk.lock();
+            if (!self || self->closed) return;
+            self->on_shared_read(q, w, t_send, ec, r, std::move(txn));
+          });
+  }
+}
+
+// Transport failure of an acquire step. `maybe_applied` = the step may have left a claim.
+void Client::Core::on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, Ec ec, bool maybe_applied) {
+  if (maybe_applied) {
+    // Never replay blindly: remove whatever claim of ours may exist, then start afresh with a
+    // new token (or answer, if the wait is over or was one attempt).
+    withdraw(q, w, [wk = weak(), q, w, ec](bool absent) {
+      auto self = wk.lock();
+      if (!self || self->closed) return;
+      if (w->expired) {
+        self->settle(w, absent);
+      } else if (q->one_shot || !absent) {
+        self->last_error =
+            absent ? w->req.resource + ": the connection dropped during the attempt; no claim "
+                                       "of ours is left"
+                   : w->req.resource + ": " + self->conn->last_error();
+        self->complete(w, absent ? Ec(Errc::outcome_unknown) : self->map(ec));
+      }
+      self->advance(q);
+    });
+    return;
+  }
+  if (!retryable(ec) || q->one_shot || w->expired) {
+    if (w->expired) {
+      complete(w, w->give_up);
+    } else {
+      complete(w, map(ec));
+    }
+    advance(q);
+    return;
+  }
+  // Nothing applied: wait for the next `ready`, which wakes every queue.
+  q->state = Queue::State::need_ready;
+  if (conn->state() == loop::ConnectionState::ready) attempt(q);
+  if (conn->state() == loop::ConnectionState::closed) {
+    complete(w, map(ec));
+    advance(q);
+  }
+}
+
+// A transport error as the caller sees it, with the connection's words in last_error.
+Ec Client::Core::map(Ec ec) {
+  const std::string& detail = conn->last_error();
+  last_error = detail.empty() ? ec.message() : detail;
+  return map_transport(ec);
+}
+
+// A step failed with an error reply or a malformed one. If it may have left a claim of ours
+// (any block that ran HSETNX/HSET, or that was to remove our claim), withdraw it first: no
+// claim outlives a failed block (an EXECABORT discards the block's HDEL along with the rest).
+void Client::Core::fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r, bool may_claim) {
+  // The words are taken now: `r` is valid only during this call.
+  const Ec ec = refused(r, w->req.resource);
+  auto answer = [this, q, w, ec, words = last_error](bool absent) {
+    if (absent) {
+      last_error = words;
+      complete(w, ec);
+    } else {
+      settle(w, false);
+    }
+    advance(q);
+  };
+  if (!may_claim) return answer(true);
+  withdraw(q, w, [wk = weak(), answer = std::move(answer)](bool absent) {
+    auto self = wk.lock();
+    if (!self || self->closed) return;
+    answer(absent);
+  });
+}
+
+void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec, const loop::Replies& r) {
+  if (is_transport(ec) || r.size() == 0) {
+    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
+                         ec == loop::Errc::outcome_unknown);
+    return;
+  }
+  const protocol::AcquireReply a = protocol::parse_exclusive_acquire(r.back());
+  switch (a.outcome) {
+    case protocol::Outcome::granted:
+      grant(q, w, a.token, t_send);
+      return;
+    case protocol::Outcome::already_held:
+      complete(w, Errc::already_held);
+      advance(q);
+      return;
+    case protocol::Outcome::contended:
+      if (auto* m = metrics()) m->on_contended(w->req.resource);
+      if (w->ticket == 0) w->ticket = a.token;  // the queue keeps our first place
+      if (w->leaving() || q->one_shot) {
+        // Wait over or one attempt only: withdraw our claim, and answer once it is withdrawn,
+        // so no claim of ours outlives the answer.
+        withdraw(q, w, [wk = weak(), q, w](bool absent) {
+          auto self = wk.lock();
+          if (!self || self->closed) return;
+          if (w->expired) {
+            self->settle(w, absent);
+          } else if (absent) {
+            self->complete(w, Errc::timed_out);
+          } else {
+            self->settle(w, false);
+          }
+          self->advance(q);
+        });
+        return;
+      }
+      wait_read(q, w, true);
+      return;
+    case protocol::Outcome::aborted:
+    case protocol::Outcome::bad_reply:
+      // E.g. EXECABORT (NOPERM, OOM, READONLY at queue time: nothing ran) or an error inside
+      // EXEC (the HSETNX may have run): withdraw, then answer with the server's words.
+      fail_step(q, w, r, true);
+      return;
+  }
+}
+
+void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+  if (is_transport(ec) || !txn.valid()) {
+    // A WATCH and reads change nothing: safe to retry.
+    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
+    return;
+  }
+  const protocol::SharedRead read = protocol::parse_shared_watch(r);
+  if (!read.ok) {
+    txn.unwatch();
+    fail_step(q, w, r, false);
+    return;
+  }
+  const protocol::Decision d = protocol::decide_shared(w->req.owner, read);
+  if (d == protocol::Decision::free && !w->leaving()) {
+    exec(txn, metrics(), protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms),
+         [wk = weak(), q, w, t_send](Ec ec2, const loop::Replies& r2) {
+           auto self = wk.lock();
+           if (!self || self->closed) return;
+           self->on_shared_grant(q, w, t_send, ec2, r2);
+         });
+    return;
+  }
+  txn.unwatch();
+  if (d == protocol::Decision::already_held) {
+    complete(w, Errc::already_held);
+    advance(q);
+    return;
+  }
+  if (w->leaving()) {  // wait over: nothing of ours was written
+    if (w->expired) complete(w, w->give_up);
+    advance(q);
+    return;
+  }
+  if (auto* m = metrics()) m->on_contended(w->req.resource);
+  if (q->one_shot) {
+    complete(w, Errc::timed_out);
+    advance(q);
+    return;
+  }
+  wait_read(q, w, false);
+}
+
+void Client::Core::on_shared_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec, const loop::Replies& r) {
+  if (is_transport(ec) || r.size() == 0) {
+    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
+                         ec == loop::Errc::outcome_unknown);
+    return;
+  }
+  const protocol::AcquireReply a = protocol::parse_shared_grant(r.back());
+  if (a.outcome == protocol::Outcome::granted) {
+    grant(q, w, a.token, t_send);
+  } else if (a.outcome == protocol::Outcome::aborted) {
+    attempt(q);  // someone changed the keys between our read and EXEC: read again
+  } else {
+    fail_step(q, w, r, true);
+  }
+}
+
+void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r, bool with_hdel, bool track) {
+  if (is_transport(ec) || r.size() == 0) {
+    // Our HDEL may or may not have run: resolve like any unknown acquire.
+    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
+                         with_hdel && ec == loop::Errc::outcome_unknown);
+    return;
+  }
+  const bool exclusive = w->req.kind == Kind::exclusive;
+  protocol::WaitRead wr =
+      exclusive ? protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner, track)
+                : protocol::parse_wait_read(r.back(), with_hdel, track);
+  if (!wr.ok) {
+    // Refused or malformed (EXECABORT for a NOPERM, an OOM...): the block's HDEL did not run,
+    // or may not have. Withdraw our claim before answering.
+    fail_step(q, w, r, with_hdel);
+    return;
+  }
+  if (w->leaving()) {  // the block ran, HDEL included: nothing of ours is left but the queue
+    if (w->expired) complete(w, w->give_up);
+    advance(q);
+    return;
+  }
+  if (exclusive) {
+    q->rank = wr.rank;
+    if (wr.first != q->suspect) q->suspect.clear();
+    q->first = std::move(wr.first);
+  }
+  if (track && !wr.tracked && caps.push_wakeups) {
+    // Caching refused inside the block although the probe accepted it: poll from now on.
+    caps.push_wakeups = false;
+    tracking_on = false;
+    caps.tracking_error = protocol::server_words(r);
+    if (auto* m = metrics()) {
+      m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
+                     caps.tracking_error);
+    }
+  }
+  const protocol::Decision d = protocol::decide(w->req.kind, w->req.owner, wr.fields);
+  switch (d) {
+    case protocol::Decision::free:
+      attempt(q);
+      return;
+    case protocol::Decision::already_held:
+      complete(w, Errc::already_held);
+      advance(q);
+      return;
+    case protocol::Decision::blocked:
+      // Not elected: the elected waiter acts on the holder set; we wake when our doorbell
+      // rings, or at its expiry (the backstop then reads our place again).
+      wait(q, w, exclusive && !wr.elected() ? wr.doorbell_pttl : wr.pttl, wr.tracked);
+      return;
+    case protocol::Decision::blocked_by_shared_only:
+      if (!wr.elected()) {
+        wait(q, w, wr.doorbell_pttl, wr.tracked);
+        return;
+      }
+      check_stale(q, w, wr);
+      return;
+  }
+}
+
+// Exclusive waiter blocked only by shared fields: remove fields whose companion lease is gone.
+void Client::Core::check_stale(const QueuePtr& q, const WaiterPtr& w, const protocol::WaitRead& wr) {
+  std::vector<std::string> owners;
+  for (const std::string& f : wr.fields) {
+    Kind k{};
+    std::string_view o;
+    if (protocol::split_field(f, k, o) && k == Kind::shared) owners.emplace_back(o);
+  }
+  const std::int64_t pttl = wr.pttl;
+  const bool tracked = wr.tracked;
+  watch(protocol::stale_watch(w->keys, owners),
+        [wk = weak(), q, w, owners, pttl, tracked](Ec ec, const loop::Replies& r,
+                                                   loop::WatchTxn txn) {
+          auto self = wk.lock();
+          if (!self || self->closed) return;
+          if (is_transport(ec) || !txn.valid()) {
+            self->on_attempt_transport(
+                q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
+            return;
+          }
+          if (w->leaving()) {
+            txn.unwatch();
+            if (w->expired) self->complete(w, w->give_up);
+            self->advance(q);
+            return;
+          }
+          const auto ttls = protocol::parse_stale_watch(r, owners.size());
+          std::vector<std::string> stale;
+          std::int64_t soonest = pttl;
+          for (std::size_t i = 0; i < ttls.size(); ++i) {
+            if (ttls[i] == -2) {
+              stale.push_back(protocol::field(Kind::shared, owners[i]));
+            } else if (ttls[i] > 0 && (soonest <= 0 || ttls[i] < soonest)) {
+              soonest = ttls[i];
+            }
+          }
+          if (stale.empty()) {
+            txn.unwatch();
+            // Companion expiry does not touch the holder set: the backstop is the soonest one.
+            self->wait(q, w, soonest, tracked);
+            return;
+          }
+          exec(txn, self->metrics(), protocol::stale_cleanup(w->keys, stale),
+               [wk2 = self->weak(), q](Ec, const loop::Replies&) {
+                 auto s2 = wk2.lock();
+                 if (!s2 || s2->closed) return;
+                 s2->attempt(q);
+               });
+        });
+}
+
+// Waits for a push (tracked) or, where the server gave us no tracking, polls: the backstop
+// then comes after a capped exponential backoff with jitter — never a tight loop.
+void Client::Core::wait(const QueuePtr& q, const WaiterPtr& w, std::int64_t pttl_ms, bool tracked) {
+  w->waited = true;
+  q->state = Queue::State::waiting;
+  if (!q->backstop) {
+    q->backstop = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
+      auto self = wk.lock();
+      auto qq = wq.lock();
+      if (!self || !qq || self->closed || qq->state != Queue::State::waiting) return;
+      if (exclusive_head(*qq) && !qq->elected()) {
+        self->recheck(qq);  // our doorbell expired (or its push was lost)
+      } else {
+        self->wake(qq);
+      }
+    });
+  }
+  // Backstop at the known expiry (+1 ms) of the holder set, or of the doorbell for a waiter
+  // that is not elected: expiry pushes can lag active expiry. pttl -1 (no TTL) never
+  // happens with this protocol; fall back to one second.
+  Nanos delay =
+      pttl_ms > 0 ? std::chrono::milliseconds(pttl_ms + 1) : Nanos(std::chrono::seconds(1));
+  if (tracked) {
+    w->polls = 0;
+  } else {
+    delay = std::min(delay, poll_delay(w->polls++));
+  }
+  q->backstop->start(delay);
+}
+
+// The n-th poll's delay: poll_initial * 2^n, at most poll_max, jittered to [d/2, d].
+Nanos Client::Core::poll_delay(int n) {
+  const Nanos cap = std::max(opts.poll_max, Nanos(std::chrono::milliseconds(1)));
+  Nanos d = std::max(opts.poll_initial, Nanos(std::chrono::milliseconds(1)));
+  for (int i = 0; i < n && d < cap; ++i) d *= 2;
+  d = std::min(d, cap);
+  const auto half = d.count() / 2;
+  return Nanos(half + static_cast<std::int64_t>(loop.random() %
+                                                static_cast<std::uint64_t>(half + 1)));
+}
+
+void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send) {
+  if (w->leaving()) {
+    // Granted after the wait ended: release at once, never leave it behind; a caller still
+    // waiting for the answer gets it once the release is confirmed.
+    withdraw(q, w, [wk = weak(), q, w](bool absent) {
+      auto self = wk.lock();
+      if (!self || self->closed) return;
+      if (w->expired) self->settle(w, absent);
+      self->advance(q);
+    });
+    return;
+  }
+  auto d = std::make_shared<detail::LeaseData>();
+  d->resource = w->req.resource;
+  d->owner = w->req.owner;
+  d->kind = w->req.kind;
+  d->token = token;
+  d->ttl = w->req.ttl;
+  d->valid_until = t_send + w->req.ttl;
+  d->keys = w->keys;
+  d->registry_key = registry_key(w->keys.holders, w->req.owner);
+  d->auto_renew = w->req.auto_renew;
+  d->on_lost = std::move(w->req.on_lost);
+  leases[d->registry_key] = d;
+  arm_lease_timers(d);
+  if (watch_evictions()) check_lease(d);  // tracks the holder set: evictions reach us
+  complete(w, {}, Lease(d));
+  // Shared grants let the next shared waiter go at once; an exclusive one will find it held.
+  advance(q);
+}
+
+void Client::lock(LockRequest req, AcquireHandler handler) {
+  Core& c = *core_;
+  auto fail = [&](Ec ec) {
+    if (auto* m = c.metrics()) m->on_op(Op::acquire, req.kind, ec, Nanos{0});
+    c.loop.post([h = std::move(handler), ec] {
+      if (h) h(ec, Lease{});
+    });
+  };
+  if (c.closed) return fail(Errc::closed);
+  if (auto ec = validate(req)) return fail(ec);
+  auto w = std::make_shared<Waiter>();
+  w->keys = protocol::make_keys(c.opts.prefix, req.resource);
+  if (auto it = c.leases.find(Core::registry_key(w->keys.holders, req.owner));
+      it != c.leases.end()) {
+    if (auto d = it->second.lock(); d && d->state.load() == LeaseState::held) {
+      return fail(Errc::already_held);
+    }
+  }
+  w->field = protocol::field(req.kind, req.owner);
+  w->ttl_ms = ttl_millis(req.ttl);
+  w->start = c.loop.now();
+  w->deadline = w->start + req.wait;
+  w->req = std::move(req);
+  w->cb = std::move(handler);
+
+  QueuePtr q;
+  if (w->req.wait == Nanos{0}) {
+    q = std::make_shared<Queue>();  // one attempt, independent of local waiters
+    q->one_shot = true;
+  } else {
+    auto& slot = c.queues[w->keys.holders];
+    if (!slot) {
+      slot = std::make_shared<Queue>();
+      slot->keys = w->keys;
+    }
+    q = slot;
+    w->deadline_timer = c.loop.make_timer(
+        [wk = c.weak(), ww = std::weak_ptr<Waiter>(w), wq = std::weak_ptr<Queue>(q)] {
+          auto self = wk.lock();
+          auto wt = ww.lock();
+          auto qq = wq.lock();
+          if (!self || !wt || !qq || self->closed || wt->done) return;
+          self->give_up(qq, wt, Errc::timed_out);
+        });
+    w->deadline_timer->start(w->req.wait);
+  }
+  if (q->one_shot) {
+    c.start_settle(q, w, c.opts.settle_timeout);  // one attempt, bounded
+    if (c.one_shots.size() >= 64) {
+      std::erase_if(c.one_shots, [](const std::weak_ptr<Waiter>& x) {
+        auto p = x.lock();
+        return !p || p->done;
+      });
+    }
+    c.one_shots.push_back(w);
+  }
+  q->waiters.push_back(w);
+  if (q->state == Queue::State::idle) c.attempt(q);
+}
+
+void Client::cancel(std::string_view resource, std::string_view owner) {
+  Core& c = *core_;
+  if (c.closed) return;
+  auto it = c.queues.find(protocol::make_keys(c.opts.prefix, resource).holders);
+  if (it == c.queues.end()) return;
+  const QueuePtr q = it->second;
+  std::vector<WaiterPtr> mine;
+  for (const auto& w : q->waiters) {
+    if (w->req.owner == owner) mine.push_back(w);
+  }
+  for (const auto& w : mine) c.give_up(q, w, Errc::cancelled);
+}
+
+}  // namespace lockwire::lock

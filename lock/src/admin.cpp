@@ -1,0 +1,176 @@
+// Administrative and by-owner operations: force_release, inspect, and release/renew of a lease
+// named by resource + owner id (granted elsewhere: another process, the CLI).
+#include "core.hpp"
+#include "lockwire/resp/reply.hpp"
+
+namespace lockwire::lock {
+
+void Client::release(std::string resource, std::string owner, std::optional<Kind> kind,
+                     DoneHandler handler) {
+  Core& c = *core_;
+  std::string why;
+  Ec ec = c.closed ? Ec(Errc::closed)
+                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
+  if (!ec) ec = validate_name("owner", owner, c.opts.limits.max_owner_bytes, &why);
+  if (ec) {
+    if (!why.empty()) c.last_error = why;
+    return post_done(c.loop, std::move(handler), ec);
+  }
+  const auto keys = protocol::make_keys(c.opts.prefix, resource);
+  const loop::MonoTime t0 = c.loop.now();
+  // Both kinds when the kind is not known: pipelined, one round trip; an owner holds one kind.
+  std::vector<Kind> kinds;
+  if (!kind || *kind == Kind::exclusive) kinds.push_back(Kind::exclusive);
+  if (!kind || *kind == Kind::shared) kinds.push_back(Kind::shared);
+  struct Tally {
+    std::size_t left = 0;
+    bool released = false;
+    Ec error;
+    DoneHandler h;
+  };
+  auto tally = std::make_shared<Tally>();
+  tally->left = kinds.size();
+  tally->h = std::move(handler);
+  for (Kind k : kinds) {
+    c.send(k == Kind::exclusive ? protocol::exclusive_release(keys, owner)
+                                : protocol::shared_release(keys, owner),
+           [wk = c.weak(), k, tally, resource, t0](Ec ec2, const loop::Replies& r) {
+             auto self = wk.lock();
+             if (!self || self->closed) return;
+             if (!tally->error) {
+               if (is_transport(ec2) || r.size() == 0) {
+                 tally->error = self->map(ec2);
+               } else {
+                 switch (protocol::parse_release(k, r)) {
+                   case protocol::ReleaseResult::released:
+                     tally->released = true;
+                     break;
+                   case protocol::ReleaseResult::not_held:
+                     break;
+                   case protocol::ReleaseResult::bad_reply:
+                     tally->error = self->refused(r, resource);
+                     break;
+                 }
+               }
+             }
+             if (--tally->left != 0) return;
+             const Ec out = tally->released ? Ec{} : tally->error ? tally->error : Errc::not_held;
+             if (auto* m = self->metrics()) {
+               m->on_op(Op::release, k, out, self->loop.now() - t0);
+             }
+             if (tally->h) tally->h(out);
+           });
+  }
+}
+
+void Client::renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
+                   DoneHandler handler) {
+  Core& c = *core_;
+  std::string why;
+  Ec ec = c.closed ? Ec(Errc::closed)
+                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
+  if (!ec) ec = validate_name("owner", owner, c.opts.limits.max_owner_bytes, &why);
+  if (!ec) ec = validate_ttl(ttl, c.opts.limits, &why);
+  if (ec) {
+    if (!why.empty()) c.last_error = why;
+    return post_done(c.loop, std::move(handler), ec);
+  }
+  c.renew_owner(std::move(resource), std::move(owner), kind.value_or(Kind::exclusive),
+                !kind.has_value(), ttl, std::move(handler));
+}
+
+void Client::force_release(std::string resource,
+                           std::function<void(std::error_code, std::size_t)> h) {
+  Core& c = *core_;
+  std::string why;
+  Ec ec = c.closed ? Ec(Errc::closed)
+                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
+  if (ec) {
+    c.loop.post([h = std::move(h), ec] {
+      if (h) h(ec, 0);
+    });
+    return;
+  }
+  auto keys = protocol::make_keys(c.opts.prefix, resource);
+  const loop::MonoTime t0 = c.loop.now();
+  c.send(protocol::force_release(keys),
+         [wk = c.weak(), keys, t0, h = std::move(h)](Ec ec2, const loop::Replies& r) mutable {
+           auto self = wk.lock();
+           if (!self || self->closed) return;
+           std::vector<std::string> fields;
+           Ec res;
+           if (is_transport(ec2) || r.size() == 0) {
+             res = self->map(ec2);
+           } else if (!protocol::parse_force_release(r.back(), fields)) {
+             res = self->refused(r, keys.holders);
+           }
+           if (auto* m = self->metrics()) {
+             m->on_op(Op::force_release, Kind::exclusive, res, self->loop.now() - t0);
+           }
+           std::vector<std::string> owners;
+           for (const auto& f : fields) {
+             Kind k{};
+             std::string_view o;
+             if (protocol::split_field(f, k, o) && k == Kind::shared) owners.emplace_back(o);
+           }
+           if (!owners.empty()) {
+             self->send(protocol::delete_companions(keys, owners), [](Ec, const loop::Replies&) {});
+           }
+           if (h) h(res, fields.size());
+         });
+  // The notice goes right behind the block (same write), in a block of its own: the notice key
+  // lives outside the resource's hash slot.
+  c.send(protocol::force_notice(c.notice_key, resource), [](Ec, const loop::Replies&) {});
+}
+
+void Client::inspect(std::string resource,
+                     std::function<void(std::error_code, const LockInfo&)> h) {
+  Core& c = *core_;
+  std::string why;
+  Ec ec = c.closed ? Ec(Errc::closed)
+                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
+  if (ec) {
+    c.loop.post([h = std::move(h), ec] {
+      if (h) h(ec, LockInfo{});
+    });
+    return;
+  }
+  auto keys = protocol::make_keys(c.opts.prefix, resource);
+  c.send(protocol::inspect(keys),
+         [wk = c.weak(), keys, h = std::move(h)](Ec ec2, const loop::Replies& r) mutable {
+           auto self = wk.lock();
+           if (!self || self->closed) return;
+           if (is_transport(ec2) || r.size() == 0) return h(self->map(ec2), LockInfo{});
+           protocol::InspectReply rep = protocol::parse_inspect(r.back());
+           if (!rep.ok) return h(self->refused(r, keys.holders), LockInfo{});
+           auto info = std::make_shared<LockInfo>();
+           info->holders = std::move(rep.holders);
+           info->last_token = rep.last_token;
+           info->pttl_ms = rep.pttl;
+           std::vector<std::string> owners;
+           for (const auto& hd : info->holders) {
+             if (hd.kind == Kind::shared) owners.push_back(hd.owner);
+           }
+           if (owners.empty()) return h({}, *info);
+           self->send(protocol::companion_ttls(keys, owners),
+                      [wk, info, h = std::move(h)](Ec ec3, const loop::Replies& r3) {
+                        auto s = wk.lock();
+                        if (!s || s->closed) return;
+                        if (is_transport(ec3)) return h(s->map(ec3), LockInfo{});
+                        std::size_t i = 0;
+                        for (auto& hd : info->holders) {
+                          if (hd.kind != Kind::shared) continue;
+                          if (i < r3.size()) {
+                            const resp::Frame f = r3[i];
+                            if (!f.empty()) {
+                              if (auto v = resp::to_int64(f[resp::value_index(f)])) hd.ttl_ms = *v;
+                            }
+                          }
+                          ++i;
+                        }
+                        h({}, *info);
+                      });
+         });
+}
+
+}  // namespace lockwire::lock

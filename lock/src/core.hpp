@@ -1,0 +1,381 @@
+// The lock client's private insides: the lease record, the waiter and per-resource queue, and
+// Client::Core — the state machine every public call and every connection event drives. The
+// methods live in one file per concern:
+//   events.cpp   connection events: the connect probe, pushes, doorbells, the force-release
+//                notice, lease checks
+//   acquire.cpp  the acquire machine: attempts, waits, the wait queue, settling a wait that ends
+//                with a step in flight, withdrawing claims
+//   lease.cpp    leases: expiry and renew timers, renew, release, loss
+//   admin.cpp    force_release, inspect, release/renew by owner id
+//   client.cpp   the Client facade, metrics, shutdown
+// Everything runs on the loop thread; callbacks hold weak_ptrs (guard()) so that a destroyed or
+// closed client is never touched. docs/protocol.md says why each step is safe.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "lockwire/lock/client.hpp"
+
+namespace lockwire::lock {
+namespace detail {
+
+struct LeaseData {
+  std::string resource;
+  std::string owner;
+  Kind kind = Kind::exclusive;
+  std::uint64_t token = 0;
+  Nanos ttl{0};
+  std::atomic<LeaseState> state{LeaseState::held};
+  // Loop thread only from here on.
+  loop::MonoTime valid_until{};
+  protocol::Keys keys;
+  std::string registry_key;
+  bool auto_renew = false;
+  std::function<void(std::error_code)> on_lost;
+  std::unique_ptr<loop::Timer> expiry_timer;
+  std::unique_ptr<loop::Timer> renew_timer;
+  bool renew_in_flight = false;
+};
+
+using Ec = std::error_code;
+using LeasePtr = std::shared_ptr<LeaseData>;
+
+inline Ec map_transport(Ec ec) {
+  if (ec == loop::Errc::outcome_unknown) return Errc::outcome_unknown;
+  if (ec == loop::Errc::closed) return Errc::closed;
+  if (ec == loop::Errc::server_error || ec == loop::Errc::protocol_error ||
+      ec == loop::Errc::bad_request) {
+    return Errc::protocol;
+  }
+  return Errc::connection;
+}
+
+// Transport failures the connection reports with no replies.
+inline bool is_transport(Ec ec) {
+  return ec && ec != loop::Errc::server_error;
+}
+
+// Failures after which the same request may be sent again (after the reconnect, if need be).
+inline bool retryable(Ec ec) {
+  return ec == loop::Errc::not_sent || ec == loop::Errc::outcome_unknown ||
+         ec == loop::Errc::connection_lost || ec == loop::Errc::connect_failed ||
+         ec == loop::Errc::health_check_failed;
+}
+
+struct Waiter {
+  LockRequest req;
+  protocol::Keys keys;
+  std::string field;
+  std::int64_t ttl_ms = 0;
+  Client::AcquireHandler cb;
+  loop::MonoTime start{};
+  loop::MonoTime deadline{};
+  bool done = false;    // callback called (granted, failed or timed out)
+  bool waited = false;  // had to wait for a wake-up at least once
+  // Exclusive: the token our first losing attempt burnt; our score in the wait queue P{R}:q.
+  std::uint64_t ticket = 0;
+  // The wait ended (deadline or cancel) while a step of ours was in flight: no new step starts;
+  // the caller gets `give_up` once that step's outcome is known and no claim of ours remains.
+  bool expired = false;
+  Ec give_up;
+  int polls = 0;  // consecutive polls of this wait (no push wake-ups): the backoff's exponent
+  std::unique_ptr<loop::Timer> deadline_timer;
+  std::unique_ptr<loop::Timer> settle_timer;  // answers outcome_unknown if the server is silent
+
+  // No further step for this waiter: answered, or answered once the step in flight is settled.
+  [[nodiscard]] bool leaving() const noexcept { return done || expired; }
+};
+using WaiterPtr = std::shared_ptr<Waiter>;
+
+struct Queue {
+  enum class State : std::uint8_t { idle, in_flight, waiting, need_ready };
+  // The resource's keys (holder set, wait queue, doorbells); empty for one-shot queues, which
+  // are not registered in Core::queues.
+  protocol::Keys keys;
+  bool one_shot = false;
+  State state = State::idle;
+  // The owner this client has in the server's wait queue P{R}:q (its head exclusive waiter);
+  // empty when it has none. It leaves the queue, ringing the next waiters' doorbells, when that
+  // waiter is granted or gives up.
+  std::string queued;
+  // Our place in P{R}:q at the last wait read: 0 = first, the elected waiter, the only client
+  // that acts on holder-set pushes at once (so a release wakes one client, not all of them);
+  // 1 = second, the backup, which re-checks a grace period after a holder-set push in case the
+  // first vanished; 2 = further back: only our doorbell wakes us. A leaving waiter rings the
+  // two now first, so the backup learns its place too.
+  std::int64_t rank = -1;
+  std::string first;    // the first waiter's owner at the last wait read
+  std::string suspect;  // the first waiter did not act within the grace: dropped when we leave
+  std::deque<WaiterPtr> waiters;
+  std::unique_ptr<loop::Timer> backstop;
+  std::unique_ptr<loop::Timer> grace;  // not elected: re-check if the elected waiter is silent
+
+  [[nodiscard]] bool elected() const noexcept { return rank == 0; }
+
+  // Leaving `waiting`: no timer of that wait may fire any more.
+  void stop_timers() noexcept {
+    if (backstop) backstop->stop();
+    if (grace) grace->stop();
+  }
+};
+using QueuePtr = std::shared_ptr<Queue>;
+
+
+// Reports an early outcome of release()/renew() from the loop, never inside the call itself.
+inline void post_done(loop::Loop& loop, Client::DoneHandler handler, Ec ec) {
+  loop.post([h = std::move(handler), ec] {
+    if (h) h(ec);
+  });
+}
+}  // namespace detail
+
+using detail::Ec;
+using detail::is_transport;
+using detail::LeasePtr;
+using detail::map_transport;
+using detail::post_done;
+using detail::Queue;
+using detail::QueuePtr;
+using detail::retryable;
+using detail::Waiter;
+using detail::WaiterPtr;
+
+struct Client::Core : std::enable_shared_from_this<Client::Core> {
+  Core(loop::Loop& l, ClientOptions o)
+      : loop(l), opts(std::move(o)), notice_key(protocol::notice_key(opts.prefix)) {}
+
+  loop::Loop& loop;
+  ClientOptions opts;
+  std::unique_ptr<loop::Connection> conn;
+  bool closed = false;
+  bool tracking_on = false;      // CLIENT TRACKING ON OPTIN confirmed on the current connection
+  ServerCapabilities caps;       // of the current connection (connect probe)
+  std::string last_error;        // detail of the last failure reported (Client::last_error)
+  // Attempts held back until the connect probe of the current connection is answered (so that
+  // nothing is granted on a server that may evict lock keys): one-shot queues; registered
+  // queues park in need_ready and are woken by wake_all().
+  std::vector<QueuePtr> parked;
+  // One-shot acquires (not in `queues`), so that shutdown() answers them too.
+  std::vector<std::weak_ptr<Waiter>> one_shots;
+  std::string notice_key;        // force_release notices (protocol::notice_key), tracked
+  std::int64_t notice_seq = -1;  // its `seq` at our last read; -1 = not read yet
+  std::uint64_t push_id = 0;
+  std::uint64_t state_id = 0;
+  // Transparent: a doorbell push finds its queue by a string_view, without a copy.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view k) const noexcept {
+      return std::hash<std::string_view>{}(k);
+    }
+  };
+  std::unordered_map<std::string, QueuePtr, KeyHash, std::equal_to<>> queues;
+  std::unordered_map<std::string, std::weak_ptr<detail::LeaseData>> leases;
+  std::vector<std::string> scratch_keys;
+
+  std::weak_ptr<Core> weak() { return weak_from_this(); }
+  Metrics* metrics() const { return opts.metrics.get(); }
+
+  void send(loop::Request r, loop::ReplyHandler h) {
+    if (auto* m = metrics()) m->on_request(r.commands);
+    conn->send(std::move(r), std::move(h));
+  }
+  void watch(loop::Request r, loop::WatchHandler h) {
+    if (auto* m = metrics()) m->on_request(r.commands);
+    conn->watch(std::move(r), std::move(h));
+  }
+  static void exec(loop::WatchTxn& txn, Metrics* m, loop::Request r, loop::ReplyHandler h) {
+    if (m != nullptr) m->on_request(r.commands);
+    txn.exec(std::move(r), std::move(h));
+  }
+
+  // ---- connection events -------------------------------------------------------------------
+
+  void on_push(resp::Frame push);
+
+  // Where lock keys may be evicted (allowed by allow_eviction), holders track their holder set
+  // (tracked lease checks), so an eviction — or any change — of it is checked at once.
+  [[nodiscard]] bool watch_evictions() const noexcept {
+    return opts.allow_eviction && caps.may_evict() && caps.push_wakeups;
+  }
+
+  void check_holders_of(std::string_view holders_key);
+
+  [[nodiscard]] static bool exclusive_head(const Queue& q) {
+    return !q.waiters.empty() && q.waiters.front()->req.kind == Kind::exclusive;
+  }
+
+  // The holder set changed (release, expiry, claim, renew). Shared waiters and the elected
+  // exclusive waiter attempt at once. The backup (second in the queue) gives the elected one
+  // kGraceMs and then re-checks itself, so a crashed or partitioned elected waiter delays a
+  // hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell.
+  void on_holders_changed(const QueuePtr& q);
+
+  // Our doorbell rang (the waiter ahead of us left the queue) or expired: read our place again.
+  void on_doorbell(const QueuePtr& q, std::string_view owner);
+
+  // An exclusive waiter that is not elected re-runs its wait block (no claim to remove).
+  void recheck(const QueuePtr& q);
+
+  static constexpr std::int64_t kGraceMs = 50;
+  // A hand-on skips at most this many vanished waiters (doorbell gone) before it gives up; the
+  // grace re-checks cover whatever is left.
+  static constexpr int kMaxRings = 8;
+
+  void wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hdel);
+
+  // Queue score of a waiter without a ticket (never expected: every wait follows a lost
+  // attempt): behind everyone, and still exact as a double.
+  static constexpr std::uint64_t kLastTicket = std::uint64_t{1} << 53;
+
+  // Leaves the server's wait queue and rings the doorbells of the two waiters now first (the
+  // elected one and its backup). Off the hand-off's critical path: it runs while our grant is
+  // held or after we gave up. A doorbell that is gone means its waiter is too: drop it and ring
+  // the next ones.
+  void leave_queue(const QueuePtr& q);
+
+  void hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget);
+
+  void on_state(loop::ConnectionState s);
+
+  void on_probe(const protocol::ConnectProbe& p);
+
+  // Why no lease is granted on this server (empty: granting is fine).
+  [[nodiscard]] std::string refusal() const;
+
+  // The force-release notice changed: a force_release (by any client, this one included) just
+  // removed the holders of a resource. Read it again (which tracks it again) and check the local
+  // leases on that resource, so that their holder learns of the loss about one round trip after
+  // the removal instead of at its next renewal. If notices were missed in between (the sequence
+  // moved by more than one) or it cannot be read, every lease is checked.
+  void read_notice();
+
+  [[nodiscard]] static protocol::Notice notice_of(const loop::Replies& r) {
+    return r.size() == 0 ? protocol::Notice{} : protocol::parse_notice_read(r.back());
+  }
+
+  // Checks the held leases on `resource` (all of them if empty: after a reconnect, notices may
+  // have been missed) and reports those that are gone from the server as lost.
+  void check_leases(std::string_view resource);
+
+  // Is this lease still on the server? Reports it lost if not.
+  void check_lease(const LeasePtr& d);
+
+  void wake_all();
+
+  void wake(const QueuePtr& q);
+
+  // ---- acquire -----------------------------------------------------------------------------
+
+  void complete(const WaiterPtr& w, Ec ec, Lease lease = {});
+
+  // The error for a reply the protocol cannot use: the server's words (classified) when it
+  // said something, else Errc::protocol. Sets last_error ("<resource>: <words>").
+  Ec refused(const loop::Replies& r, std::string_view resource);
+
+  // The wait of `w` ends with `why` (deadline, cancel). With a step in flight, the answer waits
+  // for its outcome (bounded by settle_timeout), so that a late grant or a claim of ours is
+  // withdrawn before the caller is told; otherwise there is nothing of ours on the server but
+  // the queue entry, which advance() hands on.
+  void give_up(const QueuePtr& q, const WaiterPtr& w, Ec why);
+
+  // After `after`, a waiter whose step is still unanswered is told outcome_unknown (with what
+  // may be left behind); the step's reply, if it ever comes, is still handled (a late grant is
+  // released, a claim withdrawn) while the client lives.
+  void start_settle(const QueuePtr& q, const WaiterPtr& w, Nanos after);
+
+  // Answers a waiter whose wait ended while its step was in flight, now that no claim of ours
+  // remains (`absent`), or may (then outcome_unknown, with what may be left).
+  void settle(const WaiterPtr& w, bool absent);
+
+  // Removes whatever claim or grant of `w` may exist (HDEL of our own field — and our shared
+  // companion — touches nothing of anyone else), then `then(absent)`: absent = the server
+  // answered, so nothing of ours is left. Retried while the connection comes back, at most a
+  // few times; the settle timer bounds how long the caller waits.
+  void withdraw(const QueuePtr& q, const WaiterPtr& w, std::function<void(bool absent)> then,
+                int tries = 4);
+
+  // Drops finished waiters at the head; starts the next attempt or retires the queue.
+  void advance(const QueuePtr& q);
+
+  void attempt(const QueuePtr& q);
+
+  // Transport failure of an acquire step. `maybe_applied` = the step may have left a claim.
+  void on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, Ec ec, bool maybe_applied);
+
+  // A transport error as the caller sees it, with the connection's words in last_error.
+  Ec map(Ec ec);
+
+  // A step failed with an error reply or a malformed one. If it may have left a claim of ours
+  // (any block that ran HSETNX/HSET, or that was to remove our claim), withdraw it first: no
+  // claim outlives a failed block (an EXECABORT discards the block's HDEL along with the rest).
+  void fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r, bool may_claim);
+
+  void on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                          const loop::Replies& r);
+
+  void on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                      const loop::Replies& r, loop::WatchTxn txn);
+
+  void on_shared_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                       const loop::Replies& r);
+
+  void on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
+                    bool with_hdel, bool track);
+
+  // Exclusive waiter blocked only by shared fields: remove fields whose companion lease is gone.
+  void check_stale(const QueuePtr& q, const WaiterPtr& w, const protocol::WaitRead& wr);
+
+  // Waits for a push (tracked) or, where the server gave us no tracking, polls: the backstop
+  // then comes after a capped exponential backoff with jitter — never a tight loop.
+  void wait(const QueuePtr& q, const WaiterPtr& w, std::int64_t pttl_ms, bool tracked);
+
+  // The n-th poll's delay: poll_initial * 2^n, at most poll_max, jittered to [d/2, d].
+  [[nodiscard]] Nanos poll_delay(int n);
+
+  void grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send);
+
+  static std::string registry_key(const std::string& holders, const std::string& owner) {
+    std::string k = holders;
+    k.push_back('\0');
+    k.append(owner);
+    return k;
+  }
+
+  // ---- leases ------------------------------------------------------------------------------
+
+  void arm_lease_timers(const LeasePtr& d);
+
+  void stop_lease_timers(const LeasePtr& d) noexcept;
+  // A lease handle may outlive the loop: its timers go as soon as it is no longer held.
+  static void drop_lease_timers(const LeasePtr& d) noexcept;
+
+  void forget(const LeasePtr& d);
+
+  // Tells the holder its lease is gone (once).
+  void lose(const LeasePtr& d, Ec why);
+
+  void auto_renew(const LeasePtr& d);
+
+  void do_renew(const LeasePtr& d, std::function<void(Ec)> done);
+
+  // Renews a lease held by `owner` that this client did not grant (a tool, another process):
+  // the same WATCH/MULTI steps on a lease record of its own. `then_shared`: not held as
+  // exclusive, try shared.
+  void renew_owner(std::string resource, std::string owner, Kind kind, bool then_shared,
+                   Nanos ttl, DoneHandler handler);
+
+  void finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
+                    const std::function<void(Ec)>& done);
+
+  void shutdown() noexcept;
+};
+
+}  // namespace lockwire::lock

@@ -1,0 +1,238 @@
+// Connection events of the lock client: the connect probe (what the server allows), tracking
+// pushes (holder sets, doorbells, the force-release notice) and lease checks.
+#include "core.hpp"
+
+namespace lockwire::lock {
+
+// ---- connection events -------------------------------------------------------------------
+void Client::Core::on_push(resp::Frame push) {
+  scratch_keys.clear();
+  bool all = false;
+  if (!protocol::parse_invalidate(push, scratch_keys, all)) return;
+  if (all) {  // FLUSHALL/FLUSHDB: everything may be gone
+    wake_all();
+    read_notice();
+    return;
+  }
+  for (const std::string& k : scratch_keys) {
+    if (auto it = queues.find(k); it != queues.end()) {
+      on_holders_changed(it->second);
+      continue;
+    }
+    if (k == notice_key) {
+      read_notice();
+      continue;
+    }
+    std::string_view holders, owner;
+    if (protocol::split_doorbell(k, holders, owner)) {
+      if (auto it = queues.find(holders); it != queues.end()) on_doorbell(it->second, owner);
+      continue;
+    }
+    if (watch_evictions()) check_holders_of(k);
+  }
+}
+
+void Client::Core::check_holders_of(std::string_view holders_key) {
+  std::vector<LeasePtr> held;
+  for (auto& [k, wl] : leases) {
+    auto d = wl.lock();
+    if (d && d->state.load() == LeaseState::held && d->keys.holders == holders_key) {
+      held.push_back(std::move(d));
+    }
+  }
+  for (const auto& d : held) check_lease(d);
+}
+
+// The holder set changed (release, expiry, claim, renew). Shared waiters and the elected
+// exclusive waiter attempt at once. The backup (second in the queue) gives the elected one
+// kGraceMs and then re-checks itself, so a crashed or partitioned elected waiter delays a
+// hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell.
+void Client::Core::on_holders_changed(const QueuePtr& q) {
+  if (q->state != Queue::State::waiting) return;
+  if (!exclusive_head(*q) || q->elected()) {
+    wake(q);
+    return;
+  }
+  if (q->rank > 1) return;
+  if (!q->grace) {
+    q->grace = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
+      auto self = wk.lock();
+      auto qq = wq.lock();
+      if (!self || !qq || self->closed) return;
+      qq->suspect = qq->first;  // cleared by the next read if the first has moved on
+      self->recheck(qq);
+    });
+  }
+  if (!q->grace->active()) q->grace->start(std::chrono::milliseconds(kGraceMs));
+}
+
+// Our doorbell rang (the waiter ahead of us left the queue) or expired: read our place again.
+void Client::Core::on_doorbell(const QueuePtr& q, std::string_view owner) {
+  if (q->state != Queue::State::waiting || !exclusive_head(*q)) return;
+  if (q->waiters.front()->req.owner != owner) return;
+  recheck(q);
+}
+
+// An exclusive waiter that is not elected re-runs its wait block (no claim to remove).
+void Client::Core::recheck(const QueuePtr& q) {
+  if (q->state != Queue::State::waiting || !exclusive_head(*q)) return;
+  wait_read(q, q->waiters.front(), false);
+}
+
+// Leaves the server's wait queue and rings the doorbells of the two waiters now first (the
+// elected one and its backup). Off the hand-off's critical path: it runs while our grant is
+// held or after we gave up. A doorbell that is gone means its waiter is too: drop it and ring
+// the next ones.
+void Client::Core::leave_queue(const QueuePtr& q) {
+  q->rank = -1;
+  if (q->queued.empty()) return;
+  std::vector<std::string> leaving{std::exchange(q->queued, {})};
+  if (!q->suspect.empty() && q->suspect != leaving.front()) leaving.push_back(q->suspect);
+  q->suspect.clear();
+  hand_on(q, std::move(leaving), kMaxRings);
+}
+
+void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget) {
+  send(protocol::leave_queue(q->keys, leaving),
+       [wk = weak(), q, leaving, budget](Ec ec, const loop::Replies& r) {
+         auto self = wk.lock();
+         std::vector<std::string> first;
+         if (!self || self->closed) return;
+         if (is_transport(ec)) {
+           // ZREM is idempotent: send it again, so that no entry of ours is left for others
+           // to ring in vain.
+           if (retryable(ec) && budget > 1) self->hand_on(q, leaving, budget - 1);
+           return;
+         }
+         if (ec || r.size() == 0) return;
+         if (!protocol::parse_leave_queue(r.back(), first) || first.empty()) return;
+         self->send(protocol::ring(q->keys, first),
+                    [wk, q, first, budget](Ec, const loop::Replies& r2) {
+                      auto s2 = wk.lock();
+                      if (!s2 || s2->closed || r2.size() != first.size() || budget <= 1) return;
+                      std::vector<std::string> gone;
+                      for (std::size_t i = 0; i < first.size(); ++i) {
+                        if (protocol::parse_ring(r2[i]) == protocol::Ring::gone)
+                          gone.push_back(first[i]);
+                      }
+                      if (!gone.empty()) s2->hand_on(q, std::move(gone), budget - 1);
+                    });
+       });
+}
+
+void Client::Core::on_state(loop::ConnectionState s) {
+  if (s != loop::ConnectionState::ready) {
+    tracking_on = false;
+    caps.probed = false;
+  }
+  if (s != loop::ConnectionState::ready || closed) return;
+  // Tracking is connection state: re-enable it after every (re)connect, together with the
+  // tracked read of the force-release notice, and learn what the server lets us do (a refusal
+  // is an answer); then let every waiter re-check and every holder check its lease (pushes
+  // may have been missed while disconnected). No attempt is sent before this is answered.
+  send(protocol::connect_probe(notice_key), [w = weak()](Ec ec, const loop::Replies& rr) {
+    auto self = w.lock();
+    if (!self || self->closed) return;
+    if (is_transport(ec)) return;  // the connection went again; the next `ready` re-probes
+    self->on_probe(protocol::parse_connect_probe(rr));
+  });
+}
+
+void Client::Core::on_probe(const protocol::ConnectProbe& p) {
+  const bool had_wakeups = caps.push_wakeups || !caps.probed;
+  caps = ServerCapabilities{};
+  caps.probed = true;
+  caps.push_wakeups = p.ok && p.push_wakeups;
+  caps.tracking_error = p.ok ? p.tracking_error : "malformed reply to the connect probe";
+  caps.memory_known = p.memory_known;
+  caps.maxmemory = p.maxmemory;
+  caps.maxmemory_policy = p.maxmemory_policy;
+  caps.info_error = p.info_error;
+  tracking_on = caps.push_wakeups;
+  if (auto* m = metrics()) {
+    if (!caps.push_wakeups && had_wakeups) {
+      m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
+                     caps.tracking_error);
+    }
+    if (!caps.memory_known) {
+      m->on_degraded("INFO memory refused: the eviction policy is unknown", caps.info_error);
+    } else if (caps.may_evict() && opts.allow_eviction) {
+      m->on_degraded("lock keys may be evicted (allowed by allow_eviction)",
+                     "maxmemory-policy " + caps.maxmemory_policy);
+    }
+  }
+  wake_all();
+  for (auto& q : std::exchange(parked, {})) attempt(q);
+  notice_seq = p.notice.ok ? p.notice.seq : -1;
+  check_leases({});
+}
+
+// Why no lease is granted on this server (empty: granting is fine).
+std::string Client::Core::refusal() const {
+  if (!caps.may_evict() || opts.allow_eviction) return {};
+  return "the server may evict lock keys (maxmemory " + std::to_string(caps.maxmemory) +
+         ", maxmemory-policy " + caps.maxmemory_policy +
+         "): set maxmemory-policy noeviction, or opt in with allow_eviction";
+}
+
+// The force-release notice changed: a force_release (by any client, this one included) just
+// removed the holders of a resource. Read it again (which tracks it again) and check the local
+// leases on that resource, so that their holder learns of the loss about one round trip after
+// the removal instead of at its next renewal. If notices were missed in between (the sequence
+// moved by more than one) or it cannot be read, every lease is checked.
+void Client::Core::read_notice() {
+  send(protocol::notice_read(notice_key, false), [w = weak()](Ec ec, const loop::Replies& r) {
+    auto self = w.lock();
+    if (!self || self->closed || is_transport(ec)) return;
+    const protocol::Notice n = notice_of(r);
+    const std::int64_t last = std::exchange(self->notice_seq, n.ok ? n.seq : -1);
+    if (n.ok && last >= 0 && n.seq == last + 1 && !n.resource.empty()) {
+      self->check_leases(n.resource);
+    } else if (!n.ok || n.seq != last) {
+      self->check_leases({});
+    }
+  });
+}
+
+// Checks the held leases on `resource` (all of them if empty: after a reconnect, notices may
+// have been missed) and reports those that are gone from the server as lost.
+void Client::Core::check_leases(std::string_view resource) {
+  std::vector<LeasePtr> held;
+  for (auto& [k, wl] : leases) {
+    auto d = wl.lock();
+    if (d && d->state.load() == LeaseState::held &&
+        (resource.empty() || d->resource == resource)) {
+      held.push_back(std::move(d));
+    }
+  }
+  for (const auto& d : held) check_lease(d);
+}
+
+// Is this lease still on the server? Reports it lost if not.
+void Client::Core::check_lease(const LeasePtr& d) {
+  const bool track = watch_evictions();
+  send(protocol::lease_check(d->kind, d->keys, d->owner, track),
+       [wk = weak(), wd = std::weak_ptr<detail::LeaseData>(d), track](Ec ec,
+                                                                      const loop::Replies& r) {
+         auto self = wk.lock();
+         auto dd = wd.lock();
+         if (!self || !dd || self->closed || is_transport(ec)) return;
+         if (protocol::parse_lease_check(dd->kind, r, track) == protocol::RenewCheck::not_held) {
+           self->lose(dd, Errc::lost);
+         }
+       });
+}
+
+void Client::Core::wake_all() {
+  std::vector<QueuePtr> qs;
+  qs.reserve(queues.size());
+  for (auto& [k, q] : queues) qs.push_back(q);
+  for (auto& q : qs) wake(q);
+}
+
+void Client::Core::wake(const QueuePtr& q) {
+  if (q->state != Queue::State::waiting && q->state != Queue::State::need_ready) return;
+  attempt(q);
+}
+
+}  // namespace lockwire::lock

@@ -1,0 +1,264 @@
+// Leases once granted: expiry and auto-renew timers, renew (WATCH/MULTI), loss.
+#include "core.hpp"
+
+namespace lockwire::lock {
+
+// --- Lease -------------------------------------------------------------------------------------
+
+const std::string& Lease::resource() const noexcept {
+  return d_->resource;
+}
+const std::string& Lease::owner() const noexcept {
+  return d_->owner;
+}
+Kind Lease::kind() const noexcept {
+  return d_->kind;
+}
+std::uint64_t Lease::token() const noexcept {
+  return d_->token;
+}
+Nanos Lease::ttl() const noexcept {
+  return d_->ttl;
+}
+LeaseState Lease::state() const noexcept {
+  return d_->state.load(std::memory_order_acquire);
+}
+loop::MonoTime Lease::valid_until() const noexcept {
+  return d_->valid_until;
+}
+
+
+// ---- leases ------------------------------------------------------------------------------
+void Client::Core::arm_lease_timers(const LeasePtr& d) {
+  std::weak_ptr<detail::LeaseData> wd = d;
+  if (!d->expiry_timer) {
+    d->expiry_timer = loop.make_timer([wk = weak(), wd] {
+      auto self = wk.lock();
+      auto dd = wd.lock();
+      if (self && dd) self->lose(dd, Errc::lost);
+    });
+  }
+  const Nanos left = d->valid_until - loop.now();
+  d->expiry_timer->start(left > Nanos{0} ? left : Nanos{0});
+  if (d->auto_renew) {
+    if (!d->renew_timer) {
+      d->renew_timer = loop.make_timer([wk = weak(), wd] {
+        auto self = wk.lock();
+        auto dd = wd.lock();
+        if (self && dd) self->auto_renew(dd);
+      });
+    }
+    const auto period = Nanos(static_cast<std::int64_t>(
+        static_cast<double>(d->ttl.count()) * std::clamp(opts.renew_fraction, 0.05, 0.9)));
+    d->renew_timer->start(std::max(period, Nanos(std::chrono::milliseconds(1))));
+  }
+}
+
+void Client::Core::stop_lease_timers(const LeasePtr& d) noexcept {
+  if (d->expiry_timer) d->expiry_timer->stop();
+  if (d->renew_timer) d->renew_timer->stop();
+}
+
+// A lease handle may outlive the loop: its timers go as soon as it is no longer held.
+void Client::Core::drop_lease_timers(const LeasePtr& d) noexcept {
+  d->expiry_timer.reset();
+  d->renew_timer.reset();
+}
+
+void Client::Core::forget(const LeasePtr& d) {
+  auto it = leases.find(d->registry_key);
+  if (it != leases.end()) {
+    auto cur = it->second.lock();
+    if (!cur || cur == d) leases.erase(it);
+  }
+}
+
+// Tells the holder its lease is gone (once).
+void Client::Core::lose(const LeasePtr& d, Ec why) {
+  LeaseState expected = LeaseState::held;
+  if (!d->state.compare_exchange_strong(expected, LeaseState::lost)) return;
+  drop_lease_timers(d);
+  forget(d);
+  if (auto* m = metrics()) m->on_lease_lost(d->resource, why);
+  if (d->on_lost) d->on_lost(why);
+}
+
+void Client::Core::auto_renew(const LeasePtr& d) {
+  if (d->state.load() != LeaseState::held || d->renew_in_flight) return;
+  do_renew(d, [wk = weak(), wd = std::weak_ptr<detail::LeaseData>(d)](Ec ec) {
+    auto self = wk.lock();
+    auto dd = wd.lock();
+    if (!self || !dd || self->closed || dd->state.load() != LeaseState::held) return;
+    // Transient failure: try again at the next period; the expiry timer reports loss if no
+    // renewal is confirmed in time.
+    if (ec && dd->renew_timer) dd->renew_timer->start(std::max(dd->ttl / 10, Nanos(1'000'000)));
+  });
+}
+
+void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
+  d->renew_in_flight = true;
+  const loop::MonoTime t_send = loop.now();
+  watch(protocol::renew_watch(d->kind, d->keys, d->owner),
+        [wk = weak(), d, t_send, done = std::move(done)](Ec ec, const loop::Replies& r,
+                                                         loop::WatchTxn txn) mutable {
+          auto self = wk.lock();
+          if (!self || self->closed) return;
+          if (is_transport(ec) || !txn.valid()) {
+            d->renew_in_flight = false;
+            self->finish_renew(d, self->map(ec ? ec : loop::Errc::protocol_error), t_send,
+                               done);
+            return;
+          }
+          // Declared lost locally meanwhile (unconfirmed past its TTL): never resurrect it.
+          if (d->state.load() != LeaseState::held || self->loop.now() >= d->valid_until) {
+            txn.unwatch();
+            d->renew_in_flight = false;
+            self->lose(d, Errc::lost);
+            self->finish_renew(d, Errc::not_held, t_send, done);
+            return;
+          }
+          const protocol::RenewCheck c = protocol::parse_renew_watch(d->kind, r);
+          if (c != protocol::RenewCheck::held) {
+            txn.unwatch();
+            d->renew_in_flight = false;
+            if (c == protocol::RenewCheck::not_held) {
+              self->lose(d, Errc::lost);
+              self->finish_renew(d, Errc::not_held, t_send, done);
+            } else {
+              self->finish_renew(d, self->refused(r, d->resource), t_send, done);
+            }
+            return;
+          }
+          exec(txn, self->metrics(),
+               protocol::renew_exec(d->kind, d->keys, d->owner, ttl_millis(d->ttl)),
+               [wk, d, t_send, done = std::move(done)](Ec ec2, const loop::Replies& r2) mutable {
+                 auto s = wk.lock();
+                 if (!s || s->closed) return;
+                 d->renew_in_flight = false;
+                 if (is_transport(ec2) || r2.size() == 0) {
+                   s->finish_renew(d, s->map(ec2 ? ec2 : loop::Errc::protocol_error),
+                                   t_send, done);
+                   return;
+                 }
+                 switch (protocol::parse_renew_exec(d->kind, r2.back())) {
+                   case protocol::RenewResult::renewed:
+                     if (d->state.load() == LeaseState::held) {
+                       d->valid_until = t_send + d->ttl;
+                       s->arm_lease_timers(d);
+                     }
+                     s->finish_renew(d, {}, t_send, done);
+                     return;
+                   case protocol::RenewResult::aborted:
+                     // The holder set changed between read and EXEC (a contender's claim, or
+                     // expiry): read again while the lease is still valid locally.
+                     s->do_renew(d, std::move(done));
+                     return;
+                   case protocol::RenewResult::not_held:
+                     s->lose(d, Errc::lost);
+                     s->finish_renew(d, Errc::not_held, t_send, done);
+                     return;
+                   case protocol::RenewResult::bad_reply:
+                     s->finish_renew(d, s->refused(r2, d->resource), t_send, done);
+                     return;
+                 }
+               });
+        });
+}
+
+// Renews a lease held by `owner` that this client did not grant (a tool, another process):
+// the same WATCH/MULTI steps on a lease record of its own. `then_shared`: not held as
+// exclusive, try shared.
+void Client::Core::renew_owner(std::string resource, std::string owner, Kind kind, bool then_shared, Nanos ttl, DoneHandler handler) {
+  auto d = std::make_shared<detail::LeaseData>();
+  d->keys = protocol::make_keys(opts.prefix, resource);
+  d->resource = std::move(resource);
+  d->owner = std::move(owner);
+  d->kind = kind;
+  d->ttl = ttl;
+  d->valid_until = loop::MonoTime{Nanos::max()};  // whether it is still valid is the server's word
+  do_renew(d, [wk = weak(), d, then_shared, h = std::move(handler)](Ec ec) mutable {
+    auto self = wk.lock();
+    if (!self || self->closed) return;
+    Core::drop_lease_timers(d);
+    if (ec == Errc::not_held && then_shared) {
+      return self->renew_owner(d->resource, d->owner, Kind::shared, false, d->ttl,
+                               std::move(h));
+    }
+    if (h) h(ec);
+  });
+}
+
+void Client::Core::finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send, const std::function<void(Ec)>& done) {
+  if (auto* m = metrics()) m->on_op(Op::renew, d->kind, ec, loop.now() - t_send);
+  if (done) done(ec);
+}
+
+void Client::release(const Lease& lease, DoneHandler handler) {
+  Core& c = *core_;
+  auto post = [&](Ec ec) { post_done(c.loop, std::move(handler), ec); };
+  if (c.closed) return post(Errc::closed);
+  if (!lease.valid()) return post(Errc::invalid_argument);
+  LeasePtr d = lease.d_;
+  if (d->state.load() == LeaseState::released) return post(Errc::not_held);
+  c.stop_lease_timers(d);
+  const loop::MonoTime t0 = c.loop.now();
+  auto req = [d] {
+    return d->kind == Kind::exclusive ? protocol::exclusive_release(d->keys, d->owner)
+                                      : protocol::shared_release(d->keys, d->owner);
+  };
+  auto finish = [wk = c.weak(), d, t0](Ec ec, const DoneHandler& h) {
+    auto self = wk.lock();
+    if (!self) return;
+    const bool was_held = d->state.load() == LeaseState::held;
+    if (!ec) {
+      d->state.store(LeaseState::released);
+    } else if (ec == Errc::not_held) {
+      // The caller is told directly; no on_lost callback for a lease it is giving up.
+      LeaseState expected = LeaseState::held;
+      d->state.compare_exchange_strong(expected, LeaseState::lost);
+    } else if (was_held) {
+      d->state.store(LeaseState::released);  // outcome unknown: it is gone or will expire
+    }
+    Core::drop_lease_timers(d);
+    self->forget(d);
+    if (auto* m = self->metrics()) m->on_op(Op::release, d->kind, ec, self->loop.now() - t0);
+    if (h) h(ec);
+  };
+  c.send(req(), [wk = c.weak(), d, req, finish, h = std::move(handler)](
+                    Ec ec, const loop::Replies& r) mutable {
+    auto self = wk.lock();
+    if (!self || self->closed) return;
+    if (ec == loop::Errc::outcome_unknown) {
+      // HDEL/DEL of our own names is idempotent: send it again once.
+      self->send(req(), [wk, d, finish, h = std::move(h)](Ec ec2, const loop::Replies& r2) {
+        auto s = wk.lock();
+        if (!s || s->closed) return;
+        if (is_transport(ec2) || r2.size() == 0) return finish(s->map(ec2), h);
+        const auto res = protocol::parse_release(d->kind, r2);
+        if (res == protocol::ReleaseResult::bad_reply) return finish(s->refused(r2, d->resource), h);
+        finish(res == protocol::ReleaseResult::released ? Ec{} : Ec(Errc::outcome_unknown), h);
+      });
+      return;
+    }
+    if (is_transport(ec) || r.size() == 0) return finish(self->map(ec), h);
+    switch (protocol::parse_release(d->kind, r)) {
+      case protocol::ReleaseResult::released:
+        return finish(d->state.load() == LeaseState::held ? Ec{} : Ec(Errc::not_held), h);
+      case protocol::ReleaseResult::not_held:
+        return finish(Errc::not_held, h);
+      case protocol::ReleaseResult::bad_reply:
+        return finish(self->refused(r, d->resource), h);
+    }
+  });
+}
+
+void Client::renew(const Lease& lease, DoneHandler handler) {
+  Core& c = *core_;
+  auto post = [&](Ec ec) { post_done(c.loop, std::move(handler), ec); };
+  if (c.closed) return post(Errc::closed);
+  if (!lease.valid()) return post(Errc::invalid_argument);
+  if (lease.state() != LeaseState::held) return post(Errc::not_held);
+  c.do_renew(lease.d_, std::move(handler));
+}
+
+}  // namespace lockwire::lock
