@@ -24,11 +24,9 @@ void Client::Core::wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hd
   } else {
     r = protocol::wait_read(w->keys, with_hdel ? std::string_view(w->field) : "", track);
   }
-  send(std::move(r), [wk = weak(), q, w, with_hdel, track](Ec ec, const loop::Replies& rr) {
-    auto self = wk.lock();
-    if (!self || self->closed) return;
+  send(std::move(r), guard([q, w, with_hdel, track](Core* self, Ec ec, const loop::Replies& rr) {
     self->on_wait_read(q, w, ec, rr, with_hdel, track);
-  });
+  }));
 }
 
 // ---- acquire -----------------------------------------------------------------------------
@@ -131,20 +129,15 @@ void Client::Core::settle(const WaiterPtr& w, bool absent) {
 // few times; the settle timer bounds how long the caller waits.
 void Client::Core::withdraw(const QueuePtr& q, const WaiterPtr& w, std::function<void(bool absent)> then, int tries) {
   q->state = Queue::State::in_flight;
-  loop::Request r = w->req.kind == Kind::exclusive
-                        ? protocol::exclusive_release(w->keys, w->req.owner)
-                        : protocol::shared_release(w->keys, w->req.owner);
-  send(std::move(r), [wk = weak(), q, w, then = std::move(then), tries](
+  send(protocol::release(w->req.kind, w->keys, w->req.owner), guard([q, w, then = std::move(then), tries](Core* self, 
                          Ec ec, const loop::Replies&) mutable {
-    auto self = wk.lock();
-    if (!self || self->closed) return;
     if (is_transport(ec) && retryable(ec) && tries > 1 &&
         self->conn->state() != loop::ConnectionState::closed) {
       self->withdraw(q, w, std::move(then), tries - 1);
       return;
     }
     then(!is_transport(ec));
-  });
+  }));
 }
 
 // Drops finished waiters at the head; starts the next attempt or retires the queue.
@@ -198,18 +191,14 @@ void Client::Core::attempt(const QueuePtr& q) {
   const loop::MonoTime t_send = loop.now();
   if (w->req.kind == Kind::exclusive) {
     send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms),
-         [wk = weak(), q, w, t_send](Ec ec, const loop::Replies& r) {
-           auto self = wk.lock();
-           if (!self || self->closed) return;
+         guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
-         });
+         }));
   } else {
     watch(protocol::shared_watch(w->keys, w->req.owner),
-          [wk = weak(), q, w, t_send](Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
-            auto self = wk.lock();
-            if (!self || self->closed) return;
+          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
             self->on_shared_read(q, w, t_send, ec, r, std::move(txn));
-          });
+          }));
   }
 }
 
@@ -218,9 +207,7 @@ void Client::Core::on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, E
   if (maybe_applied) {
     // Never replay blindly: remove whatever claim of ours may exist, then start afresh with a
     // new token (or answer, if the wait is over or was one attempt).
-    withdraw(q, w, [wk = weak(), q, w, ec](bool absent) {
-      auto self = wk.lock();
-      if (!self || self->closed) return;
+    withdraw(q, w, guard([q, w, ec](Core* self, bool absent) {
       if (w->expired) {
         self->settle(w, absent);
       } else if (q->one_shot || !absent) {
@@ -231,7 +218,7 @@ void Client::Core::on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, E
         self->complete(w, absent ? Ec(Errc::outcome_unknown) : self->map(ec));
       }
       self->advance(q);
-    });
+    }));
     return;
   }
   if (!retryable(ec) || q->one_shot || w->expired) {
@@ -275,11 +262,7 @@ void Client::Core::fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::
     advance(q);
   };
   if (!may_claim) return answer(true);
-  withdraw(q, w, [wk = weak(), answer = std::move(answer)](bool absent) {
-    auto self = wk.lock();
-    if (!self || self->closed) return;
-    answer(absent);
-  });
+  withdraw(q, w, guard([answer = std::move(answer)](Core*, bool absent) { answer(absent); }));
 }
 
 void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec, const loop::Replies& r) {
@@ -303,9 +286,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
       if (w->leaving() || q->one_shot) {
         // Wait over or one attempt only: withdraw our claim, and answer once it is withdrawn,
         // so no claim of ours outlives the answer.
-        withdraw(q, w, [wk = weak(), q, w](bool absent) {
-          auto self = wk.lock();
-          if (!self || self->closed) return;
+        withdraw(q, w, guard([q, w](Core* self, bool absent) {
           if (w->expired) {
             self->settle(w, absent);
           } else if (absent) {
@@ -314,7 +295,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
             self->settle(w, false);
           }
           self->advance(q);
-        });
+        }));
         return;
       }
       wait_read(q, w, true);
@@ -343,11 +324,9 @@ void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::M
   const protocol::Decision d = protocol::decide_shared(w->req.owner, read);
   if (d == protocol::Decision::free && !w->leaving()) {
     exec(txn, metrics(), protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms),
-         [wk = weak(), q, w, t_send](Ec ec2, const loop::Replies& r2) {
-           auto self = wk.lock();
-           if (!self || self->closed) return;
+         guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
            self->on_shared_grant(q, w, t_send, ec2, r2);
-         });
+         }));
     return;
   }
   txn.unwatch();
@@ -458,10 +437,8 @@ void Client::Core::check_stale(const QueuePtr& q, const WaiterPtr& w, const prot
   const std::int64_t pttl = wr.pttl;
   const bool tracked = wr.tracked;
   watch(protocol::stale_watch(w->keys, owners),
-        [wk = weak(), q, w, owners, pttl, tracked](Ec ec, const loop::Replies& r,
+        guard([q, w, owners, pttl, tracked](Core* self, Ec ec, const loop::Replies& r,
                                                    loop::WatchTxn txn) {
-          auto self = wk.lock();
-          if (!self || self->closed) return;
           if (is_transport(ec) || !txn.valid()) {
             self->on_attempt_transport(
                 q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
@@ -495,7 +472,7 @@ void Client::Core::check_stale(const QueuePtr& q, const WaiterPtr& w, const prot
                  if (!s2 || s2->closed) return;
                  s2->attempt(q);
                });
-        });
+        }));
 }
 
 // Waits for a push (tracked) or, where the server gave us no tracking, polls: the backstop
@@ -543,12 +520,10 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
   if (w->leaving()) {
     // Granted after the wait ended: release at once, never leave it behind; a caller still
     // waiting for the answer gets it once the release is confirmed.
-    withdraw(q, w, [wk = weak(), q, w](bool absent) {
-      auto self = wk.lock();
-      if (!self || self->closed) return;
+    withdraw(q, w, guard([q, w](Core* self, bool absent) {
       if (w->expired) self->settle(w, absent);
       self->advance(q);
-    });
+    }));
     return;
   }
   auto d = std::make_shared<detail::LeaseData>();

@@ -32,11 +32,8 @@ void Client::release(std::string resource, std::string owner, std::optional<Kind
   tally->left = kinds.size();
   tally->h = std::move(handler);
   for (Kind k : kinds) {
-    c.send(k == Kind::exclusive ? protocol::exclusive_release(keys, owner)
-                                : protocol::shared_release(keys, owner),
-           [wk = c.weak(), k, tally, resource, t0](Ec ec2, const loop::Replies& r) {
-             auto self = wk.lock();
-             if (!self || self->closed) return;
+    c.send(protocol::release(k, keys, owner),
+           c.guard([k, tally, resource, t0](Core* self, Ec ec2, const loop::Replies& r) {
              if (!tally->error) {
                if (is_transport(ec2) || r.size() == 0) {
                  tally->error = self->map(ec2);
@@ -59,7 +56,7 @@ void Client::release(std::string resource, std::string owner, std::optional<Kind
                m->on_op(Op::release, k, out, self->loop.now() - t0);
              }
              if (tally->h) tally->h(out);
-           });
+           }));
   }
 }
 
@@ -94,9 +91,7 @@ void Client::force_release(std::string resource,
   auto keys = protocol::make_keys(c.opts.prefix, resource);
   const loop::MonoTime t0 = c.loop.now();
   c.send(protocol::force_release(keys),
-         [wk = c.weak(), keys, t0, h = std::move(h)](Ec ec2, const loop::Replies& r) mutable {
-           auto self = wk.lock();
-           if (!self || self->closed) return;
+         c.guard([keys, t0, h = std::move(h)](Core* self, Ec ec2, const loop::Replies& r) mutable {
            std::vector<std::string> fields;
            Ec res;
            if (is_transport(ec2) || r.size() == 0) {
@@ -117,7 +112,7 @@ void Client::force_release(std::string resource,
              self->send(protocol::delete_companions(keys, owners), [](Ec, const loop::Replies&) {});
            }
            if (h) h(res, fields.size());
-         });
+         }));
   // The notice goes right behind the block (same write), in a block of its own: the notice key
   // lives outside the resource's hash slot.
   c.send(protocol::force_notice(c.notice_key, resource), [](Ec, const loop::Replies&) {});
@@ -137,9 +132,7 @@ void Client::inspect(std::string resource,
   }
   auto keys = protocol::make_keys(c.opts.prefix, resource);
   c.send(protocol::inspect(keys),
-         [wk = c.weak(), keys, h = std::move(h)](Ec ec2, const loop::Replies& r) mutable {
-           auto self = wk.lock();
-           if (!self || self->closed) return;
+         c.guard([keys, h = std::move(h)](Core* self, Ec ec2, const loop::Replies& r) mutable {
            if (is_transport(ec2) || r.size() == 0) return h(self->map(ec2), LockInfo{});
            protocol::InspectReply rep = protocol::parse_inspect(r.back());
            if (!rep.ok) return h(self->refused(r, keys.holders), LockInfo{});
@@ -153,9 +146,7 @@ void Client::inspect(std::string resource,
            }
            if (owners.empty()) return h({}, *info);
            self->send(protocol::companion_ttls(keys, owners),
-                      [wk, info, h = std::move(h)](Ec ec3, const loop::Replies& r3) {
-                        auto s = wk.lock();
-                        if (!s || s->closed) return;
+                      self->guard([info, h = std::move(h)](Core* s, Ec ec3, const loop::Replies& r3) {
                         if (is_transport(ec3)) return h(s->map(ec3), LockInfo{});
                         std::size_t i = 0;
                         for (auto& hd : info->holders) {
@@ -169,8 +160,8 @@ void Client::inspect(std::string resource,
                           ++i;
                         }
                         h({}, *info);
-                      });
-         });
+                      }));
+         }));
 }
 
 }  // namespace lockwire::lock

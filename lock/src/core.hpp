@@ -181,6 +181,16 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::vector<std::string> scratch_keys;
 
   std::weak_ptr<Core> weak() { return weak_from_this(); }
+  // The one guard every callback goes through: `f(Core*, args...)` runs only while this client
+  // lives and is open (a destroyed or closed client is never touched).
+  template <class F>
+  auto guard(F f) {
+    return [wk = weak(), f = std::move(f)](auto&&... args) mutable {
+      auto self = wk.lock();
+      if (!self || self->closed) return;
+      f(self.get(), std::forward<decltype(args)>(args)...);
+    };
+  }
   Metrics* metrics() const { return opts.metrics.get(); }
 
   void send(loop::Request r, loop::ReplyHandler h) {

@@ -130,12 +130,10 @@ void Client::Core::on_state(loop::ConnectionState s) {
   // tracked read of the force-release notice, and learn what the server lets us do (a refusal
   // is an answer); then let every waiter re-check and every holder check its lease (pushes
   // may have been missed while disconnected). No attempt is sent before this is answered.
-  send(protocol::connect_probe(notice_key), [w = weak()](Ec ec, const loop::Replies& rr) {
-    auto self = w.lock();
-    if (!self || self->closed) return;
+  send(protocol::connect_probe(notice_key), guard([](Core* self, Ec ec, const loop::Replies& rr) {
     if (is_transport(ec)) return;  // the connection went again; the next `ready` re-probes
     self->on_probe(protocol::parse_connect_probe(rr));
-  });
+  }));
 }
 
 void Client::Core::on_probe(const protocol::ConnectProbe& p) {

@@ -99,10 +99,8 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
   d->renew_in_flight = true;
   const loop::MonoTime t_send = loop.now();
   watch(protocol::renew_watch(d->kind, d->keys, d->owner),
-        [wk = weak(), d, t_send, done = std::move(done)](Ec ec, const loop::Replies& r,
+        guard([d, t_send, done = std::move(done)](Core* self, Ec ec, const loop::Replies& r,
                                                          loop::WatchTxn txn) mutable {
-          auto self = wk.lock();
-          if (!self || self->closed) return;
           if (is_transport(ec) || !txn.valid()) {
             d->renew_in_flight = false;
             self->finish_renew(d, self->map(ec ? ec : loop::Errc::protocol_error), t_send,
@@ -131,9 +129,7 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
           }
           exec(txn, self->metrics(),
                protocol::renew_exec(d->kind, d->keys, d->owner, ttl_millis(d->ttl)),
-               [wk, d, t_send, done = std::move(done)](Ec ec2, const loop::Replies& r2) mutable {
-                 auto s = wk.lock();
-                 if (!s || s->closed) return;
+               self->guard([d, t_send, done = std::move(done)](Core* s, Ec ec2, const loop::Replies& r2) mutable {
                  d->renew_in_flight = false;
                  if (is_transport(ec2) || r2.size() == 0) {
                    s->finish_renew(d, s->map(ec2 ? ec2 : loop::Errc::protocol_error),
@@ -161,8 +157,8 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
                      s->finish_renew(d, s->refused(r2, d->resource), t_send, done);
                      return;
                  }
-               });
-        });
+               }));
+        }));
 }
 
 // Renews a lease held by `owner` that this client did not grant (a tool, another process):
@@ -176,16 +172,14 @@ void Client::Core::renew_owner(std::string resource, std::string owner, Kind kin
   d->kind = kind;
   d->ttl = ttl;
   d->valid_until = loop::MonoTime{Nanos::max()};  // whether it is still valid is the server's word
-  do_renew(d, [wk = weak(), d, then_shared, h = std::move(handler)](Ec ec) mutable {
-    auto self = wk.lock();
-    if (!self || self->closed) return;
+  do_renew(d, guard([d, then_shared, h = std::move(handler)](Core* self, Ec ec) mutable {
     Core::drop_lease_timers(d);
     if (ec == Errc::not_held && then_shared) {
       return self->renew_owner(d->resource, d->owner, Kind::shared, false, d->ttl,
                                std::move(h));
     }
     if (h) h(ec);
-  });
+  }));
 }
 
 void Client::Core::finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send, const std::function<void(Ec)>& done) {
@@ -202,10 +196,7 @@ void Client::release(const Lease& lease, DoneHandler handler) {
   if (d->state.load() == LeaseState::released) return post(Errc::not_held);
   c.stop_lease_timers(d);
   const loop::MonoTime t0 = c.loop.now();
-  auto req = [d] {
-    return d->kind == Kind::exclusive ? protocol::exclusive_release(d->keys, d->owner)
-                                      : protocol::shared_release(d->keys, d->owner);
-  };
+  auto req = [d] { return protocol::release(d->kind, d->keys, d->owner); };
   auto finish = [wk = c.weak(), d, t0](Ec ec, const DoneHandler& h) {
     auto self = wk.lock();
     if (!self) return;
@@ -224,20 +215,16 @@ void Client::release(const Lease& lease, DoneHandler handler) {
     if (auto* m = self->metrics()) m->on_op(Op::release, d->kind, ec, self->loop.now() - t0);
     if (h) h(ec);
   };
-  c.send(req(), [wk = c.weak(), d, req, finish, h = std::move(handler)](
+  c.send(req(), c.guard([d, req, finish, h = std::move(handler)](Core* self, 
                     Ec ec, const loop::Replies& r) mutable {
-    auto self = wk.lock();
-    if (!self || self->closed) return;
     if (ec == loop::Errc::outcome_unknown) {
       // HDEL/DEL of our own names is idempotent: send it again once.
-      self->send(req(), [wk, d, finish, h = std::move(h)](Ec ec2, const loop::Replies& r2) {
-        auto s = wk.lock();
-        if (!s || s->closed) return;
+      self->send(req(), self->guard([d, finish, h = std::move(h)](Core* s, Ec ec2, const loop::Replies& r2) {
         if (is_transport(ec2) || r2.size() == 0) return finish(s->map(ec2), h);
         const auto res = protocol::parse_release(d->kind, r2);
         if (res == protocol::ReleaseResult::bad_reply) return finish(s->refused(r2, d->resource), h);
         finish(res == protocol::ReleaseResult::released ? Ec{} : Ec(Errc::outcome_unknown), h);
-      });
+      }));
       return;
     }
     if (is_transport(ec) || r.size() == 0) return finish(self->map(ec), h);
@@ -249,7 +236,7 @@ void Client::release(const Lease& lease, DoneHandler handler) {
       case protocol::ReleaseResult::bad_reply:
         return finish(self->refused(r, d->resource), h);
     }
-  });
+  }));
 }
 
 void Client::renew(const Lease& lease, DoneHandler handler) {

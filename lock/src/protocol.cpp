@@ -464,6 +464,10 @@ loop::Request shared_release(const Keys& k, std::string_view owner) {
       .done();
 }
 
+loop::Request release(Kind kind, const Keys& k, std::string_view owner) {
+  return kind == Kind::exclusive ? exclusive_release(k, owner) : shared_release(k, owner);
+}
+
 ReleaseResult parse_release(Kind kind, const loop::Replies& r) {
   if (r.size() == 0) return ReleaseResult::bad_reply;
   if (kind == Kind::exclusive) {

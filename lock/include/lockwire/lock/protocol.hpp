@@ -135,6 +135,8 @@ struct SharedRead {
 // --- release ------------------------------------------------------------------------------------
 [[nodiscard]] loop::Request exclusive_release(const Keys& k, std::string_view owner);
 [[nodiscard]] loop::Request shared_release(const Keys& k, std::string_view owner);
+// The release of `owner`'s lease of that kind (one of the two above).
+[[nodiscard]] loop::Request release(Kind kind, const Keys& k, std::string_view owner);
 enum class ReleaseResult : std::uint8_t { released, not_held, bad_reply };
 [[nodiscard]] ReleaseResult parse_release(Kind kind, const loop::Replies& r);
 
