@@ -219,9 +219,8 @@ class Client {
   // a read only replica."), what was left behind for outcome_unknown. Read it in the handler.
   [[nodiscard]] const std::string& last_error() const noexcept;
 
-  struct Core;
-
  private:
+  struct Core;  // lock/src/core.hpp
   std::shared_ptr<Core> core_;
 };
 
