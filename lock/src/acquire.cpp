@@ -25,8 +25,8 @@ void Client::Core::wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hd
     r = protocol::wait_read(w->keys, with_hdel ? std::string_view(w->field) : "", track);
   }
   send(std::move(r), guard([q, w, with_hdel, track](Core* self, Ec ec, const loop::Replies& rr) {
-    self->on_wait_read(q, w, ec, rr, with_hdel, track);
-  }));
+         self->on_wait_read(q, w, ec, rr, with_hdel, track);
+       }));
 }
 
 // ---- acquire -----------------------------------------------------------------------------
@@ -90,8 +90,8 @@ void Client::Core::give_up(const QueuePtr& q, const WaiterPtr& w, Ec why) {
 // released, a claim withdrawn) while the client lives.
 void Client::Core::start_settle(const QueuePtr& q, const WaiterPtr& w, Nanos after) {
   if (!w->settle_timer) {
-    w->settle_timer = loop.make_timer(
-        [wk = weak(), ww = std::weak_ptr<Waiter>(w), wq = std::weak_ptr<Queue>(q)] {
+    w->settle_timer =
+        loop.make_timer([wk = weak(), ww = std::weak_ptr<Waiter>(w), wq = std::weak_ptr<Queue>(q)] {
           auto self = wk.lock();
           auto wt = ww.lock();
           auto qq = wq.lock();
@@ -127,17 +127,19 @@ void Client::Core::settle(const WaiterPtr& w, bool absent) {
 // companion — touches nothing of anyone else), then `then(absent)`: absent = the server
 // answered, so nothing of ours is left. Retried while the connection comes back, at most a
 // few times; the settle timer bounds how long the caller waits.
-void Client::Core::withdraw(const QueuePtr& q, const WaiterPtr& w, std::function<void(bool absent)> then, int tries) {
+void Client::Core::withdraw(const QueuePtr& q, const WaiterPtr& w,
+                            std::function<void(bool absent)> then, int tries) {
   q->state = Queue::State::in_flight;
-  send(protocol::release(w->req.kind, w->keys, w->req.owner), guard([q, w, then = std::move(then), tries](Core* self, 
-                         Ec ec, const loop::Replies&) mutable {
-    if (is_transport(ec) && retryable(ec) && tries > 1 &&
-        self->conn->state() != loop::ConnectionState::closed) {
-      self->withdraw(q, w, std::move(then), tries - 1);
-      return;
-    }
-    then(!is_transport(ec));
-  }));
+  send(
+      protocol::release(w->req.kind, w->keys, w->req.owner),
+      guard([q, w, then = std::move(then), tries](Core* self, Ec ec, const loop::Replies&) mutable {
+        if (is_transport(ec) && retryable(ec) && tries > 1 &&
+            self->conn->state() != loop::ConnectionState::closed) {
+          self->withdraw(q, w, std::move(then), tries - 1);
+          return;
+        }
+        then(!is_transport(ec));
+      }));
 }
 
 // Drops finished waiters at the head; starts the next attempt or retires the queue.
@@ -203,22 +205,24 @@ void Client::Core::attempt(const QueuePtr& q) {
 }
 
 // Transport failure of an acquire step. `maybe_applied` = the step may have left a claim.
-void Client::Core::on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, Ec ec, bool maybe_applied) {
+void Client::Core::on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, Ec ec,
+                                        bool maybe_applied) {
   if (maybe_applied) {
     // Never replay blindly: remove whatever claim of ours may exist, then start afresh with a
     // new token (or answer, if the wait is over or was one attempt).
     withdraw(q, w, guard([q, w, ec](Core* self, bool absent) {
-      if (w->expired) {
-        self->settle(w, absent);
-      } else if (q->one_shot || !absent) {
-        self->last_error =
-            absent ? w->req.resource + ": the connection dropped during the attempt; no claim "
-                                       "of ours is left"
-                   : w->req.resource + ": " + self->conn->last_error();
-        self->complete(w, absent ? Ec(Errc::outcome_unknown) : self->map(ec));
-      }
-      self->advance(q);
-    }));
+               if (w->expired) {
+                 self->settle(w, absent);
+               } else if (q->one_shot || !absent) {
+                 self->last_error =
+                     absent ? w->req.resource +
+                                  ": the connection dropped during the attempt; no claim "
+                                  "of ours is left"
+                            : w->req.resource + ": " + self->conn->last_error();
+                 self->complete(w, absent ? Ec(Errc::outcome_unknown) : self->map(ec));
+               }
+               self->advance(q);
+             }));
     return;
   }
   if (!retryable(ec) || q->one_shot || w->expired) {
@@ -249,7 +253,8 @@ Ec Client::Core::map(Ec ec) {
 // A step failed with an error reply or a malformed one. If it may have left a claim of ours
 // (any block that ran HSETNX/HSET, or that was to remove our claim), withdraw it first: no
 // claim outlives a failed block (an EXECABORT discards the block's HDEL along with the rest).
-void Client::Core::fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r, bool may_claim) {
+void Client::Core::fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r,
+                             bool may_claim) {
   // The words are taken now: `r` is valid only during this call.
   const Ec ec = refused(r, w->req.resource);
   auto answer = [this, q, w, ec, words = last_error](bool absent) {
@@ -265,7 +270,8 @@ void Client::Core::fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::
   withdraw(q, w, guard([answer = std::move(answer)](Core*, bool absent) { answer(absent); }));
 }
 
-void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec, const loop::Replies& r) {
+void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                                      Ec ec, const loop::Replies& r) {
   if (is_transport(ec) || r.size() == 0) {
     on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
                          ec == loop::Errc::outcome_unknown);
@@ -287,15 +293,15 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
         // Wait over or one attempt only: withdraw our claim, and answer once it is withdrawn,
         // so no claim of ours outlives the answer.
         withdraw(q, w, guard([q, w](Core* self, bool absent) {
-          if (w->expired) {
-            self->settle(w, absent);
-          } else if (absent) {
-            self->complete(w, Errc::timed_out);
-          } else {
-            self->settle(w, false);
-          }
-          self->advance(q);
-        }));
+                   if (w->expired) {
+                     self->settle(w, absent);
+                   } else if (absent) {
+                     self->complete(w, Errc::timed_out);
+                   } else {
+                     self->settle(w, false);
+                   }
+                   self->advance(q);
+                 }));
         return;
       }
       wait_read(q, w, true);
@@ -309,7 +315,8 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
   }
 }
 
-void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                                  Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
   if (is_transport(ec) || !txn.valid()) {
     // A WATCH and reads change nothing: safe to retry.
     on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
@@ -349,7 +356,8 @@ void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::M
   wait_read(q, w, false);
 }
 
-void Client::Core::on_shared_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec, const loop::Replies& r) {
+void Client::Core::on_shared_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                                   Ec ec, const loop::Replies& r) {
   if (is_transport(ec) || r.size() == 0) {
     on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
                          ec == loop::Errc::outcome_unknown);
@@ -365,7 +373,8 @@ void Client::Core::on_shared_grant(const QueuePtr& q, const WaiterPtr& w, loop::
   }
 }
 
-void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r, bool with_hdel, bool track) {
+void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
+                                const loop::Replies& r, bool with_hdel, bool track) {
   if (is_transport(ec) || r.size() == 0) {
     // Our HDEL may or may not have run: resolve like any unknown acquire.
     on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
@@ -427,7 +436,8 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, co
 }
 
 // Exclusive waiter blocked only by shared fields: remove fields whose companion lease is gone.
-void Client::Core::check_stale(const QueuePtr& q, const WaiterPtr& w, const protocol::WaitRead& wr) {
+void Client::Core::check_stale(const QueuePtr& q, const WaiterPtr& w,
+                               const protocol::WaitRead& wr) {
   std::vector<std::string> owners;
   for (const std::string& f : wr.fields) {
     Kind k{};
@@ -438,10 +448,10 @@ void Client::Core::check_stale(const QueuePtr& q, const WaiterPtr& w, const prot
   const bool tracked = wr.tracked;
   watch(protocol::stale_watch(w->keys, owners),
         guard([q, w, owners, pttl, tracked](Core* self, Ec ec, const loop::Replies& r,
-                                                   loop::WatchTxn txn) {
+                                            loop::WatchTxn txn) {
           if (is_transport(ec) || !txn.valid()) {
-            self->on_attempt_transport(
-                q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
+            self->on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
+                                       false);
             return;
           }
           if (w->leaving()) {
@@ -512,18 +522,19 @@ Nanos Client::Core::poll_delay(int n) {
   for (int i = 0; i < n && d < cap; ++i) d *= 2;
   d = std::min(d, cap);
   const auto half = d.count() / 2;
-  return Nanos(half + static_cast<std::int64_t>(loop.random() %
-                                                static_cast<std::uint64_t>(half + 1)));
+  return Nanos(half +
+               static_cast<std::int64_t>(loop.random() % static_cast<std::uint64_t>(half + 1)));
 }
 
-void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send) {
+void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
+                         loop::MonoTime t_send) {
   if (w->leaving()) {
     // Granted after the wait ended: release at once, never leave it behind; a caller still
     // waiting for the answer gets it once the release is confirmed.
     withdraw(q, w, guard([q, w](Core* self, bool absent) {
-      if (w->expired) self->settle(w, absent);
-      self->advance(q);
-    }));
+               if (w->expired) self->settle(w, absent);
+               self->advance(q);
+             }));
     return;
   }
   auto d = std::make_shared<detail::LeaseData>();

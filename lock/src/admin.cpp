@@ -131,37 +131,37 @@ void Client::inspect(std::string resource,
     return;
   }
   auto keys = protocol::make_keys(c.opts.prefix, resource);
-  c.send(protocol::inspect(keys),
-         c.guard([keys, h = std::move(h)](Core* self, Ec ec2, const loop::Replies& r) mutable {
-           if (is_transport(ec2) || r.size() == 0) return h(self->map(ec2), LockInfo{});
-           protocol::InspectReply rep = protocol::parse_inspect(r.back());
-           if (!rep.ok) return h(self->refused(r, keys.holders), LockInfo{});
-           auto info = std::make_shared<LockInfo>();
-           info->holders = std::move(rep.holders);
-           info->last_token = rep.last_token;
-           info->pttl_ms = rep.pttl;
-           std::vector<std::string> owners;
-           for (const auto& hd : info->holders) {
-             if (hd.kind == Kind::shared) owners.push_back(hd.owner);
-           }
-           if (owners.empty()) return h({}, *info);
-           self->send(protocol::companion_ttls(keys, owners),
-                      self->guard([info, h = std::move(h)](Core* s, Ec ec3, const loop::Replies& r3) {
-                        if (is_transport(ec3)) return h(s->map(ec3), LockInfo{});
-                        std::size_t i = 0;
-                        for (auto& hd : info->holders) {
-                          if (hd.kind != Kind::shared) continue;
-                          if (i < r3.size()) {
-                            const resp::Frame f = r3[i];
-                            if (!f.empty()) {
-                              if (auto v = resp::to_int64(f[resp::value_index(f)])) hd.ttl_ms = *v;
-                            }
-                          }
-                          ++i;
-                        }
-                        h({}, *info);
-                      }));
-         }));
+  c.send(protocol::inspect(keys), c.guard([keys, h = std::move(h)](Core* self, Ec ec2,
+                                                                   const loop::Replies& r) mutable {
+    if (is_transport(ec2) || r.size() == 0) return h(self->map(ec2), LockInfo{});
+    protocol::InspectReply rep = protocol::parse_inspect(r.back());
+    if (!rep.ok) return h(self->refused(r, keys.holders), LockInfo{});
+    auto info = std::make_shared<LockInfo>();
+    info->holders = std::move(rep.holders);
+    info->last_token = rep.last_token;
+    info->pttl_ms = rep.pttl;
+    std::vector<std::string> owners;
+    for (const auto& hd : info->holders) {
+      if (hd.kind == Kind::shared) owners.push_back(hd.owner);
+    }
+    if (owners.empty()) return h({}, *info);
+    self->send(protocol::companion_ttls(keys, owners),
+               self->guard([info, h = std::move(h)](Core* s, Ec ec3, const loop::Replies& r3) {
+                 if (is_transport(ec3)) return h(s->map(ec3), LockInfo{});
+                 std::size_t i = 0;
+                 for (auto& hd : info->holders) {
+                   if (hd.kind != Kind::shared) continue;
+                   if (i < r3.size()) {
+                     const resp::Frame f = r3[i];
+                     if (!f.empty()) {
+                       if (auto v = resp::to_int64(f[resp::value_index(f)])) hd.ttl_ms = *v;
+                     }
+                   }
+                   ++i;
+                 }
+                 h({}, *info);
+               }));
+  }));
 }
 
 }  // namespace lockwire::lock

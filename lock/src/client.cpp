@@ -1,7 +1,6 @@
 // The lock client's facade and metrics; the machine itself is Client::Core (core.hpp).
 #include "core.hpp"
 
-
 namespace lockwire::lock {
 
 // --- CountingMetrics ---------------------------------------------------------------------------
@@ -34,7 +33,6 @@ void CountingMetrics::on_request(std::uint32_t n) noexcept {
   requests.fetch_add(1, std::memory_order_relaxed);
   commands.fetch_add(n, std::memory_order_relaxed);
 }
-
 
 void Client::Core::shutdown() noexcept {
   if (closed) return;

@@ -128,7 +128,6 @@ struct Queue {
 };
 using QueuePtr = std::shared_ptr<Queue>;
 
-
 // Reports an early outcome of release()/renew() from the loop, never inside the call itself.
 inline void post_done(loop::Loop& loop, Client::DoneHandler handler, Ec ec) {
   loop.post([h = std::move(handler), ec] {
@@ -156,9 +155,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   ClientOptions opts;
   std::unique_ptr<loop::Connection> conn;
   bool closed = false;
-  bool tracking_on = false;      // CLIENT TRACKING ON OPTIN confirmed on the current connection
-  ServerCapabilities caps;       // of the current connection (connect probe)
-  std::string last_error;        // detail of the last failure reported (Client::last_error)
+  bool tracking_on = false;  // CLIENT TRACKING ON OPTIN confirmed on the current connection
+  ServerCapabilities caps;   // of the current connection (connect probe)
+  std::string last_error;    // detail of the last failure reported (Client::last_error)
   // Attempts held back until the connect probe of the current connection is answered (so that
   // nothing is granted on a server that may evict lock keys): one-shot queues; registered
   // queues park in need_ready and are woken by wake_all().
@@ -379,8 +378,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // Renews a lease held by `owner` that this client did not grant (a tool, another process):
   // the same WATCH/MULTI steps on a lease record of its own. `then_shared`: not held as
   // exclusive, try shared.
-  void renew_owner(std::string resource, std::string owner, Kind kind, bool then_shared,
-                   Nanos ttl, DoneHandler handler);
+  void renew_owner(std::string resource, std::string owner, Kind kind, bool then_shared, Nanos ttl,
+                   DoneHandler handler);
 
   void finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
                     const std::function<void(Ec)>& done);

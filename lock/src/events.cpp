@@ -93,31 +93,29 @@ void Client::Core::leave_queue(const QueuePtr& q) {
 }
 
 void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget) {
-  send(protocol::leave_queue(q->keys, leaving),
-       [wk = weak(), q, leaving, budget](Ec ec, const loop::Replies& r) {
-         auto self = wk.lock();
-         std::vector<std::string> first;
-         if (!self || self->closed) return;
-         if (is_transport(ec)) {
-           // ZREM is idempotent: send it again, so that no entry of ours is left for others
-           // to ring in vain.
-           if (retryable(ec) && budget > 1) self->hand_on(q, leaving, budget - 1);
-           return;
-         }
-         if (ec || r.size() == 0) return;
-         if (!protocol::parse_leave_queue(r.back(), first) || first.empty()) return;
-         self->send(protocol::ring(q->keys, first),
-                    [wk, q, first, budget](Ec, const loop::Replies& r2) {
-                      auto s2 = wk.lock();
-                      if (!s2 || s2->closed || r2.size() != first.size() || budget <= 1) return;
-                      std::vector<std::string> gone;
-                      for (std::size_t i = 0; i < first.size(); ++i) {
-                        if (protocol::parse_ring(r2[i]) == protocol::Ring::gone)
-                          gone.push_back(first[i]);
-                      }
-                      if (!gone.empty()) s2->hand_on(q, std::move(gone), budget - 1);
-                    });
-       });
+  send(protocol::leave_queue(q->keys, leaving), [wk = weak(), q, leaving, budget](
+                                                    Ec ec, const loop::Replies& r) {
+    auto self = wk.lock();
+    std::vector<std::string> first;
+    if (!self || self->closed) return;
+    if (is_transport(ec)) {
+      // ZREM is idempotent: send it again, so that no entry of ours is left for others
+      // to ring in vain.
+      if (retryable(ec) && budget > 1) self->hand_on(q, leaving, budget - 1);
+      return;
+    }
+    if (ec || r.size() == 0) return;
+    if (!protocol::parse_leave_queue(r.back(), first) || first.empty()) return;
+    self->send(protocol::ring(q->keys, first), [wk, q, first, budget](Ec, const loop::Replies& r2) {
+      auto s2 = wk.lock();
+      if (!s2 || s2->closed || r2.size() != first.size() || budget <= 1) return;
+      std::vector<std::string> gone;
+      for (std::size_t i = 0; i < first.size(); ++i) {
+        if (protocol::parse_ring(r2[i]) == protocol::Ring::gone) gone.push_back(first[i]);
+      }
+      if (!gone.empty()) s2->hand_on(q, std::move(gone), budget - 1);
+    });
+  });
 }
 
 void Client::Core::on_state(loop::ConnectionState s) {
@@ -131,9 +129,9 @@ void Client::Core::on_state(loop::ConnectionState s) {
   // is an answer); then let every waiter re-check and every holder check its lease (pushes
   // may have been missed while disconnected). No attempt is sent before this is answered.
   send(protocol::connect_probe(notice_key), guard([](Core* self, Ec ec, const loop::Replies& rr) {
-    if (is_transport(ec)) return;  // the connection went again; the next `ready` re-probes
-    self->on_probe(protocol::parse_connect_probe(rr));
-  }));
+         if (is_transport(ec)) return;  // the connection went again; the next `ready` re-probes
+         self->on_probe(protocol::parse_connect_probe(rr));
+       }));
 }
 
 void Client::Core::on_probe(const protocol::ConnectProbe& p) {
@@ -198,8 +196,7 @@ void Client::Core::check_leases(std::string_view resource) {
   std::vector<LeasePtr> held;
   for (auto& [k, wl] : leases) {
     auto d = wl.lock();
-    if (d && d->state.load() == LeaseState::held &&
-        (resource.empty() || d->resource == resource)) {
+    if (d && d->state.load() == LeaseState::held && (resource.empty() || d->resource == resource)) {
       held.push_back(std::move(d));
     }
   }

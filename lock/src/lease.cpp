@@ -27,7 +27,6 @@ loop::MonoTime Lease::valid_until() const noexcept {
   return d_->valid_until;
 }
 
-
 // ---- leases ------------------------------------------------------------------------------
 void Client::Core::arm_lease_timers(const LeasePtr& d) {
   std::weak_ptr<detail::LeaseData> wd = d;
@@ -100,11 +99,10 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
   const loop::MonoTime t_send = loop.now();
   watch(protocol::renew_watch(d->kind, d->keys, d->owner),
         guard([d, t_send, done = std::move(done)](Core* self, Ec ec, const loop::Replies& r,
-                                                         loop::WatchTxn txn) mutable {
+                                                  loop::WatchTxn txn) mutable {
           if (is_transport(ec) || !txn.valid()) {
             d->renew_in_flight = false;
-            self->finish_renew(d, self->map(ec ? ec : loop::Errc::protocol_error), t_send,
-                               done);
+            self->finish_renew(d, self->map(ec ? ec : loop::Errc::protocol_error), t_send, done);
             return;
           }
           // Declared lost locally meanwhile (unconfirmed past its TTL): never resurrect it.
@@ -129,11 +127,11 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
           }
           exec(txn, self->metrics(),
                protocol::renew_exec(d->kind, d->keys, d->owner, ttl_millis(d->ttl)),
-               self->guard([d, t_send, done = std::move(done)](Core* s, Ec ec2, const loop::Replies& r2) mutable {
+               self->guard([d, t_send, done = std::move(done)](Core* s, Ec ec2,
+                                                               const loop::Replies& r2) mutable {
                  d->renew_in_flight = false;
                  if (is_transport(ec2) || r2.size() == 0) {
-                   s->finish_renew(d, s->map(ec2 ? ec2 : loop::Errc::protocol_error),
-                                   t_send, done);
+                   s->finish_renew(d, s->map(ec2 ? ec2 : loop::Errc::protocol_error), t_send, done);
                    return;
                  }
                  switch (protocol::parse_renew_exec(d->kind, r2.back())) {
@@ -164,7 +162,8 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
 // Renews a lease held by `owner` that this client did not grant (a tool, another process):
 // the same WATCH/MULTI steps on a lease record of its own. `then_shared`: not held as
 // exclusive, try shared.
-void Client::Core::renew_owner(std::string resource, std::string owner, Kind kind, bool then_shared, Nanos ttl, DoneHandler handler) {
+void Client::Core::renew_owner(std::string resource, std::string owner, Kind kind, bool then_shared,
+                               Nanos ttl, DoneHandler handler) {
   auto d = std::make_shared<detail::LeaseData>();
   d->keys = protocol::make_keys(opts.prefix, resource);
   d->resource = std::move(resource);
@@ -173,16 +172,17 @@ void Client::Core::renew_owner(std::string resource, std::string owner, Kind kin
   d->ttl = ttl;
   d->valid_until = loop::MonoTime{Nanos::max()};  // whether it is still valid is the server's word
   do_renew(d, guard([d, then_shared, h = std::move(handler)](Core* self, Ec ec) mutable {
-    Core::drop_lease_timers(d);
-    if (ec == Errc::not_held && then_shared) {
-      return self->renew_owner(d->resource, d->owner, Kind::shared, false, d->ttl,
-                               std::move(h));
-    }
-    if (h) h(ec);
-  }));
+             Core::drop_lease_timers(d);
+             if (ec == Errc::not_held && then_shared) {
+               return self->renew_owner(d->resource, d->owner, Kind::shared, false, d->ttl,
+                                        std::move(h));
+             }
+             if (h) h(ec);
+           }));
 }
 
-void Client::Core::finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send, const std::function<void(Ec)>& done) {
+void Client::Core::finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
+                                const std::function<void(Ec)>& done) {
   if (auto* m = metrics()) m->on_op(Op::renew, d->kind, ec, loop.now() - t_send);
   if (done) done(ec);
 }
@@ -215,14 +215,16 @@ void Client::release(const Lease& lease, DoneHandler handler) {
     if (auto* m = self->metrics()) m->on_op(Op::release, d->kind, ec, self->loop.now() - t0);
     if (h) h(ec);
   };
-  c.send(req(), c.guard([d, req, finish, h = std::move(handler)](Core* self, 
-                    Ec ec, const loop::Replies& r) mutable {
+  c.send(req(), c.guard([d, req, finish, h = std::move(handler)](Core* self, Ec ec,
+                                                                 const loop::Replies& r) mutable {
     if (ec == loop::Errc::outcome_unknown) {
       // HDEL/DEL of our own names is idempotent: send it again once.
-      self->send(req(), self->guard([d, finish, h = std::move(h)](Core* s, Ec ec2, const loop::Replies& r2) {
+      self->send(req(), self->guard([d, finish, h = std::move(h)](Core* s, Ec ec2,
+                                                                  const loop::Replies& r2) {
         if (is_transport(ec2) || r2.size() == 0) return finish(s->map(ec2), h);
         const auto res = protocol::parse_release(d->kind, r2);
-        if (res == protocol::ReleaseResult::bad_reply) return finish(s->refused(r2, d->resource), h);
+        if (res == protocol::ReleaseResult::bad_reply)
+          return finish(s->refused(r2, d->resource), h);
         finish(res == protocol::ReleaseResult::released ? Ec{} : Ec(Errc::outcome_unknown), h);
       }));
       return;

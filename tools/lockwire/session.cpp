@@ -1,0 +1,392 @@
+// The lockwire tool's Session: common steps and the one-shot subcommands (session.hpp).
+#include "session.hpp"
+
+#include <cstdarg>
+
+#include "output.hpp"
+
+namespace lockwire::cli {
+
+int Session::run() {
+  lock::ClientOptions copts;
+  copts.prefix = o_.prefix;
+  copts.allow_eviction = o_.allow_eviction;
+  if (o_.verbose) copts.metrics = std::make_shared<VerboseMetrics>(o_.resource);
+  client_ = std::make_unique<lock::Client>(loop_, conn_opts_, copts);
+  watchdog_ = loop_.make_timer([this] {
+    fail(kUnavailable, "%s: no answer from %s within %s", o_.resource.c_str(),
+         describe_endpoint(conn_opts_.endpoint).c_str(), format_duration(watchdog_after_).c_str());
+  });
+  grace_timer_ = loop_.make_timer([this] {
+    if (on_grace_) std::exchange(on_grace_, {})();
+  });
+  // The library bounds every wait by wait + settle_timeout; the watchdog is the last resort
+  // for everything else (a server that stops answering never makes the tool hang).
+  const Nanos op_bound = o_.connect_timeout + copts.settle_timeout + kReportGrace + 2s;
+  switch (o_.command) {
+    case Command::run:
+      install_signals();
+      arm_watchdog(op_bound + o_.wait);
+      connect_then([this] { acquire(true); });
+      break;
+    case Command::acquire:
+      install_signals();
+      arm_watchdog(op_bound + o_.wait);
+      connect_then([this] { acquire(false); });
+      break;
+    case Command::release:
+      arm_watchdog(op_bound);
+      connect_then([this] { release(); });
+      break;
+    case Command::renew:
+      arm_watchdog(op_bound);
+      connect_then([this] { renew(); });
+      break;
+    case Command::force_release:
+      arm_watchdog(op_bound);
+      connect_then([this] { force_release(); });
+      break;
+    case Command::inspect:
+      arm_watchdog(op_bound);
+      connect_then([this] { inspect(); });
+      break;
+    case Command::watch:
+      install_signals();
+      arm_watchdog(op_bound);
+      connect_then([this] { watch(); });
+      break;
+    case Command::none:
+      return kUsage;
+  }
+  loop_.run();
+  if (exit_ < 0) {
+    print_err("%s: internal error: event loop stopped unexpectedly", o_.resource.c_str());
+    return kUnavailable;
+  }
+  return exit_;
+}
+
+void Session::finish(int code) {
+  if (exit_ >= 0) return;
+  exit_ = code;
+  std::fflush(stdout);
+  if (watch_) watch_->close();
+  if (client_) client_->close();
+  loop_.stop();
+}
+
+void Session::fail(int code, const char* fmt, ...) {
+  if (exit_ >= 0) return;
+  if (!o_.quiet) {
+    va_list ap;
+    va_start(ap, fmt);
+    char buf[4096];
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    print_err("%s", buf);
+  }
+  finish(code);
+}
+
+void Session::note(const char* fmt, ...) const {
+  if (!o_.verbose) return;
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[4096];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  print_err("%s", buf);
+}
+
+void Session::arm_watchdog(Nanos after) {
+  watchdog_after_ = after;
+  watchdog_->start(after);
+}
+
+// Runs `then` after `after` unless something else finished first (one at a time).
+void Session::after(Nanos d, std::function<void()> then) {
+  on_grace_ = std::move(then);
+  grace_timer_->start(d);
+}
+
+// What went wrong, in the library's (and so the server's) words when it has them.
+std::string Session::why(Ec ec) const {
+  const std::string& detail = client_->last_error();
+  if (!detail.empty()) {
+    // last_error starts with "<resource>: "; our messages name the resource already.
+    const std::string lead = o_.resource + ": ";
+    if (detail.starts_with(lead)) return detail.substr(lead.size());
+    return detail;
+  }
+  std::string s = ec.message();
+  const std::string& conn = client_->connection().last_error();
+  if (conn.find(s) != std::string::npos) return conn;  // already says it, with context
+  if (!conn.empty()) s += " (" + conn + ")";
+  return s;
+}
+
+void Session::lock_error(Ec ec) {
+  if (ec == lock::Errc::invalid_argument) {
+    return fail(kUsage, "%s: invalid request: %s", o_.resource.c_str(), why(ec).c_str());
+  }
+  std::string hint;
+  if (ec == lock::Errc::unsafe_server) hint = " (or pass --allow-eviction, accepting the risk)";
+  if (ec == lock::Errc::outcome_unknown) {
+    return fail(kUnavailable, "%s: outcome unknown: %s", o_.resource.c_str(), why(ec).c_str());
+  }
+  fail(kUnavailable, "%s: %s%s", o_.resource.c_str(), why(ec).c_str(), hint.c_str());
+}
+
+// Runs `next` once the connection is up; a failed first connect is a connection error (the
+// connection would retry, but a command-line tool should say so at once). Later losses and
+// reconnects are noted with -v.
+void Session::connect_then(std::function<void()> next) {
+  client_->connection().add_state_handler(
+      [this, next = std::move(next)](loop::ConnectionState s, Ec ec) {
+        if (exit_ >= 0) return;
+        if (connected_) {
+          if (s == loop::ConnectionState::disconnected && ec) {
+            note("%s: connection lost (%s); reconnecting", o_.resource.c_str(), why(ec).c_str());
+          } else if (s == loop::ConnectionState::ready) {
+            note("%s: reconnected to %s", o_.resource.c_str(),
+                 describe_endpoint(conn_opts_.endpoint).c_str());
+          }
+          return;
+        }
+        if (s == loop::ConnectionState::ready) {
+          connected_ = true;
+          note("connected to %s", describe_endpoint(conn_opts_.endpoint).c_str());
+          loop_.post(next);
+        } else if (s == loop::ConnectionState::disconnected && ec) {
+          std::string detail = client_->connection().last_error();
+          if (detail.empty()) detail = ec.message();
+          fail(kUnavailable, "%s: cannot connect to %s: %s", o_.resource.c_str(),
+               describe_endpoint(conn_opts_.endpoint).c_str(), detail.c_str());
+        }
+      });
+  client_->start();
+}
+
+void Session::install_signals() {
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH}) {
+    auto* h = new uv_signal_t;
+    uv_signal_init(loop_.native(), h);
+    h->data = this;
+    uv_signal_start(
+        h, [](uv_signal_t* sh, int signum) { static_cast<Session*>(sh->data)->on_signal(signum); },
+        sig);
+    // Signal handles must not keep the loop alive on their own.
+    uv_unref(reinterpret_cast<uv_handle_t*>(h));
+    signals_.push_back(h);
+  }
+}
+
+void Session::on_signal(int sig) {
+  const bool terminating = sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGTERM;
+  if (o_.command == Command::watch) {
+    if (terminating) finish(kOk);
+    return;
+  }
+  // run (and acquire, which never has a child):
+  if (child_running_) {
+    note("%s: forwarding signal %d to COMMAND (pid %d)", o_.resource.c_str(), sig, child_pid_);
+    uv_process_kill(proc_, sig);
+    return;
+  }
+  if (!terminating || lease_.valid() || abort_code_ >= 0 || exit_ >= 0) return;
+  // Still waiting for the lock: give up. The library answers once no claim of ours is left
+  // (an acquire in flight is settled first; a late grant is released).
+  abort_code_ = 128 + sig;
+  note("%s: signal %d while waiting; giving up", o_.resource.c_str(), sig);
+  if (!locking_) return finish(abort_code_);
+  client_->cancel(o_.resource, owner());
+}
+
+std::optional<lock::Kind> Session::kind_given() const {
+  if (o_.shared) return lock::Kind::shared;
+  return std::nullopt;  // whichever the owner holds
+}
+
+lock::LockRequest Session::lock_request() const {
+  lock::LockRequest req;
+  req.resource = o_.resource;
+  req.owner = owner();
+  req.kind = o_.shared ? lock::Kind::shared : lock::Kind::exclusive;
+  req.ttl = *o_.ttl;
+  req.wait = o_.wait;
+  return req;
+}
+
+// Not acquired: name the other holder(s) when the server says so in time — never ourselves.
+void Session::report_busy(Ec ec) {
+  if (ec == lock::Errc::already_held) {
+    fail(kBusy, "%s: already held by owner '%s' (locks are not re-entrant)", o_.resource.c_str(),
+         owner().c_str());
+    return;
+  }
+  if (o_.quiet) return finish(kBusy);
+  const std::string within =
+      o_.wait > Nanos{0} ? " within " + format_duration(o_.wait) : std::string();
+  after(kReportGrace, [this, within] {
+    fail(kBusy, "%s: not acquired%s: held by someone else (the server did not say who in time)",
+         o_.resource.c_str(), within.c_str());
+  });
+  client_->inspect(o_.resource, [this, within](Ec iec, const lock::LockInfo& info) {
+    std::string who;
+    if (!iec) {
+      for (const auto& h : lock::classify(info).holders) {
+        if (h.owner == owner()) continue;
+        if (!who.empty()) who += ", ";
+        who += "'" + h.owner + "' (" + kind_name(h.kind) + ", " + std::to_string(h.ttl_ms) +
+               "ms left)";
+      }
+    }
+    const std::string holder = who.empty() ? "held by someone else" : "held by " + who;
+    fail(kBusy, "%s: not acquired%s: %s", o_.resource.c_str(), within.c_str(), holder.c_str());
+  });
+}
+
+void Session::acquire(bool run_child) {
+  lock::LockRequest req = lock_request();
+  if (run_child) {
+    req.auto_renew = true;
+    req.on_lost = [this](Ec why) { on_lease_lost(why); };
+  }
+  locking_ = true;
+  client_->lock(std::move(req), [this, run_child](Ec ec, lock::Lease lease) {
+    locking_ = false;
+    if (exit_ >= 0) return;
+    if (abort_code_ >= 0) {
+      // A signal came while waiting; a grant that raced with it is given back first.
+      if (!ec) {
+        return client_->release(lease, [this](Ec) { finish(abort_code_); });
+      }
+      return finish(abort_code_);
+    }
+    if (ec == lock::Errc::timed_out || ec == lock::Errc::already_held) return report_busy(ec);
+    if (ec) return lock_error(ec);
+    note("%s: acquired (%s, token %llu, ttl %s)", o_.resource.c_str(),
+         kind_name(lease.kind()).c_str(), static_cast<unsigned long long>(lease.token()),
+         format_duration(lease.ttl()).c_str());
+    if (run_child) {
+      lease_ = std::move(lease);
+      return spawn();
+    }
+    if (o_.json) {
+      std::printf("{\"resource\":%s,\"owner\":%s,\"kind\":\"%s\",\"token\":%llu,\"ttl_ms\":%lld}\n",
+                  json_string(o_.resource).c_str(), json_string(owner()).c_str(),
+                  kind_name(lease.kind()).c_str(), static_cast<unsigned long long>(lease.token()),
+                  static_cast<long long>(lock::ttl_millis(lease.ttl())));
+    } else {
+      std::printf("%llu %s\n", static_cast<unsigned long long>(lease.token()), owner().c_str());
+    }
+    finish(kOk);  // the lease stays on the server until its TTL ends
+  });
+}
+
+void Session::release() {
+  client_->release(o_.resource, owner(), kind_given(), [this](Ec ec) {
+    if (exit_ >= 0) return;
+    if (ec && ec != lock::Errc::not_held) return lock_error(ec);
+    if (o_.json) {
+      std::printf("{\"resource\":%s,\"owner\":%s,\"released\":%s}\n",
+                  json_string(o_.resource).c_str(), json_string(owner()).c_str(),
+                  ec ? "false" : "true");
+    }
+    if (ec) {
+      return fail(kNotHeld, "%s: not held by '%s' (expired, force-released or never acquired)",
+                  o_.resource.c_str(), owner().c_str());
+    }
+    note("%s: released", o_.resource.c_str());
+    finish(kOk);
+  });
+}
+
+void Session::renew() {
+  client_->renew(o_.resource, owner(), kind_given(), *o_.ttl, [this](Ec ec) {
+    if (exit_ >= 0) return;
+    if (ec && ec != lock::Errc::not_held) return lock_error(ec);
+    if (o_.json) {
+      std::printf("{\"resource\":%s,\"owner\":%s,\"renewed\":%s,\"ttl_ms\":%lld}\n",
+                  json_string(o_.resource).c_str(), json_string(owner()).c_str(),
+                  ec ? "false" : "true", static_cast<long long>(lock::ttl_millis(*o_.ttl)));
+    }
+    if (ec) {
+      return fail(kNotHeld, "%s: not held by '%s' (expired, force-released or never acquired)",
+                  o_.resource.c_str(), owner().c_str());
+    }
+    note("%s: renewed for %s", o_.resource.c_str(), format_duration(*o_.ttl).c_str());
+    finish(kOk);
+  });
+}
+
+// ---- force-release / inspect ---------------------------------------------------------------
+void Session::force_release() {
+  client_->force_release(o_.resource, [this](Ec ec, std::size_t removed) {
+    if (exit_ >= 0) return;
+    if (ec) return lock_error(ec);
+    if (o_.json) {
+      std::printf("{\"resource\":%s,\"removed\":%zu}\n", json_string(o_.resource).c_str(), removed);
+    } else if (!o_.quiet) {
+      std::printf("%s: removed %zu holder%s\n", o_.resource.c_str(), removed,
+                  removed == 1 ? "" : "s");
+    }
+    finish(kOk);
+  });
+}
+
+std::string Session::holders_json(const lock::HolderView& v) {
+  std::string s = "[";
+  for (const auto& h : v.holders) {
+    if (s.size() > 1) s += ',';
+    s += "{\"owner\":" + json_string(h.owner) + ",\"kind\":\"" + kind_name(h.kind) +
+         "\",\"ttl_ms\":" + std::to_string(h.ttl_ms) + "}";
+  }
+  return s + "]";
+}
+
+// What the server lets a lock client do (degraded modes are visible, not silent).
+std::string Session::server_json() const {
+  const lock::ServerCapabilities& c = client_->capabilities();
+  std::string s = "{\"push_wakeups\":";
+  s += c.push_wakeups ? "true" : "false";
+  if (!c.push_wakeups) s += ",\"tracking_error\":" + json_string(c.tracking_error);
+  if (c.memory_known) {
+    s += ",\"maxmemory\":" + std::to_string(c.maxmemory) +
+         ",\"maxmemory_policy\":" + json_string(c.maxmemory_policy);
+  } else {
+    s += ",\"info_error\":" + json_string(c.info_error);
+  }
+  return s + "}";
+}
+
+void Session::inspect() {
+  client_->inspect(o_.resource, [this](Ec ec, const lock::LockInfo& info) {
+    if (exit_ >= 0) return;
+    if (ec) return lock_error(ec);
+    const lock::HolderView v = lock::classify(info);
+    const lock::ServerCapabilities& c = client_->capabilities();
+    if (o_.json) {
+      std::printf(
+          "{\"resource\":%s,\"state\":\"%s\",\"holders\":%s,\"last_token\":%llu,\"server\":%s}"
+          "\n",
+          json_string(o_.resource).c_str(), lock::state_name(v.state), holders_json(v).c_str(),
+          static_cast<unsigned long long>(info.last_token), server_json().c_str());
+    } else {
+      std::printf("resource:   %s\nstate:      %s\n", o_.resource.c_str(),
+                  lock::state_name(v.state));
+      for (const auto& h : v.holders) {
+        std::printf("holder:     %s %s (%lldms left)\n", kind_name(h.kind).c_str(), h.owner.c_str(),
+                    static_cast<long long>(h.ttl_ms));
+      }
+      std::printf("last_token: %llu\n", static_cast<unsigned long long>(info.last_token));
+      if (!c.push_wakeups) {
+        std::printf("wake-ups:   polling (server refused tracking: %s)\n",
+                    c.tracking_error.c_str());
+      }
+    }
+    finish(kOk);
+  });
+}
+
+}  // namespace lockwire::cli
