@@ -60,16 +60,43 @@ bool answers_ping(std::uint16_t port) {
   return ok;
 }
 
+bool port_free(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  if (fd >= 0) ::close(fd);
+  return ok;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size()) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
 }  // namespace
 
 RedisServer::RedisServer(std::vector<std::string> extra_args, bool unix_socket)
-    : extra_(std::move(extra_args)), unix_(unix_socket) {
+    : RedisServer(Options{std::move(extra_args), unix_socket, false, {}}) {}
+
+RedisServer::RedisServer(Options o)
+    : extra_(std::move(o.args)),
+      unix_(o.unix_socket),
+      cluster_bus_(o.cluster_bus),
+      config_text_(std::move(o.config_text)) {
   char tmpl[] = "/tmp/lockwire-redis-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   if (unix_) unix_path_ = dir_ + "/redis.sock";
-  for (int attempt = 0; attempt < 20; ++attempt) {
+  for (int attempt = 0; attempt < 40; ++attempt) {
     port_ = free_loopback_port();
+    if (cluster_bus_ && (port_ > 55535 || !port_free(static_cast<std::uint16_t>(port_ + 10000)))) {
+      continue;
+    }
     if (launch()) return;
   }
   throw std::runtime_error("redis-server did not start (is it installed? scripts/deps.sh)");
@@ -86,8 +113,18 @@ std::string RedisServer::url() const {
 }
 
 bool RedisServer::launch() {
-  std::vector<std::string> args = {"redis-server",
-                                   "--port",
+  std::vector<std::string> args = {"redis-server"};
+  if (!config_text_.empty()) {
+    const std::string conf = dir_ + "/redis.conf";
+    std::string text = replace_all(config_text_, "%PORT%", std::to_string(port_));
+    text = replace_all(text, "%DIR%", dir_);
+    FILE* f = std::fopen(conf.c_str(), "w");
+    if (f == nullptr) throw std::runtime_error("cannot write " + conf);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    args.push_back(conf);
+  }
+  args.insert(args.end(), {"--port",
                                    std::to_string(port_),
                                    "--bind",
                                    "127.0.0.1",
@@ -102,7 +139,7 @@ bool RedisServer::launch() {
                                    "--daemonize",
                                    "no",
                                    "--protected-mode",
-                                   "no"};
+                                   "no"});
   if (unix_) {
     args.insert(args.end(), {"--unixsocket", unix_path_, "--unixsocketperm", "700"});
   }

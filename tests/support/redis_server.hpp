@@ -17,6 +17,16 @@ namespace lockwire::test {
 
 class RedisServer {
  public:
+  struct Options {
+    std::vector<std::string> args;  // redis-server command-line options
+    bool unix_socket = false;
+    // A port P whose cluster bus port P+10000 is free too (cluster nodes).
+    bool cluster_bus = false;
+    // Non-empty: written to <dir>/redis.conf (with %PORT% and %DIR% replaced) and passed first,
+    // as sentinels need (they rewrite their config file).
+    std::string config_text;
+  };
+  explicit RedisServer(Options options);
   // Extra arguments are redis-server command-line options, e.g. {"--requirepass", "secret"}.
   explicit RedisServer(std::vector<std::string> extra_args = {}, bool unix_socket = false);
   ~RedisServer();
@@ -40,6 +50,8 @@ class RedisServer {
   bool launch();
   std::vector<std::string> extra_;
   bool unix_ = false;
+  bool cluster_bus_ = false;
+  std::string config_text_;
   std::uint16_t port_ = 0;
   std::string dir_;
   std::string unix_path_;
