@@ -1,6 +1,7 @@
 // Private to lockwire_loop: Connection::Impl, shared by
-//   connection.cpp  - the public methods and the multiplexer: submission, the queue and the
-//                     transaction lane, deadlines, reply matching, pushes, loss and close;
+//   connection.cpp  - the public methods; submission, the queue and the transaction lane,
+//                     deadlines (the writing half of the multiplexer); loss and close;
+//   replies.cpp     - the reading half: frames to requests, pushes, SUBSCRIBE acks;
 //   handshake.cpp   - connecting, the handshake (with the Handshake machine, handshake.hpp),
 //                     reconnect backoff, ready, the health check.
 // See connection.hpp for the behaviour; comments here say how it is done.
@@ -138,18 +139,18 @@ struct Connection::Impl final : StreamHandler {
   void release_lane();
   void txn_exec(std::uint64_t id, Request block, ReplyHandler handler, RequestOptions options);
   void txn_unwatch(std::uint64_t id);
+  void retire_stream();
+  void fail_connection(std::error_code ec);
+  void on_closed(std::error_code ec) override;
+  void close();
 
+  // --- replies.cpp ------------------------------------------------------------------------------
   void on_data(std::string_view bytes) override;
   void input_overflow();
   [[nodiscard]] std::uint32_t awaited_sub_ack() const noexcept;
   void on_frame(resp::Frame frame);
   void accumulate(resp::Frame frame);
   void complete(InFlight& f, const Replies& replies, bool error);
-
-  void retire_stream();
-  void fail_connection(std::error_code ec);
-  void on_closed(std::error_code ec) override;
-  void close();
 
   // --- handshake.cpp ----------------------------------------------------------------------------
   void connect_now();

@@ -223,7 +223,8 @@ void Connection::Impl::handshake_reply(resp::Frame frame) {
   fail_queued_not_sent();
 }
 
-// --- ready ----------------------------------------------------------------------------------------
+// --- ready
+// ----------------------------------------------------------------------------------------
 
 void Connection::Impl::on_ready() {
   attempt = 0;

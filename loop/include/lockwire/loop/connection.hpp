@@ -34,10 +34,10 @@
 //   from a posted task). A handler may close or destroy the Connection.
 // - A WatchTxn must not outlive its Connection.
 //
-// Implemented in loop/src/ (target lockwire_loop): connection.cpp (public methods, the
-// multiplexer), handshake.cpp (connecting, handshake, fencing, reconnects, health check),
-// request_check.cpp (the request rules); connection_impl.hpp is their shared private header.
-// Owned by loop/.
+// Implemented in loop/src/ (target lockwire_loop): connection.cpp (public methods, submission,
+// queue, lane, deadlines, loss, close), replies.cpp (reply matching, pushes), handshake.cpp
+// (connecting, handshake, fencing, reconnects, health check), request_check.cpp (the request
+// rules); connection_impl.hpp is their private header. Owned by loop/.
 #pragma once
 
 #include <cstdint>

@@ -84,7 +84,7 @@ class RequestShape {
   std::uint32_t multis_ = 0, ends_ = 0, unwatches_ = 0, watches_ = 0;
   std::uint8_t first_ = 0, last_ = 0;  // classes of the first and the last command
   bool in_multi_ = false;
-  const char* why_ = nullptr;  // a command-level error (the request-level one is derived)
+  const char* why_ = nullptr;    // a command-level error (the request-level one is derived)
   std::size_t built_bytes_ = 0;  // RequestBuilder: the size of the bytes this shape describes
   bool built_ = false;
 };
@@ -119,7 +119,7 @@ class RequestBuilder {
   template <class Name, class... Args>
   requires(resp::detail::StringLike<Name> &&
            ((resp::detail::StringLike<Args> || resp::detail::Integer<Args>)&&...))
-  RequestBuilder& add(const Name& name, const Args&... args) {
+      RequestBuilder& add(const Name& name, const Args&... args) {
     resp::append_command(r_.bytes, name, args...);
     added(std::string_view(name), first_string(args...), 1 + sizeof...(Args));
     return *this;
