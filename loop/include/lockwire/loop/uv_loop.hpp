@@ -18,6 +18,8 @@
 //   errors come back through on_connected as TlsErrc; a rejected certificate as x509_category()
 //   with OpenSSL's X509_V_ERR_* value (message() names the reason).
 // - Lifetime: destroy every Timer, Stream and Connection made from a UvLoop before the UvLoop.
+//
+// Implemented in loop/src/uv_*.cpp (target lockwire_uv; uv_internal.hpp lists what is where).
 #pragma once
 
 #include <uv.h>
