@@ -113,6 +113,10 @@ void StreamCore::on_timer(uv_timer_t* t) {
     c->kickoff();
     return;
   }
+  // Connected but still handshaking: say so (a plaintext port never answers a ClientHello).
+  if (c->ssl != nullptr && c->socket_up) {
+    return c->fail(make_error_code(ConnectErrc::tls_handshake_timeout));
+  }
   c->fail(uv_error(UV_ETIMEDOUT));
 }
 

@@ -206,6 +206,27 @@ TEST_F(Tls, ClientCertificates) {
   EXPECT_FALSE(try_connection(options(port, t)));
 }
 
+// rediss:// to a plaintext port: redis-server waits for a command line and never answers the
+// ClientHello, so the connect timeout ends the handshake — and the error says so.
+TEST_F(Tls, PlaintextPortIsReportedAsAnUnfinishedHandshake) {
+  test::RedisServer plain;
+  ConnectionOptions o;
+  std::string why;
+  ASSERT_FALSE(parse_url(
+      "rediss://127.0.0.1:" + std::to_string(plain.port()) + "?connect_timeout=300", o, &why))
+      << why;
+  o.auto_reconnect = false;
+  std::string detail;
+  const auto ec = try_connection(o, &detail);
+  EXPECT_EQ(ec, ConnectErrc::tls_handshake_timeout) << ec.message();
+  EXPECT_EQ(ec, std::errc::timed_out);  // still a timeout for code that only checks that
+  const std::string where = "127.0.0.1:" + std::to_string(plain.port());
+  EXPECT_EQ(detail, "TLS handshake did not complete: " + where +
+                        " accepted the connection but did not finish the handshake within 300ms "
+                        "— is the port TLS?");
+  EXPECT_NE(detail.find(ec.message()), std::string::npos);  // the code's text, with context
+}
+
 TEST_F(Tls, MisconfigurationIsAClearErrorBeforeAnyNetworkTraffic) {
   const std::uint16_t nobody = test::free_loopback_port();  // never contacted
   TlsOptions t;

@@ -274,6 +274,7 @@ TEST(UvLoop, ConnectTimeoutCoversTheTlsHandshake) {
   auto s = loop.connect(ep, r, 50ms);
   loop.run();
   ASSERT_EQ(r.connected.size(), 1u);
+  EXPECT_EQ(r.connected[0], ConnectErrc::tls_handshake_timeout) << r.connected[0].message();
   EXPECT_EQ(r.connected[0], std::errc::timed_out);
   s.reset();
   loop.run();
