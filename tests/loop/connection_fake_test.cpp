@@ -1,6 +1,6 @@
 // Connection over an in-test fake Loop: manual time, scripted server bytes. Deterministic tests of
 // handshake, pipelining, push routing, deadlines, the transaction lane, limits, reconnect backoff
-// and health checks.
+// and health checks. Every test ends with the fake loop empty (Fixture::TearDown).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -144,6 +144,16 @@ struct Fixture : ::testing::Test {
   ConnectionOptions opt;
   std::unique_ptr<Connection> c;
   std::vector<std::pair<ConnectionState, std::error_code>> states;
+
+  // libuv's rule (test/task.h) on the fake loop: once the connection is gone, nothing of it is
+  // left — no timer, no stream, no posted work (stale posts run and find nothing to do).
+  void TearDown() override {
+    c.reset();
+    L.drain();
+    EXPECT_TRUE(L.timers.empty()) << L.timers.size() << " timer(s) left";
+    EXPECT_TRUE(L.streams.empty()) << L.streams.size() << " stream(s) left";
+    EXPECT_TRUE(L.posted.empty());
+  }
 
   void make() {
     c = std::make_unique<Connection>(L, opt);

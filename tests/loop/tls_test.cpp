@@ -14,6 +14,7 @@
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/loop/uv_loop.hpp"
 #include "lockwire/resp/reply.hpp"
+#include "loop_check.hpp"
 #include "redis_server.hpp"
 
 namespace lockwire::loop {
@@ -94,6 +95,7 @@ class Tls : public ::testing::Test {
   // Connects; returns the error that ended the attempt (empty: ready, PING answered).
   static std::error_code try_connection(ConnectionOptions o, std::string* detail = nullptr) {
     UvLoop loop;
+    test::EmptyLoopAtExit at_exit(loop);
     std::error_code result;
     bool done = false;
     {
@@ -118,8 +120,6 @@ class Tls : public ::testing::Test {
       while (!done) loop.run_once(true);
       if (detail != nullptr) *detail = c.last_error();
     }
-    loop.run();
-    EXPECT_TRUE(loop.empty());
     return result;
   }
 
@@ -134,6 +134,7 @@ TEST_F(Tls, VerifiedConnectionCarriesPipelinesAndLargeValues) {
   TlsOptions t;
   t.ca_file = (*certs_)("ca.crt");
   UvLoop loop;
+  test::EmptyLoopAtExit at_exit(loop);
   {
     Connection c(loop, options(port, t));
     c.start();
@@ -158,8 +159,6 @@ TEST_F(Tls, VerifiedConnectionCarriesPipelinesAndLargeValues) {
     EXPECT_EQ(bad, 0) << c.last_error();
     EXPECT_EQ(got, big);
   }
-  loop.run();
-  EXPECT_TRUE(loop.empty());
 }
 
 TEST_F(Tls, HostNameAndSniAreChecked) {
