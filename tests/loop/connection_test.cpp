@@ -1,4 +1,4 @@
-// Connection on UvLoop against real redis-servers (and a tiny misbehaving fake server).
+// Connection on UvLoop against real redis-servers (misbehaving servers: bad_server_test.cpp).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -21,18 +21,7 @@ namespace lockwire::loop {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Runs the loop until pred() holds (false after `limit`).
-bool run_until(UvLoop& loop, const std::function<bool()>& pred, Nanos limit = 10s) {
-  auto tick = loop.make_timer([] {});
-  tick->start(2ms, 2ms);
-  const MonoTime end = loop.now() + limit;
-  while (!pred()) {
-    if (loop.now() > end) return false;
-    loop.run_once(true);
-  }
-  return true;
-}
+using test::run_until;
 
 // Destroys the connection while the test's locals its handlers refer to are still alive (it
 // fails what is pending with Errc::closed). The loop's emptiness is checked by EmptyLoopAtExit
@@ -559,87 +548,6 @@ TEST(Connection, HealthCheckDropsAFrozenServerAndRecovers) {
   server.resume();
   ASSERT_TRUE(run_until(loop, [&] { return readies == 1; }));
   finish(c);
-}
-
-// A tiny scripted server: answers HELLO, then sends `script` after the first command.
-class FakeServer {
- public:
-  explicit FakeServer(std::string script) : script_(std::move(script)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 4) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-      throw std::runtime_error("fake server");
-    }
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~FakeServer() {
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-  }
-  std::uint16_t port() const { return port_; }
-
- private:
-  void serve() {
-    const int c = ::accept(fd_, nullptr, nullptr);
-    if (c < 0) return;
-    char buf[4096];
-    const std::string hello = "%1\r\n$2\r\nid\r\n:1\r\n";
-    if (::read(c, buf, sizeof buf) > 0 && ::write(c, hello.data(), hello.size()) > 0 &&
-        ::read(c, buf, sizeof buf) > 0) {
-      [[maybe_unused]] auto n = ::write(c, script_.data(), script_.size());
-      while (::read(c, buf, sizeof buf) > 0) {
-      }
-    }
-    ::close(c);
-  }
-  std::string script_;
-  int fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::thread thread_;
-};
-
-void expect_fake_server_error(const std::string& script, Errc want, const char* detail) {
-  FakeServer fake(script);
-  UvLoop loop;
-  test::EmptyLoopAtExit at_exit(loop);
-  ConnectionOptions o;
-  o.endpoint.port = fake.port();
-  o.auto_reconnect = false;
-  auto c = ready_conn(loop, o);
-  std::error_code req, drop;
-  c->add_state_handler([&](ConnectionState s, std::error_code ec) {
-    if (s == ConnectionState::disconnected) drop = ec;
-  });
-  bool answered = false;
-  c->command({"GET", "k"}, [&](std::error_code ec, const Replies&) {
-    answered = true;
-    req = ec;
-  });
-  ASSERT_TRUE(run_until(loop, [&] { return answered && drop; }));
-  // Oversized: the only reply is lost; otherwise the valid first reply was delivered.
-  EXPECT_EQ(req,
-            want == Errc::input_limit ? make_error_code(Errc::outcome_unknown) : std::error_code{});
-  EXPECT_EQ(drop, want);
-  EXPECT_NE(c->last_error().find(detail), std::string::npos) << c->last_error();
-  finish(c);
-}
-
-TEST(Connection, MalformedBytesFromAFakeServerAreAClearError) {
-  expect_fake_server_error("$3\r\nabc\r\n:12x\r\n", Errc::protocol_error, "malformed");
-}
-
-TEST(Connection, UnsolicitedReplyFromAFakeServerIsAClearError) {
-  expect_fake_server_error("+OK\r\n+SURPRISE\r\n", Errc::protocol_error, "unsolicited");
-}
-
-TEST(Connection, OversizedReplyHitsTheInputLimit) {
-  expect_fake_server_error("$999999999999\r\n", Errc::input_limit, "malformed");
 }
 
 }  // namespace

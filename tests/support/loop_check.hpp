@@ -1,6 +1,6 @@
+// Helpers for tests on a UvLoop (header-only, for tests linking lockwire_uv): run_until, and
 // libuv's rule for its own tests (test/task.h, MAKE_VALGRIND_HAPPY): a test that used a loop
-// leaves it empty — every handle and request it made is closed and finished. Header-only, for
-// tests linking lockwire_uv.
+// leaves it empty — every handle and request it made is closed and finished.
 //
 //   UvLoop loop;
 //   test::EmptyLoopAtExit at_exit(loop);  // right after the loop: checked when the test ends
@@ -10,12 +10,27 @@
 #include <uv.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 
 #include "lockwire/loop/uv_loop.hpp"
 
 namespace lockwire::test {
+
+// Runs the loop until pred() holds; false once `limit` has passed (a 2 ms tick keeps the loop
+// turning, so pred() is re-checked even while nothing else happens).
+[[nodiscard]] inline bool run_until(loop::UvLoop& loop, const std::function<bool()>& pred,
+                                    loop::Nanos limit = std::chrono::seconds(10)) {
+  auto tick = loop.make_timer([] {});
+  tick->start(std::chrono::milliseconds(2), std::chrono::milliseconds(2));
+  const loop::MonoTime end = loop.now() + limit;
+  while (!pred()) {
+    if (loop.now() > end) return false;
+    loop.run_once(true);
+  }
+  return true;
+}
 
 // Runs `loop` without blocking (for at most `limit`: a leak fails, it does not hang) until libuv
 // has finished closing what the test destroyed; fails naming what is still there.
