@@ -14,6 +14,7 @@
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/loop/uv_loop.hpp"
 #include "lockwire/resp/reply.hpp"
+#include "loop_check.hpp"
 #include "redis_server.hpp"
 
 namespace lockwire::loop {
@@ -94,6 +95,7 @@ class Tls : public ::testing::Test {
   // Connects; returns the error that ended the attempt (empty: ready, PING answered).
   static std::error_code try_connection(ConnectionOptions o, std::string* detail = nullptr) {
     UvLoop loop;
+    test::EmptyLoopAtExit at_exit(loop);
     std::error_code result;
     bool done = false;
     {
@@ -118,8 +120,6 @@ class Tls : public ::testing::Test {
       while (!done) loop.run_once(true);
       if (detail != nullptr) *detail = c.last_error();
     }
-    loop.run();
-    EXPECT_TRUE(loop.empty());
     return result;
   }
 
@@ -134,6 +134,7 @@ TEST_F(Tls, VerifiedConnectionCarriesPipelinesAndLargeValues) {
   TlsOptions t;
   t.ca_file = (*certs_)("ca.crt");
   UvLoop loop;
+  test::EmptyLoopAtExit at_exit(loop);
   {
     Connection c(loop, options(port, t));
     c.start();
@@ -158,8 +159,6 @@ TEST_F(Tls, VerifiedConnectionCarriesPipelinesAndLargeValues) {
     EXPECT_EQ(bad, 0) << c.last_error();
     EXPECT_EQ(got, big);
   }
-  loop.run();
-  EXPECT_TRUE(loop.empty());
 }
 
 TEST_F(Tls, HostNameAndSniAreChecked) {
@@ -204,6 +203,27 @@ TEST_F(Tls, ClientCertificates) {
   t.cert_file = (*certs_)("client.crt");
   t.key_file = (*certs_)("client.key");
   EXPECT_FALSE(try_connection(options(port, t)));
+}
+
+// rediss:// to a plaintext port: redis-server waits for a command line and never answers the
+// ClientHello, so the connect timeout ends the handshake — and the error says so.
+TEST_F(Tls, PlaintextPortIsReportedAsAnUnfinishedHandshake) {
+  test::RedisServer plain;
+  ConnectionOptions o;
+  std::string why;
+  ASSERT_FALSE(parse_url(
+      "rediss://127.0.0.1:" + std::to_string(plain.port()) + "?connect_timeout=300", o, &why))
+      << why;
+  o.auto_reconnect = false;
+  std::string detail;
+  const auto ec = try_connection(o, &detail);
+  EXPECT_EQ(ec, ConnectErrc::tls_handshake_timeout) << ec.message();
+  EXPECT_EQ(ec, std::errc::timed_out);  // still a timeout for code that only checks that
+  const std::string where = "127.0.0.1:" + std::to_string(plain.port());
+  EXPECT_EQ(detail, "TLS handshake did not complete: " + where +
+                        " accepted the connection but did not finish the handshake within 300ms "
+                        "— is the port TLS?");
+  EXPECT_NE(detail.find(ec.message()), std::string::npos);  // the code's text, with context
 }
 
 TEST_F(Tls, MisconfigurationIsAClearErrorBeforeAnyNetworkTraffic) {

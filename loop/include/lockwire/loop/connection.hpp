@@ -20,9 +20,10 @@
 //   reports not_sent. Reconnects use capped exponential backoff with jitter from Loop::random().
 //   After each handshake the state handlers see `ready` first (their requests are written before
 //   the queued backlog: re-subscribe / re-enable tracking there).
-// - Every request's bytes are checked (RESP arrays of blob strings, command count, MULTI/EXEC/
-//   WATCH placement): send() takes plain requests and one self-contained MULTI..EXEC block,
-//   watch() takes WATCH + reads. RESET, HELLO, MONITOR and CLIENT REPLY are refused
+// - Every request is checked (request.hpp: RESP arrays of blob strings, command count, MULTI/
+//   EXEC/WATCH placement; a RequestBuilder's record is used, any other request's bytes are
+//   walked): send() takes plain requests and one self-contained MULTI..EXEC block, watch()
+//   takes WATCH + reads. RESET, HELLO, MONITOR and CLIENT REPLY are refused
 //   (Errc::bad_request): they would break RESP3 or reply matching. In RESP3 a (P|S)SUBSCRIBE
 //   is acknowledged by one push per channel, or refused with an error reply (NOPERM where the
 //   ACL grants no channel access, the default for new Redis 7 users): its reply is the first
@@ -33,7 +34,10 @@
 //   from a posted task). A handler may close or destroy the Connection.
 // - A WatchTxn must not outlive its Connection.
 //
-// Implemented in loop/src/connection.cpp (target lockwire_loop); owned by loop/.
+// Implemented in loop/src/ (target lockwire_loop): connection.cpp (public methods, submission,
+// queue, lane, deadlines, loss, close), replies.cpp (reply matching, pushes), handshake.cpp
+// (connecting, handshake, fencing, reconnects, health check), request_check.cpp (the request
+// rules); connection_impl.hpp is their private header. Owned by loop/.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +49,7 @@
 #include <system_error>
 #include <vector>
 
+#include "lockwire/loop/request.hpp"
 #include "lockwire/loop/seam.hpp"
 #include "lockwire/resp/node.hpp"
 #include "lockwire/resp/parser.hpp"
@@ -107,45 +112,14 @@ struct ConnectionOptions {
 [[nodiscard]] std::error_code parse_url(std::string_view url, ConnectionOptions& out,
                                         std::string* why = nullptr);
 
-// The replies to one request (one frame per command in it), valid only during the handler call.
-class Replies {
- public:
-  Replies() = default;
-  Replies(std::span<const resp::Node> nodes, std::span<const std::uint32_t> starts) noexcept
-      : nodes_(nodes), starts_(starts) {}
-  [[nodiscard]] std::size_t size() const noexcept { return starts_.size(); }
-  [[nodiscard]] resp::Frame operator[](std::size_t i) const noexcept {
-    const std::size_t b = starts_[i];
-    const std::size_t e = i + 1 < starts_.size() ? starts_[i + 1] : nodes_.size();
-    return nodes_.subspan(b, e - b);
-  }
-  [[nodiscard]] resp::Frame back() const noexcept { return (*this)[size() - 1]; }
-
- private:
-  std::span<const resp::Node> nodes_;
-  std::span<const std::uint32_t> starts_;
-};
-
 // ec is empty on success. Errc::server_error when any reply is an error frame (replies still
 // given). On not_sent / outcome_unknown / closed, `replies` is empty.
 using ReplyHandler = std::function<void(std::error_code ec, const Replies& replies)>;
 using PushHandler = std::function<void(resp::Frame push)>;
 
-enum class RequestKind : std::uint8_t {
-  plain,   // no transaction-state commands
-  atomic,  // a self-contained MULTI ... EXEC (or DISCARD) block, no WATCH
-};
-
 struct RequestOptions {
   Nanos timeout{0};            // 0 = none; counted from submission
   ReplyHandler on_late_reply;  // reply of a request that already failed with outcome_unknown
-};
-
-// A request: one or more encoded commands (resp::append_command) sent back to back.
-struct Request {
-  std::string bytes;
-  std::uint32_t commands = 1;
-  RequestKind kind = RequestKind::plain;
 };
 
 class Connection;

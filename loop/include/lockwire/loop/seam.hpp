@@ -70,6 +70,41 @@ struct Endpoint {
   std::optional<TlsOptions> tls;  // set: TLS over the stream (the loop owns the socket)
 };
 
+// Connect failures the seam itself defines, so that code above it can tell them apart whatever
+// the Loop. Every other failure comes in the implementation's own error category.
+enum class ConnectErrc {
+  // The socket connected but the TLS handshake did not complete within the connect timeout —
+  // typically a plaintext port, which waits for a command line and never answers the
+  // ClientHello. Compares equal to std::errc::timed_out.
+  tls_handshake_timeout = 1,
+};
+
+namespace detail {
+class ConnectCategory final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "lockwire.connect"; }
+  std::string message(int v) const override {
+    return v == static_cast<int>(ConnectErrc::tls_handshake_timeout)
+               ? "TLS handshake did not complete"
+               : "unknown connect error";
+  }
+  std::error_condition default_error_condition(int v) const noexcept override {
+    if (v == static_cast<int>(ConnectErrc::tls_handshake_timeout)) {
+      return std::make_error_condition(std::errc::timed_out);
+    }
+    return {v, *this};
+  }
+};
+}  // namespace detail
+
+[[nodiscard]] inline const std::error_category& connect_category() noexcept {
+  static const detail::ConnectCategory c;
+  return c;
+}
+[[nodiscard]] inline std::error_code make_error_code(ConnectErrc e) noexcept {
+  return {static_cast<int>(e), connect_category()};
+}
+
 // Receives a stream's events. All callbacks run on the loop thread.
 class StreamHandler {
  public:
@@ -113,7 +148,9 @@ class Loop {
   virtual void post(std::function<void()> fn) = 0;
 
   // Starts connecting (DNS, TCP/Unix, then TLS if endpoint.tls). handler.on_connected fires once,
-  // with an error if nothing succeeded within `timeout`. `handler` must outlive the stream.
+  // with an error if nothing succeeded within `timeout` (ConnectErrc::tls_handshake_timeout when
+  // the socket connected but the TLS handshake did not finish). `handler` must outlive the
+  // stream.
   [[nodiscard]] virtual std::unique_ptr<Stream> connect(const Endpoint& endpoint,
                                                         StreamHandler& handler, Nanos timeout) = 0;
 
@@ -122,3 +159,6 @@ class Loop {
 };
 
 }  // namespace lockwire::loop
+
+template <>
+struct std::is_error_code_enum<lockwire::loop::ConnectErrc> : std::true_type {};

@@ -16,8 +16,13 @@
 // - TLS (Endpoint::tls) is OpenSSL with memory BIOs; the socket stays a plain libuv stream.
 //   Verification is on by default (chain + host name or IP; SNI for names), TLS >= 1.2. Config
 //   errors come back through on_connected as TlsErrc; a rejected certificate as x509_category()
-//   with OpenSSL's X509_V_ERR_* value (message() names the reason).
+//   with OpenSSL's X509_V_ERR_* value (message() names the reason). The connect timeout covers
+//   the handshake: a socket that connected but did not finish it in time (a plaintext port)
+//   fails with ConnectErrc::tls_handshake_timeout (== std::errc::timed_out), any other timeout
+//   with uv_error(UV_ETIMEDOUT).
 // - Lifetime: destroy every Timer, Stream and Connection made from a UvLoop before the UvLoop.
+//
+// Implemented in loop/src/uv_*.cpp (target lockwire_uv; uv_internal.hpp lists what is where).
 #pragma once
 
 #include <uv.h>

@@ -1,0 +1,165 @@
+// Private to lockwire_loop: Connection::Impl, shared by
+//   connection.cpp  - the public methods; submission, the queue and the transaction lane,
+//                     deadlines (the writing half of the multiplexer); loss and close;
+//   replies.cpp     - the reading half: frames to requests, pushes, SUBSCRIBE acks;
+//   handshake.cpp   - connecting, the handshake (with the Handshake machine, handshake.hpp),
+//                     reconnect backoff, ready, the health check.
+// See connection.hpp for the behaviour; comments here say how it is done.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "handshake.hpp"
+#include "lockwire/loop/connection.hpp"
+#include "lockwire/resp/parser.hpp"
+
+namespace lockwire::loop {
+
+struct Connection::Impl final : StreamHandler {
+  // What an InFlight entry is: a caller's request, or one of the connection's own.
+  enum class Internal : std::uint8_t { user, handshake, ping, unwatch };
+
+  struct Pending {  // not written yet
+    std::string bytes;
+    std::uint32_t replies = 0;
+    std::vector<RequestShape::Subscribe> subs;  // reply slots taken by (P|S)SUBSCRIBE acks
+    RequestKind kind = RequestKind::plain;
+    ReplyHandler handler;
+    WatchHandler whandler;
+    ReplyHandler late;
+    MonoTime deadline{};
+    bool has_deadline = false;
+    bool done = false;
+  };
+
+  struct InFlight {  // written, awaiting `replies` frames
+    std::uint32_t replies = 1;
+    std::uint32_t got = 0;
+    std::vector<RequestShape::Subscribe> subs;
+    Internal internal = Internal::user;
+    bool failed = false;  // outcome_unknown already reported: the reply goes to `late`
+    bool has_deadline = false;
+    MonoTime deadline{};
+    std::uint64_t lane_id = 0;  // a WATCH request: the lane it holds
+    ReplyHandler handler;
+    WatchHandler whandler;
+    ReplyHandler late;
+  };
+
+  // Detects the Connection being destroyed from inside a handler we call.
+  struct Guard {
+    Impl* impl;
+    Guard* prev;
+    bool dead = false;
+    explicit Guard(Impl* i) : impl(i), prev(i->guards_) { i->guards_ = this; }
+    ~Guard() {
+      if (!dead) impl->guards_ = prev;
+    }
+  };
+
+  Connection* self;
+  Loop& loop;
+  ConnectionOptions opt;
+  ConnectionState state = ConnectionState::disconnected;
+  std::uint32_t skip_acks = 0;  // SUBSCRIBE acknowledgements still to come after the first
+  bool started = false;
+  std::unique_ptr<Stream> stream;
+  std::vector<std::unique_ptr<Stream>> retired;
+  resp::Parser parser;
+  std::string inbuf;
+  std::deque<Pending> queue;
+  std::size_t queue_bytes = 0;
+  std::deque<InFlight> inflight;
+  std::uint64_t lane_holder = 0;
+  std::uint64_t next_lane = 0;
+  detail::Handshake handshake;
+  std::string last_error;
+
+  // Multi-command replies are copied (values as offsets) until the request's last frame.
+  struct AccNode {
+    resp::Node node;
+    std::size_t voff, vlen, foff, flen;
+  };
+  std::vector<AccNode> acc;
+  std::string acc_bytes;
+  std::vector<std::uint32_t> acc_starts;
+  std::vector<resp::Node> acc_nodes;
+
+  std::vector<std::pair<std::uint64_t, PushHandler>> push_handlers;
+  std::vector<std::pair<std::uint64_t, std::function<void(ConnectionState, std::error_code)>>>
+      state_handlers;
+  std::uint64_t next_handler_id = 0;
+
+  std::unique_ptr<Timer> deadline_timer;
+  MonoTime next_deadline{};
+  std::unique_ptr<Timer> reconnect_timer;
+  std::uint32_t attempt = 0;
+  std::unique_ptr<Timer> health_timer;
+  bool health_ping_out = false;
+  std::uint64_t bytes_seen = 0;
+  std::uint64_t epoch = 0;  // bumped whenever the current stream is torn down
+
+  std::vector<std::function<void()>> deferred;
+  std::shared_ptr<Impl*> token = std::make_shared<Impl*>(this);
+  Guard* guards_ = nullptr;
+
+  Impl(Connection* s, Loop& l, ConnectionOptions o)
+      : self(s), loop(l), opt(std::move(o)), parser(opt.limits) {}
+  ~Impl() override {
+    for (Guard* g = guards_; g != nullptr; g = g->prev) g->dead = true;
+  }
+
+  // --- connection.cpp ---------------------------------------------------------------------------
+  // Handlers never run inside the call that caused them: errors found there go through defer().
+  void defer(std::function<void()> fn);
+  void fail_later(ReplyHandler h, std::error_code ec);
+  void fail_later(WatchHandler h, std::error_code ec);
+  bool notify(ConnectionState s, std::error_code ec);  // false: a handler destroyed us
+  [[nodiscard]] std::size_t output_bytes() const noexcept {
+    return queue_bytes + (stream ? stream->write_queue_bytes() : 0);
+  }
+
+  void arm_deadline(MonoTime d);
+  void on_deadline();
+  void rearm_deadline();
+
+  void submit(Pending p);
+  void write_pending(Pending& p);
+  void write_internal(std::string bytes, Internal kind, std::uint32_t replies = 1);
+  void write_internal_unwatch();
+  [[nodiscard]] bool lane_waiters() const noexcept;
+  void drain_queue();
+  void fail_queued_not_sent();
+  void release_lane();
+  void txn_exec(std::uint64_t id, Request block, ReplyHandler handler, RequestOptions options);
+  void txn_unwatch(std::uint64_t id);
+  void retire_stream();
+  void fail_connection(std::error_code ec);
+  void on_closed(std::error_code ec) override;
+  void close();
+
+  // --- replies.cpp ------------------------------------------------------------------------------
+  void on_data(std::string_view bytes) override;
+  void input_overflow();
+  [[nodiscard]] std::uint32_t awaited_sub_ack() const noexcept;
+  void on_frame(resp::Frame frame);
+  void accumulate(resp::Frame frame);
+  void complete(InFlight& f, const Replies& replies, bool error);
+
+  // --- handshake.cpp ----------------------------------------------------------------------------
+  void connect_now();
+  void schedule_reconnect();
+  void on_connected(std::error_code ec) override;
+  void after_disconnect();
+  void handshake_reply(resp::Frame frame);
+  void on_ready();
+  void on_health();
+};
+
+}  // namespace lockwire::loop

@@ -1,0 +1,67 @@
+// Private to lockwire_loop (and its unit tests): the connection handshake and the reconnect
+// backoff without any I/O. The connection writes what begin() returns once a stream is up,
+// feeds each reply to reply() in order, and acts on the verdict; nothing here touches a stream,
+// a timer or the clock, so tests drive it with frames alone.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockwire/loop/connection.hpp"
+#include "lockwire/resp/node.hpp"
+
+namespace lockwire::loop::detail {
+
+// One handshake per stream: HELLO 3 [AUTH user pass] [SETNAME name], then SELECT db (db != 0),
+// then with fence_abandoned CLIENT INFO (this connection's address, for the next fence) and a
+// CLIENT KILL ID id ADDR addr for every earlier connection not yet known to be gone. The
+// connection is ready once every one of them is answered: nothing of the caller's is written
+// before the abandoned connections are killed.
+class Handshake {
+ public:
+  enum class Step : std::uint8_t { hello, select, info, fence };
+  struct Command {
+    std::string bytes;
+    Step step;
+  };
+  struct Verdict {
+    enum class Next : std::uint8_t { wait, ready, failed };
+    Next next = Next::wait;
+    Errc error = Errc::ok;  // failed: connect_failed, resp3_refused or auth_failed
+    std::string detail;     // failed: "HELLO 3: <server text>" or "SELECT: <server text>"
+    // failed because of the options (credentials, RESP3): requests queued for this server
+    // would fail the same way.
+    bool config_error = false;
+  };
+
+  // A new stream is up: the commands to write, in this order. The previous connection (if its
+  // HELLO and CLIENT INFO were answered) joins the ones to fence; at most 8 are remembered.
+  [[nodiscard]] std::vector<Command> begin(const ConnectionOptions& opt);
+  // The reply to the oldest unanswered command of the last begin().
+  [[nodiscard]] Verdict reply(resp::Frame frame);
+
+  // CLIENT ID from the last answered HELLO; -1 before.
+  [[nodiscard]] std::int64_t client_id() const noexcept { return client_id_; }
+  // Earlier connections still to kill (id, address as the server saw it).
+  [[nodiscard]] const std::deque<std::pair<std::int64_t, std::string>>& fences() const noexcept {
+    return fences_;
+  }
+
+ private:
+  std::vector<Step> steps_;  // of the last begin(), in order
+  std::size_t answered_ = 0;
+  std::int64_t client_id_ = -1;
+  std::string client_addr_;  // CLIENT INFO addr= of the current connection (fence_abandoned)
+  // Popped when a CLIENT KILL is answered (killed, already gone, or refused: done either way).
+  std::deque<std::pair<std::int64_t, std::string>> fences_;
+};
+
+// The delay before reconnect attempt `attempt` (0 = the first after a drop): capped
+// exponential, with jitter uniform in [delay/2, delay] drawn from `random`.
+[[nodiscard]] Nanos backoff_delay(const Backoff& b, std::uint32_t attempt,
+                                  std::uint64_t random) noexcept;
+
+}  // namespace lockwire::loop::detail

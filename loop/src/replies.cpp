@@ -1,0 +1,198 @@
+// The reading half of the multiplexer: bytes from the stream to frames, frames to the requests
+// that wait for them in submission order (pipelining; a multi-command request's replies are
+// collected until its last one), pushes to the push handlers, and the first acknowledgement
+// push of a (P|S)SUBSCRIBE as its reply. Replies to the connection's own requests go to the
+// handshake (handshake.cpp) or end a health-check PING.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "connection_impl.hpp"
+#include "lockwire/resp/reply.hpp"
+
+namespace lockwire::loop {
+
+namespace {
+constexpr std::uint32_t kZero = 0;
+}  // namespace
+
+void Connection::Impl::on_data(std::string_view bytes) {
+  bytes_seen += bytes.size();
+  Guard g(this);
+  std::string_view in;
+  const bool direct = inbuf.empty();
+  if (direct) {
+    in = bytes;
+  } else {
+    if (inbuf.size() + bytes.size() > opt.max_input_bytes) return input_overflow();
+    inbuf.append(bytes);
+    in = inbuf;
+  }
+  std::size_t pos = 0;
+  while (pos < in.size()) {
+    const resp::ParseResult r = parser.parse(in.substr(pos));
+    if (r.status == resp::ParseResult::Status::incomplete) break;
+    if (r.status == resp::ParseResult::Status::error) {
+      const auto pe = resp::make_error_code(r.error);
+      last_error = "malformed RESP from server: " + pe.message();
+      const bool limit = r.error == resp::ParseError::blob_too_long ||
+                         r.error == resp::ParseError::aggregate_too_long ||
+                         r.error == resp::ParseError::depth_exceeded;
+      fail_connection(make_error_code(limit ? Errc::input_limit : Errc::protocol_error));
+      return;
+    }
+    pos += r.consumed;
+    const std::uint64_t e = epoch;
+    on_frame(parser.frame());
+    if (g.dead || e != epoch) return;  // torn down inside a handler: these bytes are stale
+  }
+  if (direct) {
+    if (bytes.size() - pos > opt.max_input_bytes) return input_overflow();
+    inbuf.assign(bytes.substr(pos));
+  } else {
+    inbuf.erase(0, pos);
+  }
+}
+
+void Connection::Impl::input_overflow() {
+  last_error = "a reply exceeded max_input_bytes";
+  fail_connection(make_error_code(Errc::input_limit));
+}
+
+// The front request's next reply is a (P|S)SUBSCRIBE's: its acknowledgement count, else 0.
+std::uint32_t Connection::Impl::awaited_sub_ack() const noexcept {
+  if (inflight.empty()) return 0;
+  const InFlight& f = inflight.front();
+  for (const RequestShape::Subscribe& a : f.subs) {
+    if (a.slot == f.got) return a.acks;
+  }
+  return 0;
+}
+
+namespace {
+bool is_sub_ack(resp::Frame push, std::size_t v) noexcept {
+  if (push[v].size == 0) return false;
+  const std::size_t k = resp::first_element(push, v);
+  return k < push.size() &&
+         (resp::equals(push[k], "subscribe") || resp::equals(push[k], "psubscribe") ||
+          resp::equals(push[k], "ssubscribe"));
+}
+}  // namespace
+
+void Connection::Impl::on_frame(resp::Frame frame) {
+  const std::size_t v = resp::value_index(frame);
+  if (v < frame.size() && frame[v].type == resp::Type::push) {
+    if (health_ping_out) bytes_seen += 1;
+    // The first acknowledgement of a SUBSCRIBE is also its reply; the others (one per
+    // further channel) are only pushes.
+    bool as_reply = false;
+    if (is_sub_ack(frame, v)) {
+      if (skip_acks > 0) {
+        --skip_acks;
+      } else if (const std::uint32_t acks = awaited_sub_ack(); acks > 0) {
+        skip_acks = acks - 1;
+        as_reply = true;
+      }
+    }
+    auto handlers = push_handlers;
+    Guard g(this);
+    for (auto& [id, h] : handlers) {
+      h(frame.subspan(v));
+      if (g.dead) return;
+    }
+    // A handler may have closed the connection (nothing awaits the reply any more).
+    if (!as_reply || awaited_sub_ack() == 0) return;
+  }
+  if (inflight.empty()) {
+    last_error = "unsolicited reply from server (no request waiting)";
+    fail_connection(make_error_code(Errc::protocol_error));
+    return;
+  }
+  InFlight& front = inflight.front();
+  if (front.replies == 1) {
+    InFlight f = std::move(front);
+    inflight.pop_front();
+    complete(f, Replies(frame, std::span<const std::uint32_t>(&kZero, 1)), resp::is_error(frame));
+    return;
+  }
+  accumulate(frame);
+  if (++front.got < front.replies) return;
+  InFlight f = std::move(front);
+  inflight.pop_front();
+  // Moved out first (so that a handler sending a multi-command request can reuse the members),
+  // then the views are made: a moved short string changes address.
+  auto bytes = std::move(acc_bytes);
+  auto starts = std::move(acc_starts);
+  auto nodes = std::move(acc_nodes);
+  acc_bytes.clear();
+  acc_starts.clear();
+  acc_nodes.clear();
+  nodes.clear();
+  bool error = false;
+  for (const AccNode& a : acc) {
+    resp::Node n = a.node;
+    n.value = std::string_view(bytes.data() + a.voff, a.vlen);
+    n.format = std::string_view(bytes.data() + a.foff, a.flen);
+    nodes.push_back(n);
+  }
+  acc.clear();
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const std::size_t e = i + 1 < starts.size() ? starts[i + 1] : nodes.size();
+    if (resp::is_error(resp::Frame(nodes).subspan(starts[i], e - starts[i]))) error = true;
+  }
+  complete(f, Replies(nodes, starts), error);
+}
+
+void Connection::Impl::accumulate(resp::Frame frame) {
+  acc_starts.push_back(static_cast<std::uint32_t>(acc.size()));
+  for (const resp::Node& n : frame) {
+    AccNode a{n, acc_bytes.size(), n.value.size(), 0, 0};
+    acc_bytes.append(n.value);
+    a.foff = acc_bytes.size();
+    a.flen = n.format.size();
+    acc_bytes.append(n.format);
+    acc.push_back(a);
+  }
+}
+
+void Connection::Impl::complete(InFlight& f, const Replies& replies, bool error) {
+  const std::error_code ec = error ? make_error_code(Errc::server_error) : std::error_code{};
+  switch (f.internal) {
+    case Internal::handshake:
+      return handshake_reply(replies[0]);
+    case Internal::ping:
+      health_ping_out = false;
+      return;
+    case Internal::unwatch:
+      return;
+    case Internal::user:
+      break;
+  }
+  if (f.failed) {
+    if (f.late) f.late(ec, replies);
+    return;
+  }
+  if (f.whandler) {
+    if (f.lane_id != 0 && lane_holder != f.lane_id) {
+      // Cannot happen while connected; be safe.
+      return f.whandler(make_error_code(Errc::outcome_unknown), Replies{}, WatchTxn{});
+    }
+    if (ec) {
+      // WATCH or a read failed: the caller gets no lane; clear what the server may hold.
+      write_internal_unwatch();
+      lane_holder = 0;
+      Guard g(this);
+      f.whandler(ec, replies, WatchTxn{});
+      if (g.dead) return;
+      drain_queue();
+      return;
+    }
+    f.whandler(ec, replies, WatchTxn(self, f.lane_id));
+    return;
+  }
+  if (f.handler) f.handler(ec, replies);
+}
+
+}  // namespace lockwire::loop
