@@ -62,28 +62,8 @@ std::int64_t ttl_millis(std::chrono::nanoseconds ttl) noexcept {
 namespace protocol {
 namespace {
 
-class Builder {
- public:
-  explicit Builder(loop::RequestKind kind = loop::RequestKind::plain) {
-    r_.kind = kind;
-    r_.commands = 0;
-  }
-  template <class... A>
-  Builder& add(const A&... args) {
-    resp::append_command(r_.bytes, args...);
-    ++r_.commands;
-    return *this;
-  }
-  Builder& add_list(std::span<const std::string_view> args) {
-    resp::append_command(r_.bytes, args);
-    ++r_.commands;
-    return *this;
-  }
-  loop::Request done() { return std::move(r_); }
-
- private:
-  loop::Request r_;
-};
+// Records each request's commands and shape as they are added (loop/request.hpp).
+using Builder = loop::RequestBuilder;
 
 // The index of the EXEC reply's array; nullopt if malformed; `aborted` for a nil EXEC.
 std::optional<std::size_t> exec_array(resp::Frame exec, bool& aborted) noexcept {
@@ -221,7 +201,7 @@ bool split_field(std::string_view f, Kind& kind, std::string_view& owner) noexce
 }
 
 loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_t ttl_ms) {
-  return Builder(loop::RequestKind::atomic)
+  return Builder()
       .add("MULTI")
       .add("HSETNX", k.holders, fld, ttl_ms)
       .add("HLEN", k.holders)
@@ -258,7 +238,7 @@ AcquireReply parse_exclusive_acquire(resp::Frame exec) {
 }
 
 loop::Request wait_read(const Keys& k, std::string_view own_field, bool track) {
-  Builder b(loop::RequestKind::atomic);
+  Builder b;
   b.add("MULTI");
   if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
   if (track) b.add("CLIENT", "CACHING", "YES");
@@ -290,7 +270,7 @@ WaitRead parse_wait_read(resp::Frame exec, bool with_hdel, bool track) {
 
 loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field, std::string_view owner,
                                   std::uint64_t ticket, std::int64_t doorbell_ttl_ms, bool track) {
-  Builder b(loop::RequestKind::atomic);
+  Builder b;
   b.add("MULTI");
   if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
   const std::string doorbell = k.doorbell(owner);
@@ -331,11 +311,11 @@ WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string
 }
 
 loop::Request leave_queue(const Keys& k, const std::vector<std::string>& owners) {
-  Builder b(loop::RequestKind::atomic);
+  Builder b;
   b.add("MULTI");
   std::vector<std::string_view> zrem{"ZREM", k.queue};
   for (const std::string& o : owners) zrem.push_back(o);
-  b.add_list(zrem);
+  b.add(zrem);
   return b.add("ZRANGE", k.queue, 0, 1).add("EXEC").done();
 }
 
@@ -423,7 +403,7 @@ Decision decide_shared(std::string_view owner, const SharedRead& read) {
 }
 
 loop::Request shared_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms) {
-  return Builder(loop::RequestKind::atomic)
+  return Builder()
       .add("MULTI")
       .add("HSET", k.holders, field(Kind::shared, owner), ttl_ms)
       .add("SET", k.companion(owner), "1", "PX", ttl_ms)
@@ -456,7 +436,7 @@ loop::Request exclusive_release(const Keys& k, std::string_view owner) {
 }
 
 loop::Request shared_release(const Keys& k, std::string_view owner) {
-  return Builder(loop::RequestKind::atomic)
+  return Builder()
       .add("MULTI")
       .add("HDEL", k.holders, field(Kind::shared, owner))
       .add("DEL", k.companion(owner))
@@ -520,7 +500,7 @@ RenewCheck parse_renew_watch(Kind kind, const loop::Replies& r) {
 }
 
 loop::Request renew_exec(Kind kind, const Keys& k, std::string_view owner, std::int64_t ttl_ms) {
-  Builder b(loop::RequestKind::atomic);
+  Builder b;
   b.add("MULTI");
   if (kind == Kind::exclusive) {
     b.add("PEXPIRE", k.holders, ttl_ms);
@@ -542,20 +522,15 @@ RenewResult parse_renew_exec(Kind kind, resp::Frame exec) {
 }
 
 loop::Request stale_watch(const Keys& k, const std::vector<std::string>& owners) {
-  loop::Request r;
-  r.commands = 0;
   std::vector<std::string> companions;
   companions.reserve(owners.size());
   for (const auto& o : owners) companions.push_back(k.companion(o));
   std::vector<std::string_view> args{"WATCH", k.holders};
   for (const auto& c : companions) args.push_back(c);
-  resp::append_command(r.bytes, std::span<const std::string_view>(args));
-  ++r.commands;
-  for (const auto& c : companions) {
-    resp::append_command(r.bytes, "PTTL", c);
-    ++r.commands;
-  }
-  return r;
+  Builder b;
+  b.add(args);
+  for (const auto& c : companions) b.add("PTTL", c);
+  return b.done();
 }
 
 std::vector<std::int64_t> parse_stale_watch(const loop::Replies& r, std::size_t owners) {
@@ -572,11 +547,11 @@ std::vector<std::int64_t> parse_stale_watch(const loop::Replies& r, std::size_t 
 loop::Request stale_cleanup(const Keys& k, const std::vector<std::string>& fields) {
   std::vector<std::string_view> hdel{"HDEL", k.holders};
   for (const auto& f : fields) hdel.push_back(f);
-  return Builder(loop::RequestKind::atomic).add("MULTI").add_list(hdel).add("EXEC").done();
+  return Builder().add("MULTI").add(hdel).add("EXEC").done();
 }
 
 loop::Request force_release(const Keys& k) {
-  return Builder(loop::RequestKind::atomic)
+  return Builder()
       .add("MULTI")
       .add("HGETALL", k.holders)
       .add("DEL", k.holders)
@@ -592,18 +567,15 @@ bool parse_force_release(resp::Frame exec, std::vector<std::string>& fields) {
 }
 
 loop::Request delete_companions(const Keys& k, const std::vector<std::string>& owners) {
-  loop::Request r;
   std::vector<std::string> companions;
   for (const auto& o : owners) companions.push_back(k.companion(o));
   std::vector<std::string_view> args{"DEL"};
   for (const auto& c : companions) args.push_back(c);
-  resp::append_command(r.bytes, std::span<const std::string_view>(args));
-  r.commands = 1;
-  return r;
+  return Builder().add(args).done();
 }
 
 loop::Request inspect(const Keys& k) {
-  return Builder(loop::RequestKind::atomic)
+  return Builder()
       .add("MULTI")
       .add("HGETALL", k.holders)
       .add("PTTL", k.holders)
@@ -654,7 +626,7 @@ std::string notice_key(std::string_view prefix) {
 }
 
 loop::Request force_notice(std::string_view notice_key, std::string_view resource) {
-  return Builder(loop::RequestKind::atomic)
+  return Builder()
       .add("MULTI")
       .add("HSET", notice_key, "res", resource)
       .add("HINCRBY", notice_key, "seq", 1)

@@ -10,7 +10,7 @@
 #include <system_error>
 #include <vector>
 
-#include "lockwire/loop/connection.hpp"
+#include "lockwire/loop/request.hpp"
 #include "lockwire/resp/node.hpp"
 
 namespace lockwire::lock {
