@@ -160,6 +160,13 @@ void Session::connect_then(std::function<void()> next) {
         } else if (s == loop::ConnectionState::disconnected && ec) {
           std::string detail = client_->connection().last_error();
           if (detail.empty()) detail = ec.message();
+          const loop::Endpoint& ep = conn_opts_.endpoint;
+          if (!ep.host.empty() &&
+              detail.find(ep.host + ":" + std::to_string(ep.port)) != std::string::npos) {
+            // The detail names the endpoint already (a TLS handshake that did not finish, ...).
+            return fail(kUnavailable, "%s: cannot connect: %s", o_.resource.c_str(),
+                        detail.c_str());
+          }
           fail(kUnavailable, "%s: cannot connect to %s: %s", o_.resource.c_str(),
                describe_endpoint(conn_opts_.endpoint).c_str(), detail.c_str());
         }
