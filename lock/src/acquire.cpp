@@ -64,6 +64,9 @@ Ec Client::Core::refused(const loop::Replies& r, std::string_view resource) {
 void Client::Core::give_up(const QueuePtr& q, const WaiterPtr& w, Ec why) {
   if (w->leaving()) return;
   const bool head = !q->waiters.empty() && q->waiters.front() == w;
+  if (head && q->state == Queue::State::in_flight && opts.regressions.answer_at_deadline) {
+    return complete(w, why);  // the bug: answered now; the step's reply is cleaned up later
+  }
   if (head && q->state == Queue::State::in_flight) {
     w->expired = true;
     w->give_up = why;
@@ -266,7 +269,7 @@ void Client::Core::fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::
     }
     advance(q);
   };
-  if (!may_claim) return answer(true);
+  if (!may_claim || opts.regressions.keep_claim_on_failed_block) return answer(true);
   withdraw(q, w, guard([answer = std::move(answer)](Core*, bool absent) { answer(absent); }));
 }
 
@@ -400,6 +403,10 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
     q->rank = wr.rank;
     if (wr.first != q->suspect) q->suspect.clear();
     q->first = std::move(wr.first);
+  }
+  if (!wr.tracked && opts.regressions.ignore_refused_tracking) {
+    wait_read(q, w, false);  // the bug: a read that was not tracked is simply read again
+    return;
   }
   if (track && !wr.tracked && caps.push_wakeups) {
     // Caching refused inside the block although the probe accepted it: poll from now on.

@@ -138,7 +138,7 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   const bool had_wakeups = caps.push_wakeups || !caps.probed;
   caps = ServerCapabilities{};
   caps.probed = true;
-  caps.push_wakeups = p.ok && p.push_wakeups;
+  caps.push_wakeups = (p.ok && p.push_wakeups) || opts.regressions.ignore_refused_tracking;
   caps.tracking_error = p.ok ? p.tracking_error : "malformed reply to the connect probe";
   caps.memory_known = p.memory_known;
   caps.maxmemory = p.maxmemory;
@@ -165,7 +165,9 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
 
 // Why no lease is granted on this server (empty: granting is fine).
 std::string Client::Core::refusal() const {
-  if (!caps.may_evict() || opts.allow_eviction) return {};
+  if (!caps.may_evict() || opts.allow_eviction || opts.regressions.ignore_eviction_policy) {
+    return {};
+  }
   return "the server may evict lock keys (maxmemory " + std::to_string(caps.maxmemory) +
          ", maxmemory-policy " + caps.maxmemory_policy +
          "): set maxmemory-policy noeviction, or opt in with allow_eviction";

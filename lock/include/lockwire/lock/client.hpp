@@ -102,6 +102,14 @@ struct ClientOptions {
   // capped exponential backoff with jitter, starting at poll_initial, at most poll_max apart.
   Nanos poll_initial = std::chrono::milliseconds(10);
   Nanos poll_max = std::chrono::milliseconds(250);
+  // Each flag brings back a bug lockwire had, so that the race catalogue's broken strategies
+  // show the race on this very client code (sim/races, docs/races.md). Never set one otherwise.
+  struct Regressions {
+    bool answer_at_deadline = false;          // answer at the deadline, a step in flight or not
+    bool keep_claim_on_failed_block = false;  // no withdrawal after an error reply to a block
+    bool ignore_refused_tracking = false;     // re-read at once when a read was not tracked
+    bool ignore_eviction_policy = false;      // grant where the server may evict lock keys
+  } regressions;
 };
 
 // What the server lets this client do, learnt at each connect (docs/protocol.md, "Servers").
