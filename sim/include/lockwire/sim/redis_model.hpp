@@ -1,7 +1,7 @@
 // The simulated Redis server, sans-I/O: bytes in per client, bytes out per client.
 //
 // Byte-exact with redis-server 7.0.15 for the commands it supports (see the table in
-// redis_model.cpp); everything else answers as Redis does for an unknown command. Time comes from
+// sim/src/model/command_table.cpp); everything else answers as Redis does for an unknown command. Time comes from
 // the host (a simulated node's wall clock, or the real clock in serve mode), so expiry follows
 // the server machine's own clock, steps and drift included.
 //
@@ -102,7 +102,7 @@ class RedisModel {
   [[nodiscard]] Peek peek(std::string_view key, int db = 0) const;
   [[nodiscard]] std::int64_t wall_ms() const;  // the server's wall clock, ms since the epoch
 
-  struct Impl;  // opaque; public only so the command table in the .cpp can name it
+  struct Impl;  // sim/src/model/model_impl.hpp; public only so the model's files can name it
 
  private:
   std::unique_ptr<Impl> impl_;
