@@ -10,16 +10,15 @@ void client_id(Impl& s, Client& c, Args&) {
   s.integer(c, static_cast<std::int64_t>(c.id));
 }
 
-// The fields a client can rely on (id, addr, name, db, resp) with Redis 7.0's layout; the
+// The fields a client can rely on (id, addr, name, db, user, resp) with Redis 7.0's layout; the
 // others are placeholders (the simulator keeps no such accounting).
 void client_info(Impl& s, Client& c, Args&) {
   std::string t = "id=" + std::to_string(c.id) + " addr=" + c.addr +
                   " laddr=127.0.0.1:6379 fd=8 name=" + c.name +
                   " age=0 idle=0 flags=N db=" + std::to_string(c.db) +
                   " sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0"
-                  " rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=client|info user=default"
-                  " redir=-1 resp=" +
-                  std::to_string(c.resp) + "\n";
+                  " rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=client|info user=" +
+                  c.user->name + " redir=-1 resp=" + std::to_string(c.resp) + "\n";
   s.verbatim(c, t);
 }
 
@@ -188,23 +187,22 @@ void client_pause(Impl& s, Client& c, Args& a) {
   std::int64_t ms = 0;
   if (!string2ll(a[2], ms)) return s.error(c, "timeout is not an integer or out of range");
   if (ms < 0) return s.error(c, "timeout is negative");
-  bool write_only = false;
+  Impl::Pause mode = Impl::Pause::all;
   if (a.size() == 4) {
     if (ieq(a[3], "write")) {
-      write_only = true;
+      mode = Impl::Pause::write;
     } else if (!ieq(a[3], "all")) {
       return s.error(c, "CLIENT PAUSE mode must be WRITE or ALL");
     }
   } else if (a.size() > 4) {
     return s.syntax(c);
   }
-  s.pause_until_ms = s.wall_ms() + ms;
-  s.pause_write_only = write_only;
+  s.pause_clients(s.wall_ms() + ms, mode);
   s.ok(c);
 }
 
 void client_unpause(Impl& s, Client& c, Args&) {
-  s.pause_until_ms = 0;
+  s.unpause_clients();  // the held clients run once this turn's input is processed
   s.ok(c);
 }
 

@@ -18,6 +18,17 @@ void cmd_reset(Impl& s, Client& c, Args& a);
 
 // acl.cpp
 void cmd_auth(Impl& s, Client& c, Args& a);
+void cmd_acl_setuser(Impl& s, Client& c, Args& a);
+void cmd_acl_deluser(Impl& s, Client& c, Args& a);
+void cmd_acl_whoami(Impl& s, Client& c, Args& a);
+void cmd_acl_users(Impl& s, Client& c, Args& a);
+
+// config.cpp
+void cmd_config_get(Impl& s, Client& c, Args& a);
+void cmd_config_set(Impl& s, Client& c, Args& a);
+
+// info.cpp
+void cmd_info(Impl& s, Client& c, Args& a);
 
 // client_cmds.cpp
 void client_id(Impl& s, Client& c, Args& a);

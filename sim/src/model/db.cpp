@@ -254,10 +254,14 @@ void RedisModel::Impl::db_delete(Db& db, const std::string& key) {
 model::Value* RedisModel::Impl::lookup(Db& db, const std::string& key) {
   if (expire_if_needed(db, key)) return nullptr;
   auto it = db.dict.find(key);
-  return it == db.dict.end() ? nullptr : &it->second;
+  if (it == db.dict.end()) return nullptr;
+  it->second.lru_ms = cmd_ms;  // what maxmemory's LRU / LFU policies go by
+  ++it->second.lfu;
+  return &it->second;
 }
 
 void RedisModel::Impl::signal_modified(Client* by, Db& db, const std::string& key) {
+  if (auto it = db.dict.find(key); it != db.dict.end()) it->second.lru_ms = cmd_ms;
   touch_watched(db, key);
   tracking_invalidate(by, key);
   trace("key", key);

@@ -1,4 +1,5 @@
-// Redis' expire.c: lazy and active expiry and the EXPIRE family, PERSIST, TTL, PTTL.
+// Redis' expire.c: lazy and active expiry (both suspended during CLIENT PAUSE, as in 7.0) and
+// the EXPIRE family, PERSIST, TTL, PTTL.
 #include "commands.hpp"
 
 namespace lockwire::sim::model {
@@ -106,12 +107,15 @@ using namespace model;
 bool RedisModel::Impl::expire_if_needed(Db& db, const std::string& key) {
   if (!key_is_expired(db, key)) return false;
   if (replica) return true;
+  // During CLIENT PAUSE the dataset stays as it is: expired keys are hidden, not deleted.
+  if (paused()) return true;
   delete_expired(db, key);
   return true;
 }
 
 void RedisModel::Impl::delete_expired(Db& db, const std::string& key) {
   db_delete(db, key);
+  ++expired_keys;
   trace("expired", key);
   signal_modified(nullptr, db, key);
   if (hooks.propagate) hooks.propagate(db_index(db), Args{"DEL", key});
@@ -119,6 +123,7 @@ void RedisModel::Impl::delete_expired(Db& db, const std::string& key) {
 
 void RedisModel::Impl::active_expire() {
   if (replica) return;
+  if (paused()) return;  // as lazy expiry: nothing is deleted during CLIENT PAUSE
   cmd_ms = wall_ms();
   for (auto& db : dbs) {
     int budget = opt.active_expire_keys_per_cycle;

@@ -37,10 +37,37 @@ enum : std::uint32_t {
   F_PUBSUB = 1u << 6,
   F_NOSCRIPT = 1u << 7,
   F_FAST = 1u << 8,
-  F_CLIENT_SUB = 1u << 9,   // a CLIENT subcommand (keeps CLIENT CACHING's one-shot flag)
-  F_NOT_QUEUED = 1u << 10,  // runs immediately inside MULTI (EXEC, DISCARD, MULTI, WATCH, ...)
-  F_SUB_OK = 1u << 11,      // allowed in RESP2 subscribed mode
-  F_PROTECTED = 1u << 12,   // DEBUG: refused unless enable-debug-command
+  F_CLIENT_SUB = 1u << 9,      // a CLIENT subcommand (keeps CLIENT CACHING's one-shot flag)
+  F_NOT_QUEUED = 1u << 10,     // runs immediately inside MULTI (EXEC, DISCARD, MULTI, WATCH, ...)
+  F_SUB_OK = 1u << 11,         // allowed in RESP2 subscribed mode
+  F_PROTECTED = 1u << 12,      // DEBUG: refused unless enable-debug-command
+  F_DENYOOM = 1u << 13,        // refused while used memory is over maxmemory
+  F_MAY_REPLICATE = 1u << 14,  // PUBLISH: waits under CLIENT PAUSE WRITE like a write
+};
+
+// ACL categories (Redis' ACL_CATEGORY_*), as COMMAND INFO lists them for each command.
+enum : std::uint32_t {
+  C_KEYSPACE = 1u << 0,
+  C_READ = 1u << 1,
+  C_WRITE = 1u << 2,
+  C_SET = 1u << 3,
+  C_SORTEDSET = 1u << 4,
+  C_LIST = 1u << 5,
+  C_HASH = 1u << 6,
+  C_STRING = 1u << 7,
+  C_BITMAP = 1u << 8,
+  C_HYPERLOGLOG = 1u << 9,
+  C_GEO = 1u << 10,
+  C_STREAM = 1u << 11,
+  C_PUBSUB = 1u << 12,
+  C_ADMIN = 1u << 13,
+  C_FAST = 1u << 14,
+  C_SLOW = 1u << 15,
+  C_BLOCKING = 1u << 16,
+  C_DANGEROUS = 1u << 17,
+  C_CONNECTION = 1u << 18,
+  C_TRANSACTION = 1u << 19,
+  C_SCRIPTING = 1u << 20,
 };
 
 struct Value {
@@ -51,6 +78,25 @@ struct Value {
   std::vector<std::string> set;                           // see set_order() in t_set.cpp
   std::map<std::string, double> zscores;
   std::set<std::pair<double, std::string>> zorder;
+  // eviction bookkeeping (evict.cpp): last access, accesses (new values start at Redis'
+  // LFU_INIT_VAL so that they are not the first to go)
+  std::int64_t lru_ms = 0;
+  std::uint32_t lfu = 5;
+};
+
+// An ACL user (acl.cpp). Lives in Impl::users (a std::map: stable addresses, sorted names).
+struct User {
+  std::string name;
+  bool enabled = false;
+  bool nopass = false;
+  std::vector<std::string> passwords;
+  bool allkeys = false;
+  std::vector<std::string> keys;  // ~patterns
+  bool allchannels = false;
+  std::vector<std::string> channels;  // &patterns
+  bool allcommands = false;           // +@all and nothing taken away since
+  std::set<std::string> commands;     // allowed full names: "get", "client|id"
+  std::map<std::string, std::vector<std::string>> first_args;  // "+select|0" style rules
 };
 
 // Never iterated where order is observable (KEYS/SCAN sort first, see db.cpp).
@@ -67,6 +113,7 @@ struct Client {
   int db = 0;
   std::string name;
   bool authenticated = true;
+  User* user = nullptr;  // the default user unless AUTH / HELLO AUTH named another
   bool closing = false;  // CLOSE_AFTER_REPLY: no further input is processed
   bool gone = false;
   // query parsing
@@ -88,6 +135,10 @@ struct Client {
   bool dirty_exec = false;
   bool dirty_cas = false;
   std::vector<Args> queued;
+  std::uint32_t queued_flags = 0;  // the queued commands' flags together (mstate.cmd_flags)
+  // CLIENT PAUSE: the command that waits (run again from the top when the pause ends)
+  bool postponed = false;
+  Args postponed_argv;
   struct Watched {
     int db;
     std::string key;
@@ -119,8 +170,9 @@ struct CmdDef {
   int arity;
   std::uint32_t flags;
   Handler fn;
-  int first_key, last_key, step;  // key positions for tracking (0: none)
-  std::vector<CmdDef> subs;       // container commands (CLIENT)
+  int first_key, last_key, step;  // key positions (ACL key checks; tracking of reads) (0: none)
+  std::uint32_t acl;              // ACL categories (C_*)
+  std::vector<CmdDef> subs;       // container commands (CLIENT, CONFIG, ACL)
 };
 
 }  // namespace model
@@ -165,18 +217,26 @@ struct RedisModel::Impl {
     std::map<std::string, std::uint64_t> keys;  // key -> client that modified it last
   };
   std::map<std::string, Bcast> prefix_table;
-  // pause
-  std::int64_t pause_until_ms = 0;
-  bool pause_write_only = false;
+  // CLIENT PAUSE (the strictest mode and the latest end win, as in Redis)
+  enum class Pause : std::uint8_t { none, write, all };
+  Pause pause = Pause::none;
+  std::int64_t pause_end_ms = 0;
+  std::vector<std::uint64_t> postponed;  // clients in the order their commands were held
+  std::vector<std::uint64_t> unblocked;  // released, to run before the turn ends
   std::vector<std::uint64_t> dirty_clients;
+  // ACL
+  std::map<std::string, model::User> users;
+  model::User* default_user = nullptr;
+  // maxmemory
+  std::uint64_t maxmemory = 0;
+  MaxmemoryPolicy policy = MaxmemoryPolicy::noeviction;
+  bool eviction_due = false;  // CONFIG SET maxmemory starts an eviction pass (evictionTimeProc)
+  std::uint64_t evicted_keys = 0;
+  std::uint64_t expired_keys = 0;
 
   static const std::vector<CmdDef>& table();  // command_table.cpp
 
-  Impl(Hooks h, Rng r, RedisModelOptions o)
-      : hooks(std::move(h)),
-        rng(std::move(r)),
-        opt(std::move(o)),
-        dbs(static_cast<std::size_t>(std::max(1, opt.databases))) {}
+  Impl(Hooks h, Rng r, RedisModelOptions o);  // redis_model.cpp
 
   std::int64_t wall_ms() const { return hooks.wall_us ? hooks.wall_us() / 1000 : 0; }
   void trace(std::string_view what, std::string_view detail) {
@@ -307,12 +367,37 @@ struct RedisModel::Impl {
   void flush_outputs();
 
   // ---- command dispatch (server.cpp) ----
-  bool is_paused_for(const CmdDef* cmd);
   static const CmdDef* lookup_in(const std::vector<CmdDef>& t, std::string_view name);
   const CmdDef* find_command(const Args& a);
-  void reject(Client& c, const std::string& msg);
-  void process_command(Client& c, Args& a);
+  // rejectCommand: flags the transaction; for EXEC, aborts it ("EXECABORT ... because of: ").
+  void reject(Client& c, const CmdDef* cmd, std::string_view msg);
+  // Returns false when CLIENT PAUSE holds the command (the client waits, argv kept).
+  bool process_command(Client& c, Args& a);
   void call(Client& c, const CmdDef& cmd, Args& a);
+  // The end of an event-loop turn (beforeSleep): a pause past its end is lifted, released
+  // clients run, a pending eviction pass runs.
+  void before_sleep();
+
+  // ---- CLIENT PAUSE (networking.cpp) ----
+  // checkClientPauseTimeoutAndReturnIfPaused: lifts a pause past its end, true while paused.
+  bool paused();
+  void pause_clients(std::int64_t end_ms, Pause mode);
+  void unpause_clients();
+  void run_unblocked();
+
+  // ---- ACL (acl.cpp) ----
+  void init_users();  // the default user (requirepass) and RedisModelOptions::users
+  // "" when the rules applied (to a copy first: nothing changes on an error), else the error.
+  std::string acl_setuser(const std::string& name, const std::vector<std::string>& rules);
+  // The NOPERM text for a denied command (empty: allowed); `in_exec` picks EXEC's re-check text.
+  std::string acl_denied(const Client& c, const CmdDef& cmd, const Args& a, bool in_exec) const;
+  bool auth_required(const Client& c) const;
+  void kill_pubsub_clients_if_needed(const model::User& u);
+
+  // ---- maxmemory (evict.cpp) ----
+  std::uint64_t used_memory() const;
+  // performEvictions: false (EVICT_FAIL) when over the limit and nothing more can be evicted.
+  bool perform_evictions();
 
   // ---- replication and WAIT (replication.cpp) ----
   void propagate(Client& c, const Args& a);
@@ -349,8 +434,15 @@ void unwatch_all(Client& c);
 void discard_transaction(Impl& s, Client& c);
 // networking.cpp: clientSetName (false, with the error sent, for an invalid name).
 bool set_name(Impl& s, Client& c, const std::string& n);
-// acl.cpp
-bool auth_ok(Impl& s, std::string_view user, std::string_view pass);
+// acl.cpp: ACLAuthenticateUser (the user, or nullptr when the pair is refused).
+User* auth_user(Impl& s, std::string_view user, std::string_view pass);
+// acl.cpp: splits ACL SETUSER rules given as one string.
+std::vector<std::string> split_rules(std::string_view rules);
+// evict.cpp
+bool parse_policy(std::string_view s, MaxmemoryPolicy& out);
+const char* policy_name(MaxmemoryPolicy p);
+// info.cpp: bytesToHuman
+std::string bytes_to_human(std::uint64_t n);
 
 }  // namespace model
 }  // namespace lockwire::sim

@@ -9,6 +9,7 @@ void unwatch_all(Client& c) {
 
 void discard_transaction(Impl&, Client& c) {
   c.queued.clear();
+  c.queued_flags = 0;
   c.multi = false;
   c.dirty_exec = false;
   c.dirty_cas = false;
@@ -65,14 +66,16 @@ void cmd_exec(Impl& s, Client& c, Args&) {
   auto queued = std::move(c.queued);
   c.queued.clear();
   c.multi = false;
+  c.queued_flags = 0;
   s.array(c, queued.size());
   s.in_exec = true;
   for (auto& q : queued) {
     const CmdDef* top = Impl::lookup_in(Impl::table(), q[0]);
     const CmdDef* cmd = top;
     if (top != nullptr && !top->subs.empty()) cmd = Impl::lookup_in(top->subs, q[1]);
-    if (s.replica && (cmd->flags & F_WRITE)) {
-      s.error(c, "-READONLY You can't write against a read only replica.");
+    // ACL rules may have changed since the command was queued.
+    if (const std::string denied = s.acl_denied(c, *cmd, q, true); !denied.empty()) {
+      s.error(c, denied);
       continue;
     }
     s.call(c, *cmd, q);

@@ -137,8 +137,10 @@ void cmd_hello(Impl& s, Client& c, Args& a) {
     }
   }
   if (user != nullptr) {
-    if (!auth_ok(s, *user, *pass))
+    User* u = auth_user(s, *user, *pass);
+    if (u == nullptr)
       return s.error(c, "-WRONGPASS invalid username-password pair or user is disabled.");
+    c.user = u;
     c.authenticated = true;
   }
   if (!c.authenticated)
@@ -180,7 +182,8 @@ void cmd_reset(Impl& s, Client& c, Args&) {
   c.db = 0;
   c.resp = 2;
   c.name.clear();
-  c.authenticated = s.opt.requirepass.empty();
+  c.user = s.default_user;
+  c.authenticated = s.default_user->nopass && s.default_user->enabled;
   s.status(c, "RESET");
 }
 
@@ -196,6 +199,8 @@ void RedisModel::Impl::free_client(Client& c) {
   punsubscribe_all(c, false);
   disable_tracking(c);
   c.watched.clear();
+  std::erase(postponed, c.id);
+  std::erase(unblocked, c.id);
 }
 
 void RedisModel::Impl::protocol_error(Client& c, std::string_view msg) {
@@ -236,7 +241,7 @@ bool RedisModel::Impl::parse_multibulk(Client& c) {
       protocol_error(c, "invalid multibulk length");
       return false;
     }
-    if (ll > 10 && !c.authenticated) {
+    if (ll > 10 && auth_required(c)) {
       protocol_error(c, "unauthenticated multibulk length");
       return false;
     }
@@ -266,7 +271,7 @@ bool RedisModel::Impl::parse_multibulk(Client& c) {
         protocol_error(c, "invalid bulk length");
         return false;
       }
-      if (ll > 16384 && !c.authenticated) {
+      if (ll > 16384 && auth_required(c)) {
         protocol_error(c, "unauthenticated bulk length");
         return false;
       }
@@ -291,33 +296,66 @@ bool RedisModel::Impl::parse_multibulk(Client& c) {
 }
 
 void RedisModel::Impl::process_input(Client& c) {
-  while (!c.closing && !c.gone && !c.blocked && c.qpos < c.qbuf.size()) {
+  while (!c.closing && !c.gone && !c.blocked && !c.postponed && c.qpos < c.qbuf.size()) {
     if (c.reqtype == 0) c.reqtype = c.qbuf[c.qpos] == '*' ? 2 : 1;
-    const std::size_t before = c.qpos;
-    const bool complete = c.reqtype == 1 ? parse_inline(c) : parse_multibulk(c);
-    if (!complete) {
-      if (c.closing) break;
-      // A paused client keeps its unparsed bytes; otherwise wait for more.
-      break;
-    }
+    if (!(c.reqtype == 1 ? parse_inline(c) : parse_multibulk(c))) break;  // more bytes needed
     c.reqtype = 0;
     if (c.argv.empty()) continue;
-    const CmdDef* cmd = find_command(c.argv);
-    if (pause_until_ms != 0 && is_paused_for(cmd)) {
-      // Leave the command unexecuted: rewind so that unpause replays it.
-      c.qpos = before;
-      c.argv.clear();
-      c.multibulklen = 0;
-      c.bulklen = -1;
-      break;
-    }
     Args argv = std::move(c.argv);
     c.argv.clear();
-    process_command(c, argv);
+    if (!process_command(c, argv)) {
+      // CLIENT PAUSE holds it: the client waits (later input stays queued) until released.
+      c.postponed = true;
+      c.postponed_argv = std::move(argv);
+      postponed.push_back(c.id);
+    }
   }
   if (c.qpos > 0 && (c.qpos == c.qbuf.size() || c.qpos > 4096)) {
     c.qbuf.erase(0, c.qpos);
     c.qpos = 0;
+  }
+}
+
+// ---- CLIENT PAUSE ----
+
+bool RedisModel::Impl::paused() {
+  if (pause == Pause::none) return false;
+  if (pause_end_ms < wall_ms()) unpause_clients();  // Redis: end < mstime
+  return pause != Pause::none;
+}
+
+void RedisModel::Impl::pause_clients(std::int64_t end_ms, Pause mode) {
+  pause = std::max(pause, mode);
+  pause_end_ms = std::max(pause_end_ms, end_ms);
+}
+
+void RedisModel::Impl::unpause_clients() {
+  if (pause == Pause::none) return;
+  pause = Pause::none;
+  pause_end_ms = 0;
+  trace("unpause", std::to_string(postponed.size()) + " client(s) released");
+  // Released in the order they were held; they run before the turn ends (run_unblocked).
+  unblocked.insert(unblocked.end(), postponed.begin(), postponed.end());
+  postponed.clear();
+}
+
+void RedisModel::Impl::run_unblocked() {
+  while (!unblocked.empty()) {
+    const std::uint64_t id = unblocked.front();
+    unblocked.erase(unblocked.begin());
+    auto it = clients.find(id);
+    if (it == clients.end() || it->second.gone || !it->second.postponed) continue;
+    Client& c = it->second;
+    c.postponed = false;
+    Args argv = std::move(c.postponed_argv);
+    c.postponed_argv.clear();
+    if (!c.closing && !process_command(c, argv)) {
+      c.postponed = true;  // paused again meanwhile
+      c.postponed_argv = std::move(argv);
+      postponed.push_back(c.id);
+      continue;
+    }
+    process_input(c);
   }
 }
 

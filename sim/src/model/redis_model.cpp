@@ -4,11 +4,23 @@
 #include <string>
 #include <utility>
 
+#include "commands.hpp"
+
 #include "model_impl.hpp"
 
 namespace lockwire::sim {
 
 using namespace model;
+
+RedisModel::Impl::Impl(Hooks h, Rng r, RedisModelOptions o)
+    : hooks(std::move(h)),
+      rng(std::move(r)),
+      opt(std::move(o)),
+      dbs(static_cast<std::size_t>(std::max(1, opt.databases))),
+      maxmemory(opt.maxmemory),
+      policy(opt.maxmemory_policy) {
+  init_users();
+}
 
 RedisModel::RedisModel(Hooks hooks, Rng rng, RedisModelOptions options)
     : impl_(std::make_unique<Impl>(std::move(hooks), std::move(rng), std::move(options))) {}
@@ -20,7 +32,8 @@ RedisModel::ClientId RedisModel::add_client(std::string addr) {
   Client& c = impl_->clients[id];
   c.id = id;
   c.addr = std::move(addr);
-  c.authenticated = impl_->opt.requirepass.empty();
+  c.user = impl_->default_user;
+  c.authenticated = c.user->nopass && c.user->enabled;
   impl_->trace("client-open", std::to_string(id));
   return id;
 }
@@ -47,23 +60,14 @@ void RedisModel::feed(ClientId id, std::string_view bytes) {
   }
   c.qbuf.append(bytes);
   impl_->process_input(c);
+  impl_->before_sleep();
   impl_->flush_outputs();
 }
 
 void RedisModel::cron() {
   impl_->active_expire();
   impl_->check_blocked();
-  if (impl_->pause_until_ms != 0 && impl_->wall_ms() >= impl_->pause_until_ms)
-    impl_->pause_until_ms = 0;
-  if (impl_->pause_until_ms == 0) {
-    std::vector<ClientId> ids;
-    for (auto& [id, c] : impl_->clients)
-      if (c.qpos < c.qbuf.size() && !c.closing) ids.push_back(id);
-    for (auto id : ids) {
-      auto it = impl_->clients.find(id);
-      if (it != impl_->clients.end()) impl_->process_input(it->second);
-    }
-  }
+  impl_->before_sleep();
   impl_->flush_outputs();
 }
 
@@ -76,6 +80,7 @@ void RedisModel::set_busy(bool on) noexcept {
 
 void RedisModel::tick() {
   impl_->check_blocked();
+  impl_->before_sleep();
   impl_->flush_outputs();
 }
 
@@ -106,6 +111,41 @@ void RedisModel::drop_all_clients() noexcept {
   impl_->channels.clear();
   impl_->patterns.clear();
   impl_->dirty_clients.clear();
+}
+
+void RedisModel::pause_clients(std::int64_t ms, PauseMode mode) {
+  impl_->pause_clients(impl_->wall_ms() + ms,
+                       mode == PauseMode::all ? Impl::Pause::all : Impl::Pause::write);
+  impl_->trace("pause", std::to_string(ms) + (mode == PauseMode::all ? " ms all" : " ms write"));
+}
+
+void RedisModel::unpause_clients() {
+  impl_->unpause_clients();
+  impl_->before_sleep();
+  impl_->flush_outputs();
+}
+
+std::string RedisModel::acl_setuser(std::string_view name, std::string_view rules) {
+  std::string err = impl_->acl_setuser(std::string(name), split_rules(rules));
+  impl_->flush_outputs();  // subscribers it no longer allows are dropped
+  return err;
+}
+
+void RedisModel::set_maxmemory(std::uint64_t bytes, MaxmemoryPolicy policy) {
+  impl_->maxmemory = bytes;
+  impl_->policy = policy;
+  impl_->trace("maxmemory", std::to_string(bytes) + " " + policy_name(policy));
+  if (bytes != 0) impl_->eviction_due = true;
+  impl_->before_sleep();
+  impl_->flush_outputs();
+}
+
+std::uint64_t RedisModel::used_memory() const {
+  return impl_->used_memory();
+}
+
+std::uint64_t RedisModel::evicted_keys() const noexcept {
+  return impl_->evicted_keys;
 }
 
 std::size_t RedisModel::dbsize(int db) const {

@@ -109,6 +109,7 @@ std::int64_t RedisModel::repl_offset() const noexcept {
 void RedisModel::set_replica_acks(std::vector<std::pair<std::string, std::int64_t>> r) {
   impl_->replica_acks = std::move(r);
   impl_->check_blocked();
+  impl_->before_sleep();
   impl_->flush_outputs();
 }
 
@@ -135,6 +136,7 @@ void RedisModel::apply(int db, const std::vector<std::string>& argv) {
   s.repl_offset += static_cast<std::int64_t>(bytes);
   s.dirty_clients.erase(std::remove(s.dirty_clients.begin(), s.dirty_clients.end(), 0u),
                         s.dirty_clients.end());
+  s.before_sleep();
   s.flush_outputs();
 }
 

@@ -19,8 +19,33 @@
 
 namespace lockwire::sim {
 
+// maxmemory-policy (Redis' names with '-' for '_'; see sim/README.md for the eviction model).
+enum class MaxmemoryPolicy : std::uint8_t {
+  noeviction,
+  allkeys_lru,
+  allkeys_lfu,
+  allkeys_random,
+  volatile_lru,
+  volatile_lfu,
+  volatile_random,
+  volatile_ttl,
+};
+
+// An ACL user as `ACL SETUSER <name> <rules>` creates it; rules are separated by spaces, e.g.
+// {"app", "on >pw ~lockwire:* resetchannels +@all -client|tracking -@dangerous"}.
+struct AclUserSpec {
+  std::string name;
+  std::string rules;
+};
+
+// CLIENT PAUSE's modes.
+enum class PauseMode : std::uint8_t { write, all };
+
 struct RedisModelOptions {
   std::string requirepass;  // non-empty: the default user needs this password
+  std::vector<AclUserSpec> users;  // created at start-up (invalid rules throw)
+  std::uint64_t maxmemory = 0;     // bytes (0: no limit); used memory is modelled, see README
+  MaxmemoryPolicy maxmemory_policy = MaxmemoryPolicy::noeviction;
   int databases = 16;
   std::size_t max_query_bytes = 1024ull * 1024 * 1024;  // client-query-buffer-limit
   std::uint64_t max_bulk = 512ull * 1024 * 1024;        // proto-max-bulk-len
@@ -78,6 +103,16 @@ class RedisModel {
   // (setting acks also completes WAITs they satisfy).
   [[nodiscard]] std::int64_t repl_offset() const noexcept;
   void set_replica_acks(std::vector<std::pair<std::string, std::int64_t>> replicas);
+
+  // --- server conditions (what an operator does with CLIENT PAUSE, ACL SETUSER, CONFIG SET) ---
+  // CLIENT PAUSE <ms> WRITE|ALL: commands that would write (or all) wait, in arrival order.
+  void pause_clients(std::int64_t ms, PauseMode mode);
+  void unpause_clients();  // CLIENT UNPAUSE
+  // ACL SETUSER name rules...; returns "" or the error reply's text (without "-ERR ").
+  [[nodiscard]] std::string acl_setuser(std::string_view name, std::string_view rules);
+  void set_maxmemory(std::uint64_t bytes, MaxmemoryPolicy policy);  // CONFIG SET maxmemory ...
+  [[nodiscard]] std::uint64_t used_memory() const;  // the model's estimate (INFO used_memory)
+  [[nodiscard]] std::uint64_t evicted_keys() const noexcept;
 
   // --- persistence ---
   [[nodiscard]] std::shared_ptr<const RedisSnapshot> snapshot() const;
