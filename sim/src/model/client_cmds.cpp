@@ -197,7 +197,10 @@ void client_pause(Impl& s, Client& c, Args& a) {
   } else if (a.size() > 4) {
     return s.syntax(c);
   }
-  s.pause_clients(s.wall_ms() + ms, mode);
+  // As Redis, an end past the clock's range wraps (into the past: the pause is lifted at once).
+  const auto end = static_cast<std::int64_t>(static_cast<std::uint64_t>(s.wall_ms()) +
+                                             static_cast<std::uint64_t>(ms));
+  s.pause_clients(end, mode);
   s.ok(c);
 }
 

@@ -1,8 +1,8 @@
 // The simulated Redis' private state: the structs of Redis' server.h that the model keeps
-// (a value, a database, a client, a command-table entry) and RedisModel::Impl, the server.
-// Impl's members are defined in the file named after the Redis source that owns the concern
-// (networking.cpp, db.cpp, expire.cpp, multi.cpp, pubsub.cpp, tracking.cpp, replication.cpp,
-// server.cpp); commands are free functions listed in commands.hpp.
+// (a value, a database, a client, a user, a command-table entry) and RedisModel::Impl, the
+// server. Impl's members are defined in the file named after the Redis source that owns the
+// concern (networking.cpp, db.cpp, expire.cpp, evict.cpp, acl.cpp, multi.cpp, pubsub.cpp,
+// tracking.cpp, replication.cpp, server.cpp); commands are free functions listed in commands.hpp.
 #pragma once
 
 #include <algorithm>

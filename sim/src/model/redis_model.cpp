@@ -111,6 +111,19 @@ void RedisModel::drop_all_clients() noexcept {
   impl_->channels.clear();
   impl_->patterns.clear();
   impl_->dirty_clients.clear();
+  // What a new process starts with: no pause, the configured users and memory limit (ACL
+  // SETUSER and CONFIG SET are not persisted), fresh INFO stats.
+  impl_->pause = Impl::Pause::none;
+  impl_->pause_end_ms = 0;
+  impl_->postponed.clear();
+  impl_->unblocked.clear();
+  impl_->users.clear();
+  impl_->init_users();
+  impl_->maxmemory = impl_->opt.maxmemory;
+  impl_->policy = impl_->opt.maxmemory_policy;
+  impl_->eviction_due = false;
+  impl_->evicted_keys = 0;
+  impl_->expired_keys = 0;
 }
 
 void RedisModel::pause_clients(std::int64_t ms, PauseMode mode) {

@@ -118,7 +118,8 @@ class RedisModel {
   [[nodiscard]] std::shared_ptr<const RedisSnapshot> snapshot() const;
   void restore(const RedisSnapshot& snap);
   void flush_all_data();
-  // Drops every client (a restart); no hook is called for them.
+  // Drops every client (a restart); no hook is called for them. Runtime configuration goes
+  // back to the options (no pause, the configured users and maxmemory).
   void drop_all_clients() noexcept;
 
   // --- inspection for tests and checkers ---
