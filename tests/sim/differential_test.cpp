@@ -83,6 +83,10 @@ const Script kScripts[] = {
   {"mset_mget", "MSET a 1 b 2 | MGET a b c | MSET a | HSET h f v | MGET a h | MSET a 3 a 4 | GET a"},
   {"quit_pipelined", "@raw QUIT\\r\\nPING\\r\\n"},
   {"reset", "HELLO 3 | SELECT 2 | CLIENT SETNAME x | MULTI | RESET | GET k | CLIENT GETNAME | SUBSCRIBE c | RESET | PING | CLIENT TRACKING ON | RESET | CLIENT GETREDIR"},
+  {"exec_refused", "EXEC x | SET k 1 | WATCH k | EXEC x | 2> SET k 2 | MULTI | GET k | EXEC | MULTI | GET k | EXEC x | EXEC"},
+  {"info", "?INFO | ?INFO memory | ?INFO MEMORY server | ?INFO replication stats | INFO nosuch | ?INFO default | HELLO 3 | ?INFO memory | INFO nosuch"},
+  {"config_get", "CONFIG GET maxmemory | %CONFIG GET maxmemory* | CONFIG GET maxmemory-policy | CONFIG GET MAXMEMORY | CONFIG GET nosuch | CONFIG GET | CONFIG FOO | HELLO 3 | CONFIG GET maxmemory | CONFIG GET nosuch"},
+  {"acl_default", "ACL WHOAMI | ACL USERS | ACL WHOAMI x | ACL DELUSER default | ACL DELUSER nosuch | ACL DELUSER | ACL FOO | ACL | AUTH default anything | ACL WHOAMI"},
 };
 // clang-format on
 
@@ -235,6 +239,104 @@ TEST_F(RandomDifferential, RandomScriptsMatchRedis) {
   }
 }
 
+// A replica (of a port nobody listens on: it never syncs, and serves its empty dataset) against
+// the model in replica mode: READONLY, and what still runs.
+// clang-format off
+const Script kReplicaScripts[] = {
+  {"readonly", "SET k v | GET k | DEL k | EXPIRE k 1 | GETEX k | GETEX k PX 100 | INCR n | HSET h f v | FLUSHALL | PUBLISH c m | GET k | WAIT 0 0"},
+  {"readonly_multi", "MULTI | SET k v | GET k | EXEC | MULTI | GET k | EXEC | MULTI | PING | INCR n | EXEC"},
+  {"readonly_no_oom", "CONFIG SET maxmemory 1 | SET k v | GET k | MULTI | GET k | EXEC | CONFIG SET maxmemory 0"},
+  {"readonly_info", "?INFO replication | ?INFO"},
+};
+// clang-format on
+
+class DifferentialReplica : public ::testing::TestWithParam<Script> {
+ public:
+  static void SetUpTestSuite() {
+    master_port_ = lockwire::test::free_loopback_port();
+    server_ = std::make_unique<lockwire::test::RedisServer>(
+        std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(master_port_)});
+  }
+  static void TearDownTestSuite() { server_.reset(); }
+
+ protected:
+  static std::unique_ptr<lockwire::test::RedisServer> server_;
+  static std::uint16_t master_port_;
+};
+std::unique_ptr<lockwire::test::RedisServer> DifferentialReplica::server_;
+std::uint16_t DifferentialReplica::master_port_ = 0;
+
+TEST_P(DifferentialReplica, ModelMatchesRedis) {
+  const auto steps = parse_script(GetParam().text);
+  const Transcript model =
+      run_model(steps, {}, [](RedisModel& m) { m.set_replica(true, "127.0.0.1", master_port_); });
+  const Transcript real = run_tcp(steps, server_->port(), model);
+  const std::string diff = compare(steps, model, real);
+  EXPECT_TRUE(diff.empty()) << "script " << GetParam().name << " differs:\n" << diff;
+}
+INSTANTIATE_TEST_SUITE_P(Scripts, DifferentialReplica, ::testing::ValuesIn(kReplicaScripts),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Server conditions that break lock clients in production (issue #13): CLIENT PAUSE, ACL users
+// with denied commands, maxmemory. Each script changes server-wide state, so each gets a fresh
+// redis-server (and, below, a fresh `lockwire-sim serve`). Pauses are short (300 ms) and the
+// sleeps after them generous: a real server lifts a pause at its next event-loop turn after the
+// end (up to one 100 ms cron later), the model at its next cron or input.
+// clang-format off
+const Script kConditionScripts[] = {
+  // Under WRITE, reads and connection commands run; writes, PUBLISH, a write queued in MULTI and
+  // EXEC of writes wait; commands refused before the pause check (unknown, arity) answer at once.
+  // Released in the order they were held (conn 3's SET before conn 2's: GET k answers a; the
+// round trip on conn 9 in between makes sure serve mode, which reads ready sockets in descriptor
+// order, has taken conn 3's command first).
+  {"pause_write", "SET k 1 | 2> PING | CLIENT PAUSE 300 WRITE | 2> GET k | 2> PING | 2> EXISTS k | 2> TTL k | 3> SET k b | 3> GET k | 9> PING | 2> SET k a | 2> GET k | 4> PUBLISH ch m | 5> MULTI | 5> GET k | 5> SET k 5 | 5> EXEC | 6> MULTI | 6> GET k | 6> EXEC | 7> ~CLIENT ID | 7> FOO | 7> SET k | 7> CLIENT PAUSE 10 WRITE | 8> DEL k | @sleep 600 | GET k | 5> GET k"},
+  // ALL holds everything that is not refused first, CLIENT UNPAUSE included.
+  {"pause_all", "CLIENT PAUSE 300 ALL | 2> FOO | 3> SET k | 4> GET k | 5> PING | 6> MULTI | 7> CLIENT UNPAUSE | 8> SUBSCRIBE x | @sleep 600 | GET k"},
+  // CLIENT UNPAUSE releases at once, in order; a stricter or longer pause wins over a later one.
+  {"pause_unpause", "2> PING | CLIENT PAUSE 5000 WRITE | 3> SET k b | 4> GET k | 2> SET k a | 2> GET k | CLIENT PAUSE 100 WRITE | 4> GET k | CLIENT UNPAUSE | GET k | CLIENT PAUSE 1500 WRITE | CLIENT PAUSE 10 ALL | 5> GET k | 6> CLIENT UNPAUSE | @sleep 2000 | 5> GET k"},
+  // No expiry during a pause: an expired key is hidden (GET nil, TTL -2) but still counted by
+  // DBSIZE, and deleted (with its invalidation) after the pause.
+  {"pause_expiry", "HELLO 3 | SET e v PX 200 | CLIENT TRACKING ON | GET e | CLIENT PAUSE 600 WRITE | @sleep 400 | 2> GET e | 2> EXISTS e | 2> TTL e | 2> DBSIZE | 2> KEYS * | @sleep 600 | 2> DBSIZE | 2> PING"},
+  // A lock deployment's user: keys under a prefix, no channels, no tracking, no @dangerous.
+  {"acl_lock_user", "ACL SETUSER app on >pw ~lockwire:* resetchannels +@all -client|tracking -client|caching -@dangerous | 2> GET x | 2> AUTH app wrong | 2> AUTH app pw | 2> ACL WHOAMI | 2> GET lockwire:a | 2> GET other | 2> SET other v | 2> MGET lockwire:a other | 2> MSET lockwire:a 1 other 2 | 2> DEL lockwire:a other | 2> CLIENT TRACKING ON | 2> CLIENT CACHING YES | 2> ~CLIENT ID | 2> CLIENT KILL ID 1 | 2> FLUSHALL | 2> KEYS * | 2> INFO | 2> CONFIG GET maxmemory | 2> SUBSCRIBE ch | 2> PSUBSCRIBE ch* | 2> PUBLISH ch m | 2> UNSUBSCRIBE ch | 2> DEBUG SLEEP 0 | 2> FOO | 2> SET lockwire:a | 2> HSET lockwire:h f v | 2> WATCH other | 2> WATCH lockwire:a | 2> UNWATCH | 2> MULTI | 2> SET lockwire:a 1 | 2> GET other | 2> CLIENT TRACKING ON | 2> EXEC | 2> RESET | 2> ACL WHOAMI"},
+  {"acl_channels", "ACL SETUSER s on nopass +@all ~* resetchannels &lock:* &exact | 2> AUTH s x | 2> SUBSCRIBE lock:a exact | 2> SUBSCRIBE lock:b other | 2> PSUBSCRIBE lock:* | 2> PSUBSCRIBE lock:a* | 2> PSUBSCRIBE exact | 3> AUTH s x | 3> PUBLISH lock:a m | 3> PUBLISH other m | 3> PUBLISH exact m"},
+  {"acl_setuser_rules", "ACL SETUSER u foo | ACL USERS | ACL SETUSER u +nosuch | ACL SETUSER u +@nosuch | ACL SETUSER u +get|x | ACL SETUSER u -client|nosuch | ACL SETUSER u +client|id|x | ACL SETUSER | ACL SETUSER \"a b\" | ACL SETUSER n2 ~* ~x | ACL SETUSER n2 allkeys ~x | ACL SETUSER n3 &* &x | ACL SETUSER n4 ~a ~b allkeys ~c | ACL SETUSER n5 <nopw | ACL SETUSER u ON nopass | ACL SETUSER n3 allchannels | ACL USERS | ACL DELUSER u nosuch n3 | ACL DELUSER default | ACL USERS"},
+  {"acl_categories", "ACL SETUSER n7 on nopass +@all ~* -@dangerous +info | 2> AUTH n7 anything | 2> INFO nosuch | 2> KEYS * | 2> ROLE | 2> CLIENT PAUSE 10 | 2> ~CLIENT ID | ACL SETUSER n8 on nopass +client -client|kill ~* | 3> AUTH n8 x | 3> CLIENT KILL ID 1 | 3> ~CLIENT ID | 3> GET k | ACL SETUSER v on >pw | 4> AUTH v pw | 4> PING | 4> ACL WHOAMI | 4> QUIT | ACL SETUSER r on nopass ~* +@read +@connection -@slow +select|0 | 5> AUTH r x | 5> GET k | 5> SET k v | 5> HGETALL h | 5> SELECT 0 | 5> SELECT 1 | 5> PING | 5> MULTI | ACL SETUSER w on nopass ~* +@all -@write +set | 6> AUTH w x | 6> SET k v | 6> DEL k | 6> GET k | 6> MULTI | 6> DEL k | 6> EXEC"},
+  // Rules changed between MULTI and EXEC: EXEC re-checks every queued command.
+  {"acl_exec_recheck", "ACL SETUSER m1 on nopass +@all ~* allchannels | 2> AUTH m1 x | 2> MULTI | 2> GET k | 2> PUBLISH ch x | 2> SET j 1 | ACL SETUSER m1 resetkeys ~j resetchannels | 2> EXEC | 2> GET k | 2> MULTI | 2> SET j 2 | ACL SETUSER m1 -set | 2> EXEC | 2> GET j"},
+  // ACL DELUSER drops its connections; resetchannels drops its subscribers; OFF keeps them.
+  {"acl_drops_clients", "ACL SETUSER w on >pw +@all ~* | 2> AUTH w pw | 2> GET k | ACL DELUSER w | 2> PING | ACL SETUSER n6 on >pw +@all ~* allchannels | 3> AUTH n6 pw | 3> SUBSCRIBE c1 | ACL SETUSER n6 resetchannels | 3> PING | ACL SETUSER v on >pw +@all ~* | 4> AUTH v pw | ACL SETUSER v off | 4> PING | 5> AUTH v pw | ACL SETUSER z on nopass +@all | 6> AUTH z x | 6> ACL DELUSER z | 6> PING"},
+  {"acl_hello_auth", "ACL SETUSER v on >pw +@all ~* | 2> HELLO 3 AUTH v wrong | 2> HELLO 3 AUTH nouser pw | 2> HELLO 3 AUTH v pw | 2> ACL WHOAMI | 2> RESET | 2> ACL WHOAMI | ACL SETUSER d on nopass | 3> HELLO 2 AUTH d x | 3> GET k"},
+  // A password for the default user: connections opened before it keep working.
+  {"acl_default_password", "ACL SETUSER default resetpass >secret | 2> GET k | 2> AUTH secret | 2> GET k | GET k | 3> AUTH default nope | 3> HELLO 3 | 4> HELLO 3 AUTH default secret | ACL SETUSER default nopass | 5> GET k"},
+  // noeviction over the limit: denyoom commands refused, deletes and reads run; inside MULTI
+  // everything is refused at queue time (EXECABORT).
+  {"maxmemory_noeviction", "SET k v | HSET h f v | CONFIG SET maxmemory 1 | SET k v2 | GET k | DEL nokey | HDEL h f | EXPIRE k 100 | GETEX k | INCR n | HSET h a b | ZADD z 1 a | SADD s a | HINCRBY h x 1 | SETNX q 1 | MSET a 1 | PUBLISH c m | MULTI | GET k | DEL k | EXEC | MULTI | DISCARD | WATCH k | UNWATCH | PING | ~CLIENT ID | ?INFO memory | FLUSHALL | SET k v | CONFIG SET maxmemory 100mb | SET k v | CONFIG SET maxmemory 0 | SET k v2"},
+  // Memory going over the limit after queuing: EXEC of denyoom commands aborts, EXEC of others runs.
+  {"maxmemory_exec", "SET k v | MULTI | GET k | SET k 2 | 2> CONFIG SET maxmemory 1 | EXEC | GET k | MULTI | GET k | 2> CONFIG SET maxmemory 0 | EXEC | MULTI | DEL k | 2> CONFIG SET maxmemory 1 | EXEC | 2> CONFIG SET maxmemory 0"},
+  {"maxmemory_config", "CONFIG SET maxmemory 1kb | CONFIG GET maxmemory | CONFIG SET maxmemory 1k | CONFIG GET maxmemory | CONFIG SET maxmemory 2MB | CONFIG GET maxmemory | CONFIG SET maxmemory 1g | CONFIG GET maxmemory | ?INFO memory | CONFIG SET maxmemory -1 | CONFIG SET maxmemory abc | CONFIG SET maxmemory 1.5mb | CONFIG SET maxmemory 10% | CONFIG SET maxmemory \"\" | CONFIG GET maxmemory | CONFIG SET maxmemory-policy foo | CONFIG SET maxmemory-policy ALLKEYS-LRU | CONFIG GET maxmemory-policy | CONFIG SET foo 1 | CONFIG SET maxmemory | CONFIG SET maxmemory 0 maxmemory-policy | CONFIG SET maxmemory 0 maxmemory 1 | CONFIG SET maxmemory 0 MAXMEMORY 1 | CONFIG SET maxmemory 5 maxmemory-policy bad | CONFIG GET maxmemory | %CONFIG GET maxmemory maxmemory-policy maxmemory | CONFIG SET maxmemory 18446744073709551616 | CONFIG GET maxmemory | CONFIG SET maxmemory 0 maxmemory-policy volatile-ttl | ?INFO memory"},
+  // Evicting policies far over the limit: volatile-* evicts the keys with a TTL (then OOM),
+  // allkeys-* every key in every database; an evicted tracked key is invalidated like a delete.
+  {"maxmemory_evict", "HELLO 3 | SET a 1 | SET b 2 EX 100 | SET c 3 | SELECT 1 | SET d 4 | SELECT 0 | CLIENT TRACKING ON | GET b | CONFIG SET maxmemory-policy volatile-lru | CONFIG SET maxmemory 1 | DBSIZE | GET a | SET e 5 | DBSIZE | GET b | CONFIG SET maxmemory-policy allkeys-random | GET a | DBSIZE | SET e 5 | DBSIZE | SELECT 1 | DBSIZE | ?INFO stats | CONFIG SET maxmemory 0 | SET e 5 | DBSIZE"},
+  {"maxmemory_evict_watch", "SET k v | WATCH k | MULTI | GET k | 2> CONFIG SET maxmemory-policy allkeys-lru | 2> CONFIG SET maxmemory 1 | 2> PING | 2> CONFIG SET maxmemory 0 | EXEC | SET k v EX 100 | SET j v | WATCH j | 2> CONFIG SET maxmemory-policy volatile-ttl | 2> CONFIG SET maxmemory 1 | 2> EXISTS k j | 2> CONFIG SET maxmemory 0 | MULTI | PING | EXEC"},
+  // While paused nothing is evicted and nothing refused; the held write is refused after it.
+  {"maxmemory_paused", "2> CONFIG SET maxmemory 1 | 2> CLIENT PAUSE 5000 WRITE | SET x 1 | 3> MULTI | 3> GET k | 3> EXEC | 3> CLIENT UNPAUSE | GET x | 3> CONFIG SET maxmemory 0"},
+};
+// clang-format on
+
+class DifferentialConditions : public ::testing::TestWithParam<Script> {};
+
+TEST_P(DifferentialConditions, ModelMatchesRedis) {
+  lockwire::test::RedisServer server;
+  const auto steps = parse_script(GetParam().text);
+  const Transcript model = run_model(steps);
+  const Transcript real = run_tcp(steps, server.port(), model);
+  const std::string diff = compare(steps, model, real);
+  EXPECT_TRUE(diff.empty()) << "script " << GetParam().name << " differs:\n" << diff;
+}
+INSTANTIATE_TEST_SUITE_P(Scripts, DifferentialConditions, ::testing::ValuesIn(kConditionScripts),
+                         [](const auto& info) { return std::string(info.param.name); });
+
 #ifdef LOCKWIRE_SIM_BIN
 // `lockwire-sim serve` on a free port, killed at the end.
 class ServeProcess {
@@ -329,6 +431,21 @@ TEST(ServeModeRobustness, SurvivesGarbageAndManyConnections) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Scripts, ServeMode, ::testing::ValuesIn(kScripts),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The condition scripts on serve mode (a fresh process each: they change server-wide state).
+class ServeConditions : public ::testing::TestWithParam<Script> {};
+
+TEST_P(ServeConditions, ServeMatchesModel) {
+  ServeProcess serve;
+  ASSERT_TRUE(serve.ok()) << "lockwire-sim serve did not start";
+  const auto steps = parse_script(GetParam().text);
+  const Transcript model = run_model(steps);
+  const Transcript served = run_tcp(steps, serve.port(), model);
+  const std::string diff = compare(steps, model, served);
+  EXPECT_TRUE(diff.empty()) << "script " << GetParam().name << " differs in serve mode:\n" << diff;
+}
+INSTANTIATE_TEST_SUITE_P(Scripts, ServeConditions, ::testing::ValuesIn(kConditionScripts),
                          [](const auto& info) { return std::string(info.param.name); });
 #endif
 

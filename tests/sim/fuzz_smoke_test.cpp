@@ -95,7 +95,30 @@ TEST(FuzzSmoke, StructuredCommands) {
                                           "9223372036854775807",
                                           "OPTIN",
                                           "CACHING",
-                                          "YES"};
+                                          "YES",
+                                          "ACL",
+                                          "SETUSER",
+                                          "DELUSER",
+                                          "AUTH",
+                                          "u",
+                                          "on",
+                                          "nopass",
+                                          "+@all",
+                                          "-get",
+                                          "~k*",
+                                          "&c",
+                                          "resetchannels",
+                                          "CONFIG",
+                                          "maxmemory",
+                                          "maxmemory-policy",
+                                          "allkeys-random",
+                                          "volatile-lru",
+                                          "1",
+                                          "PAUSE",
+                                          "UNPAUSE",
+                                          "WRITE",
+                                          "ALL",
+                                          "INFO"};
   Rng rng(77);
   for (int i = 0; i < 3000; ++i) {
     std::string in(1, static_cast<char>(rng.below(256)));

@@ -1,11 +1,13 @@
 // SimRedis as a node: fault hooks, persistence across restarts, replication with lag and
-// failover, CLIENT PAUSE, half-open connections. Raw RESP bytes so each reply is visible.
+// failover, CLIENT PAUSE, ACL users, maxmemory, half-open connections. Raw RESP bytes so each reply
+// is visible.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -222,6 +224,125 @@ TEST_F(Fixture, TrackingPushOnActiveExpiry) {
   w.run_for(std::chrono::milliseconds(200));  // no access: only active expiry can notice
   ASSERT_EQ(c.frames.size(), before + 1);
   EXPECT_EQ(c.frames.back(), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$5\r\nlease\r\n");
+}
+
+// --- server conditions for scenarios (issue #13) ---
+
+TEST_F(Fixture, AclUserFromOptionsAndAtRuntime) {
+  SimRedisOptions o;
+  o.model.users = {{"app", "on >pw ~lockwire:* resetchannels +@all -client|tracking -@dangerous"}};
+  SimRedis r(w, srv, o);
+  Raw c(w, cli, r.endpoint());
+  EXPECT_EQ(c.call({"AUTH", "app", "pw"}), "+OK\r\n");
+  EXPECT_EQ(c.call({"ACL", "WHOAMI"}), "$3\r\napp\r\n");
+  EXPECT_EQ(c.call({"CLIENT", "TRACKING", "ON"}),
+            "-NOPERM this user has no permissions to run the 'client|tracking' command\r\n");
+  EXPECT_EQ(c.call({"GET", "other"}),
+            "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n");
+  EXPECT_EQ(c.call({"SUBSCRIBE", "ch"}),
+            "-NOPERM this user has no permissions to access one of the channels used as "
+            "arguments\r\n");
+  EXPECT_EQ(c.call({"CLIENT", "KILL", "ID", "1"}),
+            "-NOPERM this user has no permissions to run the 'client|kill' command\r\n");
+  EXPECT_EQ(c.call({"SET", "lockwire:x", "1"}), "+OK\r\n");
+  // An operator takes SET away while the client is connected.
+  EXPECT_EQ(r.acl_setuser("app", "-set"), "");
+  EXPECT_EQ(c.call({"SET", "lockwire:x", "2"}),
+            "-NOPERM this user has no permissions to run the 'set' command\r\n");
+  EXPECT_EQ(r.acl_setuser("app", "+nosuch"),
+            "Error in ACL SETUSER modifier '+nosuch': Unknown command or category name in ACL");
+  // Bad rules for a start-up user are a scenario bug.
+  SimRedisOptions bad;
+  bad.port = 6380;
+  bad.model.users = {{"x", "on +nosuch"}};
+  EXPECT_THROW(SimRedis(w, srv, bad), std::invalid_argument);
+}
+
+TEST_F(Fixture, MaxmemoryNoevictionAndLruEviction) {
+  SimRedisOptions o;
+  o.model.maxmemory = 1;  // far below the model's start-up memory: always over
+  SimRedis r(w, srv, o);
+  Raw c(w, cli, r.endpoint());
+  EXPECT_EQ(c.call({"SET", "k", "v"}),
+            "-OOM command not allowed when used memory > 'maxmemory'.\r\n");
+  EXPECT_EQ(c.call({"GET", "k"}), "$-1\r\n");
+  EXPECT_EQ(c.call({"DEL", "k"}), ":0\r\n");
+  r.set_maxmemory(0);
+  for (const char* k : {"a", "b", "c"}) {
+    EXPECT_EQ(c.call({"SET", k, "v"}), "+OK\r\n");
+    w.run_for(std::chrono::milliseconds(5));
+  }
+  Raw t(w, cli, r.endpoint());  // a tracking client that read b
+  t.call({"HELLO", "3"});
+  t.call({"CLIENT", "TRACKING", "ON"});
+  EXPECT_EQ(t.call({"GET", "b"}), "$1\r\nv\r\n");
+  w.run_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(c.call({"GET", "a"}), "$1\r\nv\r\n");  // a is now more recent than c
+  w.run_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(c.call({"GET", "b"}), "$1\r\nv\r\n");  // and b the most recent
+  // One byte under the current use: exactly one key goes, the least recently used (c).
+  r.set_maxmemory(r.model().used_memory() - 1, MaxmemoryPolicy::allkeys_lru);
+  EXPECT_EQ(r.model().evicted_keys(), 1u);
+  EXPECT_FALSE(r.model().exists("c"));
+  EXPECT_TRUE(r.model().exists("a"));
+  EXPECT_TRUE(r.model().exists("b"));
+  // A new key takes the use over the limit again; the next command makes room by evicting b,
+  // now the least recently used, and b's reader is told as for a DEL.
+  const std::size_t before = t.frames.size();
+  w.run_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(c.call({"GET", "a"}), "$1\r\nv\r\n");
+  EXPECT_EQ(c.call({"SET", "d", "v"}), "+OK\r\n");
+  EXPECT_TRUE(r.model().exists("b"));
+  EXPECT_EQ(c.call({"PING"}), "+PONG\r\n");
+  w.run_for(std::chrono::milliseconds(1));
+  EXPECT_FALSE(r.model().exists("b"));
+  ASSERT_EQ(t.frames.size(), before + 1);
+  EXPECT_EQ(t.frames.back(), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nb\r\n");
+  EXPECT_NE(w.trace().timeline().find("evicted"), std::string::npos);
+}
+
+TEST_F(Fixture, PauseWritesFromTheScenario) {
+  SimRedis r(w, srv);
+  Raw a(w, cli, r.endpoint());
+  Raw b(w, cli, r.endpoint());
+  r.pause_clients(std::chrono::milliseconds(300), PauseMode::write);
+  EXPECT_EQ(a.call({"GET", "k"}), "$-1\r\n");
+  b.s->write(enc({"SET", "k", "b"}));
+  w.run_for(std::chrono::milliseconds(1));
+  a.s->write(enc({"SET", "k", "a"}));
+  w.run_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(b.frames.size(), 0u);  // both held
+  EXPECT_EQ(a.frames.size(), 1u);
+  r.unpause_clients();  // released at once, in the order they were held
+  w.run_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(b.frames.size(), 1u);
+  EXPECT_EQ(a.call({"GET", "k"}), "$1\r\na\r\n");
+  // ALL holds reads too, until the pause ends (at the next cron after it).
+  r.pause_clients(std::chrono::milliseconds(200), PauseMode::all);
+  const auto t0 = w.now();
+  EXPECT_EQ(b.call({"GET", "k"}), "$1\r\na\r\n");
+  EXPECT_GE(w.now() - t0, std::chrono::milliseconds(200));
+  EXPECT_LE(w.now() - t0, std::chrono::milliseconds(310));
+}
+
+TEST_F(Fixture, RefusedExecAbortsTheTransaction) {
+  SimRedis r(w, srv);
+  Raw c(w, cli, r.endpoint());
+  EXPECT_EQ(c.call({"MULTI"}), "+OK\r\n");
+  EXPECT_EQ(c.call({"SET", "k", "v"}), "+QUEUED\r\n");
+  r.model().set_replica(true, "primary", 6379);  // demoted between the queuing and EXEC
+  EXPECT_EQ(c.call({"EXEC"}),
+            "-EXECABORT Transaction discarded because of: READONLY You can't write against a "
+            "read only replica.\r\n");
+  r.model().set_replica(false);
+  EXPECT_EQ(c.call({"MULTI"}), "+OK\r\n");
+  EXPECT_EQ(c.call({"GET", "k"}), "+QUEUED\r\n");
+  r.set_busy(true);
+  EXPECT_EQ(c.call({"EXEC"}),
+            "-EXECABORT Transaction discarded because of: BUSY Redis is busy running a script. "
+            "You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n");
+  r.set_busy(false);
+  EXPECT_EQ(c.call({"EXEC"}), "-ERR EXEC without MULTI\r\n");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The simulated Redis server, sans-I/O: bytes in per client, bytes out per client.
 //
 // Byte-exact with redis-server 7.0.15 for the commands it supports (see the table in
-// redis_model.cpp); everything else answers as Redis does for an unknown command. Time comes from
+// sim/src/model/command_table.cpp); everything else answers as Redis does for an unknown command. Time comes from
 // the host (a simulated node's wall clock, or the real clock in serve mode), so expiry follows
 // the server machine's own clock, steps and drift included.
 //
@@ -19,8 +19,33 @@
 
 namespace lockwire::sim {
 
+// maxmemory-policy (Redis' names with '-' for '_'; see sim/README.md for the eviction model).
+enum class MaxmemoryPolicy : std::uint8_t {
+  noeviction,
+  allkeys_lru,
+  allkeys_lfu,
+  allkeys_random,
+  volatile_lru,
+  volatile_lfu,
+  volatile_random,
+  volatile_ttl,
+};
+
+// An ACL user as `ACL SETUSER <name> <rules>` creates it; rules are separated by spaces, e.g.
+// {"app", "on >pw ~lockwire:* resetchannels +@all -client|tracking -@dangerous"}.
+struct AclUserSpec {
+  std::string name;
+  std::string rules;
+};
+
+// CLIENT PAUSE's modes.
+enum class PauseMode : std::uint8_t { write, all };
+
 struct RedisModelOptions {
   std::string requirepass;  // non-empty: the default user needs this password
+  std::vector<AclUserSpec> users;  // created at start-up (invalid rules throw)
+  std::uint64_t maxmemory = 0;     // bytes (0: no limit); used memory is modelled, see README
+  MaxmemoryPolicy maxmemory_policy = MaxmemoryPolicy::noeviction;
   int databases = 16;
   std::size_t max_query_bytes = 1024ull * 1024 * 1024;  // client-query-buffer-limit
   std::uint64_t max_bulk = 512ull * 1024 * 1024;        // proto-max-bulk-len
@@ -79,11 +104,22 @@ class RedisModel {
   [[nodiscard]] std::int64_t repl_offset() const noexcept;
   void set_replica_acks(std::vector<std::pair<std::string, std::int64_t>> replicas);
 
+  // --- server conditions (what an operator does with CLIENT PAUSE, ACL SETUSER, CONFIG SET) ---
+  // CLIENT PAUSE <ms> WRITE|ALL: commands that would write (or all) wait, in arrival order.
+  void pause_clients(std::int64_t ms, PauseMode mode);
+  void unpause_clients();  // CLIENT UNPAUSE
+  // ACL SETUSER name rules...; returns "" or the error reply's text (without "-ERR ").
+  [[nodiscard]] std::string acl_setuser(std::string_view name, std::string_view rules);
+  void set_maxmemory(std::uint64_t bytes, MaxmemoryPolicy policy);  // CONFIG SET maxmemory ...
+  [[nodiscard]] std::uint64_t used_memory() const;  // the model's estimate (INFO used_memory)
+  [[nodiscard]] std::uint64_t evicted_keys() const noexcept;
+
   // --- persistence ---
   [[nodiscard]] std::shared_ptr<const RedisSnapshot> snapshot() const;
   void restore(const RedisSnapshot& snap);
   void flush_all_data();
-  // Drops every client (a restart); no hook is called for them.
+  // Drops every client (a restart); no hook is called for them. Runtime configuration goes
+  // back to the options (no pause, the configured users and maxmemory).
   void drop_all_clients() noexcept;
 
   // --- inspection for tests and checkers ---
@@ -102,7 +138,7 @@ class RedisModel {
   [[nodiscard]] Peek peek(std::string_view key, int db = 0) const;
   [[nodiscard]] std::int64_t wall_ms() const;  // the server's wall clock, ms since the epoch
 
-  struct Impl;  // opaque; public only so the command table in the .cpp can name it
+  struct Impl;  // sim/src/model/model_impl.hpp; public only so the model's files can name it
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -3,9 +3,12 @@
 // the fault, persistence and replication hooks scenarios use.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockwire/sim/redis_model.hpp"
@@ -46,6 +49,22 @@ class SimRedis {
   void save();  // take the RDB snapshot used by Persistence::last_save
   void set_loading(bool on) { model_->set_loading(on); }
   void set_busy(bool on) { model_->set_busy(on); }
+
+  // --- server conditions an operator creates (also reachable as commands, see sim/README.md) ---
+  // CLIENT PAUSE d WRITE|ALL: writes (or all commands) wait, then run in arrival order.
+  void pause_clients(Nanos d, PauseMode mode) {
+    model_->pause_clients(std::chrono::duration_cast<std::chrono::milliseconds>(d).count(), mode);
+  }
+  void unpause_clients() { model_->unpause_clients(); }
+  // ACL SETUSER name rules (e.g. "on >pw ~app:* resetchannels +@all -client|tracking");
+  // returns "" or the error. Users for the whole run: SimRedisOptions::model.users.
+  [[nodiscard]] std::string acl_setuser(std::string_view name, std::string_view rules) {
+    return model_->acl_setuser(name, rules);
+  }
+  // CONFIG SET maxmemory / maxmemory-policy (0: no limit). At start: SimRedisOptions::model.
+  void set_maxmemory(std::uint64_t bytes, MaxmemoryPolicy policy = MaxmemoryPolicy::noeviction) {
+    model_->set_maxmemory(bytes, policy);
+  }
 
   // --- replication ---
   // Every write applied here reaches `replica` after `lag` (in order); the replica refuses

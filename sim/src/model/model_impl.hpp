@@ -1,0 +1,448 @@
+// The simulated Redis' private state: the structs of Redis' server.h that the model keeps
+// (a value, a database, a client, a user, a command-table entry) and RedisModel::Impl, the
+// server. Impl's members are defined in the file named after the Redis source that owns the
+// concern (networking.cpp, db.cpp, expire.cpp, evict.cpp, acl.cpp, multi.cpp, pubsub.cpp,
+// tracking.cpp, replication.cpp, server.cpp); commands are free functions listed in commands.hpp.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "lockwire/resp/encoder.hpp"
+#include "lockwire/sim/redis_model.hpp"
+#include "util.hpp"
+
+namespace lockwire::sim {
+
+namespace model {
+
+using Args = std::vector<std::string>;
+constexpr std::size_t kInlineMax = 64 * 1024;  // PROTO_INLINE_MAX_SIZE
+
+// Command flags (subset of Redis' CMD_*).
+enum : std::uint32_t {
+  F_WRITE = 1u << 0,
+  F_READONLY = 1u << 1,
+  F_LOADING = 1u << 2,  // allowed while loading
+  F_STALE = 1u << 3,
+  F_NO_AUTH = 1u << 4,
+  F_ALLOW_BUSY = 1u << 5,
+  F_PUBSUB = 1u << 6,
+  F_NOSCRIPT = 1u << 7,
+  F_FAST = 1u << 8,
+  F_CLIENT_SUB = 1u << 9,      // a CLIENT subcommand (keeps CLIENT CACHING's one-shot flag)
+  F_NOT_QUEUED = 1u << 10,     // runs immediately inside MULTI (EXEC, DISCARD, MULTI, WATCH, ...)
+  F_SUB_OK = 1u << 11,         // allowed in RESP2 subscribed mode
+  F_PROTECTED = 1u << 12,      // DEBUG: refused unless enable-debug-command
+  F_DENYOOM = 1u << 13,        // refused while used memory is over maxmemory
+  F_MAY_REPLICATE = 1u << 14,  // PUBLISH: waits under CLIENT PAUSE WRITE like a write
+};
+
+// ACL categories (Redis' ACL_CATEGORY_*), as COMMAND INFO lists them for each command.
+enum : std::uint32_t {
+  C_KEYSPACE = 1u << 0,
+  C_READ = 1u << 1,
+  C_WRITE = 1u << 2,
+  C_SET = 1u << 3,
+  C_SORTEDSET = 1u << 4,
+  C_LIST = 1u << 5,
+  C_HASH = 1u << 6,
+  C_STRING = 1u << 7,
+  C_BITMAP = 1u << 8,
+  C_HYPERLOGLOG = 1u << 9,
+  C_GEO = 1u << 10,
+  C_STREAM = 1u << 11,
+  C_PUBSUB = 1u << 12,
+  C_ADMIN = 1u << 13,
+  C_FAST = 1u << 14,
+  C_SLOW = 1u << 15,
+  C_BLOCKING = 1u << 16,
+  C_DANGEROUS = 1u << 17,
+  C_CONNECTION = 1u << 18,
+  C_TRANSACTION = 1u << 19,
+  C_SCRIPTING = 1u << 20,
+};
+
+struct Value {
+  enum class Kind : std::uint8_t { string, hash, set, zset };
+  Kind kind = Kind::string;
+  std::string str;
+  std::vector<std::pair<std::string, std::string>> hash;  // insertion order, like a listpack
+  std::vector<std::string> set;                           // see set_order() in t_set.cpp
+  std::map<std::string, double> zscores;
+  std::set<std::pair<double, std::string>> zorder;
+  // eviction bookkeeping (evict.cpp): last access, accesses (new values start at Redis'
+  // LFU_INIT_VAL so that they are not the first to go)
+  std::int64_t lru_ms = 0;
+  std::uint32_t lfu = 5;
+};
+
+// An ACL user (acl.cpp). Lives in Impl::users (a std::map: stable addresses, sorted names).
+struct User {
+  std::string name;
+  bool enabled = false;
+  bool nopass = false;
+  std::vector<std::string> passwords;
+  bool allkeys = false;
+  std::vector<std::string> keys;  // ~patterns
+  bool allchannels = false;
+  std::vector<std::string> channels;  // &patterns
+  bool allcommands = false;           // +@all and nothing taken away since
+  std::set<std::string> commands;     // allowed full names: "get", "client|id"
+  std::map<std::string, std::vector<std::string>> first_args;  // "+select|0" style rules
+};
+
+// Never iterated where order is observable (KEYS/SCAN sort first, see db.cpp).
+struct Db {
+  std::unordered_map<std::string, Value> dict;
+  std::unordered_map<std::string, std::int64_t> expires;  // ms since epoch
+  std::set<std::pair<std::int64_t, std::string>> by_time;
+};
+
+struct Client {
+  std::uint64_t id = 0;
+  std::string addr;
+  int resp = 2;
+  int db = 0;
+  std::string name;
+  bool authenticated = true;
+  User* user = nullptr;  // the default user unless AUTH / HELLO AUTH named another
+  bool closing = false;  // CLOSE_AFTER_REPLY: no further input is processed
+  bool gone = false;
+  // query parsing
+  std::string qbuf;
+  std::size_t qpos = 0;
+  int reqtype = 0;  // 0 unknown, 1 inline, 2 multibulk
+  std::int64_t multibulklen = 0;
+  std::int64_t bulklen = -1;
+  Args argv;
+  std::size_t argv_bytes = 0;
+  // WAIT: blocked until replicas acknowledge `woff` (the client's last write offset)
+  std::int64_t woff = 0;
+  bool blocked = false;
+  std::int64_t block_num = 0;
+  std::int64_t block_off = 0;
+  std::int64_t block_deadline_ms = 0;  // 0: forever
+  // transactions
+  bool multi = false;
+  bool dirty_exec = false;
+  bool dirty_cas = false;
+  std::vector<Args> queued;
+  std::uint32_t queued_flags = 0;  // the queued commands' flags together (mstate.cmd_flags)
+  // CLIENT PAUSE: the command that waits (run again from the top when the pause ends)
+  bool postponed = false;
+  Args postponed_argv;
+  struct Watched {
+    int db;
+    std::string key;
+    bool expired;
+  };
+  std::vector<Watched> watched;
+  // pub/sub (subscription order)
+  std::vector<std::string> channels;
+  std::vector<std::string> patterns;
+  // tracking
+  bool tracking = false, bcast = false, optin = false, optout = false, noloop = false;
+  bool caching = false;
+  std::uint64_t redirect = 0;
+  std::vector<std::string> prefixes;
+  // output
+  std::string out;
+  bool dirty = false;
+  [[nodiscard]] bool pubsub_mode() const { return !channels.empty() || !patterns.empty(); }
+  [[nodiscard]] resp::Proto proto() const {
+    return resp == 2 ? resp::Proto::resp2 : resp::Proto::resp3;
+  }
+};
+
+using Impl = RedisModel::Impl;
+using Handler = void (*)(Impl&, Client&, Args&);
+
+struct CmdDef {
+  const char* name;
+  int arity;
+  std::uint32_t flags;
+  Handler fn;
+  int first_key, last_key, step;  // key positions (ACL key checks; tracking of reads) (0: none)
+  std::uint32_t acl;              // ACL categories (C_*)
+  std::vector<CmdDef> subs;       // container commands (CLIENT, CONFIG, ACL)
+};
+
+}  // namespace model
+
+struct RedisSnapshot {
+  std::vector<model::Db> dbs;
+};
+
+struct RedisModel::Impl {
+  using Args = model::Args;
+  using Value = model::Value;
+  using Db = model::Db;
+  using Client = model::Client;
+  using CmdDef = model::CmdDef;
+
+  Hooks hooks;
+  Rng rng;
+  RedisModelOptions opt;
+  std::vector<Db> dbs;
+  std::map<std::uint64_t, Client> clients;
+  std::uint64_t next_client_id = 3;  // the real server has used a couple for itself at startup
+  std::uint64_t processed = 0;
+  bool loading = false, busy = false, replica = false;
+  std::string master_host;
+  int master_port = 0;
+  std::int64_t repl_offset = 0;
+  std::vector<std::pair<std::string, std::int64_t>> replica_acks;
+  // time
+  std::int64_t cmd_ms = 0;  // frozen per command (and per EXEC), like server.mstime
+  bool in_call = false;
+  bool in_exec = false;
+  Client* current = nullptr;
+  std::vector<std::string> pending_self_keys;  // invalidations for `current`, sent after it
+  bool pending_self_flush = false;
+  // pub/sub
+  std::map<std::string, std::vector<std::uint64_t>> channels;
+  std::map<std::string, std::vector<std::uint64_t>> patterns;
+  // tracking
+  std::map<std::string, std::set<std::uint64_t>> tracking_table;
+  struct Bcast {
+    std::set<std::uint64_t> clients;
+    std::map<std::string, std::uint64_t> keys;  // key -> client that modified it last
+  };
+  std::map<std::string, Bcast> prefix_table;
+  // CLIENT PAUSE (the strictest mode and the latest end win, as in Redis)
+  enum class Pause : std::uint8_t { none, write, all };
+  Pause pause = Pause::none;
+  std::int64_t pause_end_ms = 0;
+  std::vector<std::uint64_t> postponed;  // clients in the order their commands were held
+  std::vector<std::uint64_t> unblocked;  // released, to run before the turn ends
+  std::vector<std::uint64_t> dirty_clients;
+  // ACL
+  std::map<std::string, model::User> users;
+  model::User* default_user = nullptr;
+  // maxmemory
+  std::uint64_t maxmemory = 0;
+  MaxmemoryPolicy policy = MaxmemoryPolicy::noeviction;
+  bool eviction_due = false;  // CONFIG SET maxmemory starts an eviction pass (evictionTimeProc)
+  std::uint64_t evicted_keys = 0;
+  std::uint64_t expired_keys = 0;
+
+  static const std::vector<CmdDef>& table();  // command_table.cpp
+
+  Impl(Hooks h, Rng r, RedisModelOptions o);  // redis_model.cpp
+
+  std::int64_t wall_ms() const { return hooks.wall_us ? hooks.wall_us() / 1000 : 0; }
+  void trace(std::string_view what, std::string_view detail) {
+    if (hooks.trace) hooks.trace(what, detail);
+  }
+
+  // ---- reply output (resp's encoder writes every byte) ----
+  void mark(Client& c) {
+    if (!c.dirty) {
+      c.dirty = true;
+      dirty_clients.push_back(c.id);
+    }
+  }
+  void ok(Client& c) { status(c, "OK"); }
+  void status(Client& c, std::string_view s) {
+    resp::append_simple(c.out, s);
+    mark(c);
+  }
+  // As addReplyError: a message starting with '-' carries its own code, otherwise "ERR " is
+  // prepended; CR/LF become spaces.
+  void error(Client& c, std::string_view msg) {
+    if (!msg.empty() && msg[0] == '-') {
+      resp::append_error(c.out, msg.substr(1));
+    } else {
+      resp::append_error(c.out, "ERR " + std::string(msg));
+    }
+    mark(c);
+  }
+  void integer(Client& c, std::int64_t v) {
+    resp::append_number(c.out, v);
+    mark(c);
+  }
+  void bulk(Client& c, std::string_view s) {
+    resp::append_blob(c.out, s);
+    mark(c);
+  }
+  void verbatim(Client& c, std::string_view text) {
+    resp::append_verbatim(c.out, "txt", text, c.proto());
+    mark(c);
+  }
+  void null(Client& c) {
+    resp::append_null(c.out, c.proto());
+    mark(c);
+  }
+  void null_array(Client& c) {
+    resp::append_null_array(c.out, c.proto());
+    mark(c);
+  }
+  void array(Client& c, std::size_t n) {
+    resp::append_array_header(c.out, n);
+    mark(c);
+  }
+  void map(Client& c, std::size_t n) {
+    resp::append_map_header(c.out, n, c.proto());
+    mark(c);
+  }
+  void set_len(Client& c, std::size_t n) {
+    resp::append_set_header(c.out, n, c.proto());
+    mark(c);
+  }
+  void push(Client& c, std::size_t n) {
+    resp::append_push_header(c.out, n, c.proto());
+    mark(c);
+  }
+  void dbl(Client& c, double d) {
+    resp::append_double(c.out, d, c.proto());
+    mark(c);
+  }
+  void wrong_args(Client& c, std::string_view fullname) {
+    error(c, "wrong number of arguments for '" + std::string(fullname) + "' command");
+  }
+  void syntax(Client& c) { error(c, "syntax error"); }
+  void not_int(Client& c) { error(c, "value is not an integer or out of range"); }
+  void wrongtype(Client& c) {
+    error(c, "-WRONGTYPE Operation against a key holding the wrong kind of value");
+  }
+  void expire_err(Client& c, std::string_view cmd) {
+    error(c, "invalid expire time in '" + std::string(cmd) + "' command");
+  }
+
+  // ---- keyspace (db.cpp) ----
+  bool key_is_expired(Db& db, const std::string& key) const;
+  void remove_expire(Db& db, const std::string& key);
+  void set_expire(Db& db, const std::string& key, std::int64_t when);
+  std::int64_t get_expire(Db& db, const std::string& key);
+  void db_delete(Db& db, const std::string& key);
+  int db_index(const Db& db) const { return static_cast<int>(&db - dbs.data()); }
+  Value* lookup(Db& db, const std::string& key);
+  Value* lookup(Client& c, const std::string& key) { return lookup(dbs[c.db], key); }
+  // signalModifiedKey: WATCH, tracking, trace.
+  void signal_modified(Client* by, Db& db, const std::string& key);
+
+  // ---- expiry (expire.cpp) ----
+  // Lazy expiry; replicas hide expired keys but never delete them themselves.
+  bool expire_if_needed(Db& db, const std::string& key);
+  void delete_expired(Db& db, const std::string& key);
+  void active_expire();
+
+  // ---- WATCH (multi.cpp) ----
+  void touch_watched(Db& db, const std::string& key);
+  void touch_all_watched_in_db(Db& db);
+
+  // ---- client-side caching (tracking.cpp) ----
+  void send_tracking(Client& c, const std::string* key, const std::vector<std::string>* keys,
+                     bool null_all);
+  void tracking_invalidate(Client* by, const std::string& key);
+  void flush_pending_self();
+  void tracking_on_flush();
+  void broadcast_invalidations();  // BCAST: once per event-loop turn, like beforeSleep()
+  void remember_keys(Client& c, const CmdDef& cmd, const Args& a);
+  void disable_tracking(Client& c);
+
+  // ---- pub/sub (pubsub.cpp) ----
+  std::size_t sub_count(const Client& c) const { return c.channels.size() + c.patterns.size(); }
+  void pubsub_reply(Client& c, std::string_view kind, const std::string* name, std::size_t count);
+  bool unsubscribe(Client& c, const std::string& ch, bool notify);
+  bool punsubscribe(Client& c, const std::string& p, bool notify);
+  void unsubscribe_all(Client& c, bool notify);
+  void punsubscribe_all(Client& c, bool notify);
+  std::int64_t publish(const std::string& ch, const std::string& msg);
+
+  // ---- connections, request parsing, output (networking.cpp) ----
+  void free_client(Client& c);
+  void protocol_error(Client& c, std::string_view msg);
+  bool parse_inline(Client& c);  // true when argv holds a complete command
+  bool parse_multibulk(Client& c);
+  void process_input(Client& c);
+  void flush_outputs();
+
+  // ---- command dispatch (server.cpp) ----
+  static const CmdDef* lookup_in(const std::vector<CmdDef>& t, std::string_view name);
+  const CmdDef* find_command(const Args& a);
+  // rejectCommand: flags the transaction; for EXEC, aborts it ("EXECABORT ... because of: ").
+  void reject(Client& c, const CmdDef* cmd, std::string_view msg);
+  // Returns false when CLIENT PAUSE holds the command (the client waits, argv kept).
+  bool process_command(Client& c, Args& a);
+  void call(Client& c, const CmdDef& cmd, Args& a);
+  // The end of an event-loop turn (beforeSleep): a pause past its end is lifted, released
+  // clients run, a pending eviction pass runs.
+  void before_sleep();
+
+  // ---- CLIENT PAUSE (networking.cpp) ----
+  // checkClientPauseTimeoutAndReturnIfPaused: lifts a pause past its end, true while paused.
+  bool paused();
+  void pause_clients(std::int64_t end_ms, Pause mode);
+  void unpause_clients();
+  void run_unblocked();
+
+  // ---- ACL (acl.cpp) ----
+  void init_users();  // the default user (requirepass) and RedisModelOptions::users
+  // "" when the rules applied (to a copy first: nothing changes on an error), else the error.
+  std::string acl_setuser(const std::string& name, const std::vector<std::string>& rules);
+  // The NOPERM text for a denied command (empty: allowed); `in_exec` picks EXEC's re-check text.
+  std::string acl_denied(const Client& c, const CmdDef& cmd, const Args& a, bool in_exec) const;
+  bool auth_required(const Client& c) const;
+  void kill_pubsub_clients_if_needed(const model::User& u);
+
+  // ---- maxmemory (evict.cpp) ----
+  std::uint64_t used_memory() const;
+  // performEvictions: false (EVICT_FAIL) when over the limit and nothing more can be evicted.
+  bool perform_evictions();
+
+  // ---- replication and WAIT (replication.cpp) ----
+  void propagate(Client& c, const Args& a);
+  std::int64_t acks_for(std::int64_t off) const;
+  void check_blocked();  // unblocks WAITers whose replicas caught up or whose timeout passed
+  std::int64_t next_deadline_ms() const;
+};
+
+namespace model {
+
+inline Db& DB(Impl& s, Client& c) {
+  return s.dbs[static_cast<std::size_t>(c.db)];
+}
+
+// getLongLongFromObjectOrReply: false (and the error sent) when `arg` is not an integer.
+inline bool get_ll(Impl& s, Client& c, const std::string& arg, std::int64_t& v,
+                   const char* msg = nullptr) {
+  if (string2ll(arg, v)) return true;
+  if (msg != nullptr) {
+    s.error(c, msg);
+  } else {
+    s.not_int(c);
+  }
+  return false;
+}
+
+// Shared by several command files (defined where the comment says).
+// db.cpp: lookupKeyWrite + create (wrong = the key holds another type), lookupKeyRead + type check.
+Value* lookup_or_create(Impl& s, Client& c, const std::string& key, Value::Kind kind, bool& wrong);
+Value* lookup_typed(Impl& s, Client& c, const std::string& key, Value::Kind kind, bool& wrong);
+const char* type_name(const Value* v);
+// multi.cpp
+void unwatch_all(Client& c);
+void discard_transaction(Impl& s, Client& c);
+// networking.cpp: clientSetName (false, with the error sent, for an invalid name).
+bool set_name(Impl& s, Client& c, const std::string& n);
+// acl.cpp: ACLAuthenticateUser (the user, or nullptr when the pair is refused).
+User* auth_user(Impl& s, std::string_view user, std::string_view pass);
+// acl.cpp: splits ACL SETUSER rules given as one string.
+std::vector<std::string> split_rules(std::string_view rules);
+// evict.cpp
+bool parse_policy(std::string_view s, MaxmemoryPolicy& out);
+const char* policy_name(MaxmemoryPolicy p);
+// info.cpp: bytesToHuman
+std::string bytes_to_human(std::uint64_t n);
+
+}  // namespace model
+}  // namespace lockwire::sim
