@@ -11,6 +11,7 @@
 
 #include "lockwire/lock/client.hpp"
 #include "lockwire/loop/uv_loop.hpp"
+#include "loop_check.hpp"
 #include "redis_server.hpp"
 #include "sync_calls.hpp"
 
@@ -104,6 +105,7 @@ class LockTest : public ::testing::Test, public testing::SyncCalls<LockTest> {
 
   RedisServer server_;
   loop::UvLoop loop_;
+  test::EmptyLoopAtExit at_exit_{loop_};  // libuv's rule: every test leaves its loop empty
 };
 
 }  // namespace lockwire::lock
