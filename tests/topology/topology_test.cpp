@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "lockwire/loop/cluster_map.hpp"
 #include "redis_topology.hpp"
 
 namespace {
@@ -24,6 +25,13 @@ TEST(Topology, ClusterOfThreePrimariesAndThreeReplicas) {
   const std::size_t p = c.primary_of(7893);
   EXPECT_EQ(c.node(p).cli({"SET", "lockwire:{r}", "1"}), "OK\n");
   EXPECT_EQ(c.seeds_url().rfind("redis://127.0.0.1:", 0), 0u);
+  // loop::cluster::key_slot agrees with the server on keys with and without hash tags.
+  for (const std::string key : {"a", "foo", "lockwire:{deploy:web}", "lockwire:{r}:q", "{}x",
+                                "x{}y{z}", "{{a}}", "user:{42}:k", "\xff\x00", "123456789"}) {
+    EXPECT_EQ(c.node(0).cli({"CLUSTER", "KEYSLOT", key}),
+              std::to_string(lockwire::loop::cluster::key_slot(key)) + "\n")
+        << key;
+  }
 }
 
 TEST(Topology, SentinelsFollowAFailover) {
