@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 namespace lockwire::resp {
 namespace {
@@ -78,26 +79,17 @@ class ParseCategory final : public std::error_category {
   return nullptr;
 }
 
-[[nodiscard]] bool ieq(const char* b, const char* e, const char* lit) noexcept {
-  const std::size_t n = std::strlen(lit);
-  if (static_cast<std::size_t>(e - b) != n) return false;
-  for (std::size_t i = 0; i < n; ++i) {
-    if ((b[i] | 0x20) != lit[i]) return false;
-  }
-  return true;
-}
-
 // Returns the offending byte, or nullptr when [b, e) is a valid RESP3 double:
-//   [+-]? digits [. digits] [(e|E) [+-] digits]   (a leading or trailing '.' is invalid)
-//   [+-]? inf | infinity | nan | nan(chars)        (any case: before 7.2 Redis printed NaN with
-//                                                    libc %g, e.g. "-nan", "NAN", "nan(0x1)")
+//   [+-]? digits [. digits] [(e|E) [+-]? digits]   (a leading or trailing '.' is invalid)
+//   inf | -inf | nan | -nan                         (exactly so: the spec's spellings, and -nan
+//                                                    as Redis < 7.2 printed a NaN with glibc %.17g)
 [[nodiscard]] const char* check_double(const char* b, const char* e) noexcept {
   const char* p = b;
   if (p != e && (*p == '-' || *p == '+')) ++p;
   if (p == e) return p;
   if (!is_digit(*p)) {
-    if (ieq(p, e, "inf") || ieq(p, e, "infinity") || ieq(p, e, "nan")) return nullptr;
-    if (e - p > 4 && ieq(p, p + 4, "nan(") && e[-1] == ')') return nullptr;
+    const std::string_view word(p, static_cast<std::size_t>(e - p));
+    if (*b != '+' && (word == "inf" || word == "nan")) return nullptr;
     return p;
   }
   auto digits = [&]() {
