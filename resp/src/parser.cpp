@@ -239,6 +239,7 @@ Parser::Step Parser::value_done() noexcept {
     o.after_attr = false;
     if (o.streamed) {
       ++o.seen;
+      --o.remaining;
       return Step::more;
     }
     if (--o.remaining != 0) return Step::more;
@@ -366,6 +367,11 @@ ParseResult Parser::parse_more(std::string_view input) {
     const unsigned char kind = kTypes.kind[static_cast<unsigned char>(t)];
     if (kind == 0) return fail(ParseError::bad_type, p);
     if (in_stream_ != (kind == kChunk)) return fail(ParseError::bad_stream, p);
+    // A streamed aggregate holding all the elements max_aggregate allows takes only its '.'.
+    if (kind != kEnd && kind != kChunk && !stack_.empty() && stack_.back().streamed &&
+        stack_.back().remaining == 0) {
+      return fail(ParseError::aggregate_too_long, p);
+    }
     const auto depth = static_cast<std::uint32_t>(stack_.size());
 
     // Lengths and counts: plain digits then CRLF is the fast path; anything else ('?', "-1",
@@ -588,7 +594,14 @@ ParseResult Parser::parse_more(std::string_view input) {
           break;
         }
         Open& o = stack_.emplace_back();
-        o.remaining = child_count(type, len);
+        if (streamed) {
+          // Children allowed: max_aggregate elements, or pairs for a map (as for a counted one).
+          const std::uint64_t max = limits_.max_aggregate;
+          constexpr std::uint64_t kAll = ~std::uint64_t{0};
+          o.remaining = type != Type::map ? max : max <= kAll / 2 ? max * 2 : kAll;
+        } else {
+          o.remaining = child_count(type, len);
+        }
         o.node = static_cast<std::uint32_t>(nodes_.size() - 1);
         o.streamed = streamed;
         o.attribute = type == Type::attribute;

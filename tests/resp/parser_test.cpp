@@ -291,6 +291,43 @@ TEST(Parser, OverlongHeaderLinesFailAtTheSameOffsetHoweverSplit) {
   EXPECT_EQ(Parser().parse(":" + std::string(32, '1')).status, ParseResult::Status::incomplete);
 }
 
+// A streamed aggregate is held to max_aggregate like a counted one (pairs for maps): anything but
+// its '.' after the last allowed element fails there, at that element's first byte.
+TEST(Parser, StreamedAggregatesKeepTheAggregateLimit) {
+  Limits l;
+  l.max_aggregate = 5;
+  auto times = [](std::string_view s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  EXPECT_EQ(feed_all("*5\r\n" + times(":1\r\n", 5), l).frames.size(), 1u);
+  EXPECT_EQ(feed_all("*?\r\n" + times(":1\r\n", 5) + ".\r\n", l).frames.size(), 1u);
+  EXPECT_EQ(feed_all("~?\r\n" + times(":1\r\n", 5) + ".\r\n", l).frames.size(), 1u);
+  EXPECT_EQ(feed_all("%?\r\n" + times(":1\r\n", 10) + ".\r\n", l).frames.size(), 1u);
+  for (const std::string head : {"*?\r\n", "~?\r\n"}) {
+    const std::string in = head + times(":1\r\n", 6) + ".\r\n";
+    const Err e = err(in, l);
+    EXPECT_EQ(e.e, ParseError::aggregate_too_long) << in;
+    EXPECT_EQ(e.at, 4u + 5 * 4) << in;
+  }
+  {
+    const Err e = err("%?\r\n" + times(":1\r\n", 12) + ".\r\n", l);
+    EXPECT_EQ(e.e, ParseError::aggregate_too_long);
+    EXPECT_EQ(e.at, 4u + 10 * 4) << "the sixth pair's key";
+  }
+  // Attributes are not elements, but no value may follow the last allowed one.
+  EXPECT_EQ(feed_all("*?\r\n|1\r\n+k\r\n+v\r\n" + times(":1\r\n", 5) + ".\r\n", l).frames.size(),
+            1u);
+  EXPECT_EQ(err("*?\r\n" + times(":1\r\n", 5) + "|1\r\n+k\r\n+v\r\n:1\r\n.\r\n", l).at, 4u + 5 * 4);
+  // Elements count once whatever their size: streamed strings and nested streamed aggregates.
+  EXPECT_EQ(feed_all("*?\r\n" + times("$?\r\n;1\r\na\r\n;0\r\n", 5) + ".\r\n", l).frames.size(),
+            1u);
+  EXPECT_EQ(err("*?\r\n" + times("$?\r\n;1\r\na\r\n;0\r\n", 6) + ".\r\n", l).at, 4u + 5 * 15);
+  EXPECT_EQ(err("*1\r\n*?\r\n" + times(":1\r\n", 6) + ".\r\n", l).at, 8u + 5 * 4);
+  EXPECT_EQ(err("*?\r\n*?\r\n" + times(":1\r\n", 6) + ".\r\n.\r\n", l).at, 8u + 5 * 4);
+}
+
 TEST(Parser, ErrorIsStickyUntilReset) {
   Parser p;
   auto r = p.parse("?");
