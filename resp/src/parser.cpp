@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 namespace lockwire::resp {
 namespace {
@@ -78,26 +79,17 @@ class ParseCategory final : public std::error_category {
   return nullptr;
 }
 
-[[nodiscard]] bool ieq(const char* b, const char* e, const char* lit) noexcept {
-  const std::size_t n = std::strlen(lit);
-  if (static_cast<std::size_t>(e - b) != n) return false;
-  for (std::size_t i = 0; i < n; ++i) {
-    if ((b[i] | 0x20) != lit[i]) return false;
-  }
-  return true;
-}
-
 // Returns the offending byte, or nullptr when [b, e) is a valid RESP3 double:
-//   [+-]? digits [. digits] [(e|E) [+-] digits]   (a leading or trailing '.' is invalid)
-//   [+-]? inf | infinity | nan | nan(chars)        (any case: before 7.2 Redis printed NaN with
-//                                                    libc %g, e.g. "-nan", "NAN", "nan(0x1)")
+//   [+-]? digits [. digits] [(e|E) [+-]? digits]   (a leading or trailing '.' is invalid)
+//   inf | -inf | nan | -nan                         (exactly so: the spec's spellings, and -nan
+//                                                    as Redis < 7.2 printed a NaN with glibc %.17g)
 [[nodiscard]] const char* check_double(const char* b, const char* e) noexcept {
   const char* p = b;
   if (p != e && (*p == '-' || *p == '+')) ++p;
   if (p == e) return p;
   if (!is_digit(*p)) {
-    if (ieq(p, e, "inf") || ieq(p, e, "infinity") || ieq(p, e, "nan")) return nullptr;
-    if (e - p > 4 && ieq(p, p + 4, "nan(") && e[-1] == ')') return nullptr;
+    const std::string_view word(p, static_cast<std::size_t>(e - p));
+    if (*b != '+' && (word == "inf" || word == "nan")) return nullptr;
     return p;
   }
   auto digits = [&]() {
@@ -247,6 +239,7 @@ Parser::Step Parser::value_done() noexcept {
     o.after_attr = false;
     if (o.streamed) {
       ++o.seen;
+      --o.remaining;
       return Step::more;
     }
     if (--o.remaining != 0) return Step::more;
@@ -374,6 +367,11 @@ ParseResult Parser::parse_more(std::string_view input) {
     const unsigned char kind = kTypes.kind[static_cast<unsigned char>(t)];
     if (kind == 0) return fail(ParseError::bad_type, p);
     if (in_stream_ != (kind == kChunk)) return fail(ParseError::bad_stream, p);
+    // A streamed aggregate holding all the elements max_aggregate allows takes only its '.'.
+    if (kind != kEnd && kind != kChunk && !stack_.empty() && stack_.back().streamed &&
+        stack_.back().remaining == 0) {
+      return fail(ParseError::aggregate_too_long, p);
+    }
     const auto depth = static_cast<std::uint32_t>(stack_.size());
 
     // Lengths and counts: plain digits then CRLF is the fast path; anything else ('?', "-1",
@@ -596,7 +594,14 @@ ParseResult Parser::parse_more(std::string_view input) {
           break;
         }
         Open& o = stack_.emplace_back();
-        o.remaining = child_count(type, len);
+        if (streamed) {
+          // Children allowed: max_aggregate elements, or pairs for a map (as for a counted one).
+          const std::uint64_t max = limits_.max_aggregate;
+          constexpr std::uint64_t kAll = ~std::uint64_t{0};
+          o.remaining = type != Type::map ? max : max <= kAll / 2 ? max * 2 : kAll;
+        } else {
+          o.remaining = child_count(type, len);
+        }
         o.node = static_cast<std::uint32_t>(nodes_.size() - 1);
         o.streamed = streamed;
         o.attribute = type == Type::attribute;

@@ -1,7 +1,10 @@
-// Smoke driver for sim/fuzz/redis_model_fuzz.cpp: seeded random and structured inputs through
-// the fuzz entry with g++ (the libFuzzer build is optional).
+// Smoke driver for sim/fuzz/redis_model_fuzz.cpp: the libFuzzer seed corpus, seeded random and
+// structured inputs through the fuzz entry with g++ (the libFuzzer build is optional).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,18 @@ std::string cmd(const std::vector<std::string>& a) {
     out += "\r\n";
   }
   return out;
+}
+
+// The seeds (and any crash the fuzzer found, once fixed) replayed in the normal suite.
+TEST(FuzzSmoke, Corpus) {
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(FUZZ_CORPUS_DIR)) {
+    std::ifstream f(e.path(), std::ios::binary);
+    const std::string in(std::istreambuf_iterator<char>(f), {});
+    fuzz_redis_model(reinterpret_cast<const std::uint8_t*>(in.data()), in.size());
+    ++files;
+  }
+  EXPECT_GE(files, 20u);
 }
 
 TEST(FuzzSmoke, RandomBytes) {

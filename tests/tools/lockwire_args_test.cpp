@@ -17,12 +17,13 @@ TEST(Duration, AcceptsUnits) {
   EXPECT_EQ(parse_duration("0.25m"), Nanos(15s));
   EXPECT_EQ(parse_duration("750us"), Nanos(750us));
   EXPECT_EQ(parse_duration("0s"), Nanos(0));
+  EXPECT_EQ(parse_duration("0"), Nanos(0));  // zero needs no unit
   EXPECT_EQ(parse_duration("forever"), Nanos(std::chrono::hours(24 * 365)));
 }
 
 TEST(Duration, RejectsWithReason) {
-  for (const char* bad : {"", "10", "-5s", "s", "10x", "1.s", "5 s", "10sec", "1e3ms",
-                          "99999999999999999999s", "9000h"}) {
+  for (const char* bad : {"", "10", "1", "00", "0.0", "-0", "0.5", "-5s", "s", "10x", "1.s", "5 s",
+                          "10sec", "1e3ms", "99999999999999999999s", "9000h"}) {
     std::string why;
     EXPECT_FALSE(parse_duration(bad, &why).has_value()) << bad;
     EXPECT_FALSE(why.empty()) << bad;
@@ -61,6 +62,41 @@ TEST(Args, RunWithoutDoubleDashStartsCommandAfterResource) {
   ASSERT_EQ(parse({"run", "res", "make", "-j2"}, o, err), ParseStatus::ok) << err;
   EXPECT_EQ(o.argv, (std::vector<std::string>{"make", "-j2"}));
   EXPECT_EQ(o.ttl, Nanos(30s));  // default for run
+}
+
+// docs/cli.md: --wait 0 is one attempt, --kill-after 0 kills at once; a bare 0 needs no unit.
+TEST(Args, ZeroDurationsWhereZeroMeansSomething) {
+  Options o;
+  std::string err;
+  ASSERT_EQ(parse({"run", "--wait", "0", "--kill-after=0", "res", "--", "true"}, o, err),
+            ParseStatus::ok)
+      << err;
+  EXPECT_EQ(o.wait, Nanos(0));
+  EXPECT_EQ(o.kill_after, Nanos(0));
+  o = {};
+  ASSERT_EQ(parse({"acquire", "res", "--ttl", "1s", "--wait=0"}, o, err), ParseStatus::ok) << err;
+  EXPECT_EQ(o.wait, Nanos(0));
+  // Only zero: any other bare number still needs its unit.
+  o = {};
+  EXPECT_EQ(parse({"run", "--wait", "5", "res", "--", "true"}, o, err), ParseStatus::error);
+  EXPECT_NE(err.find("missing unit"), std::string::npos) << err;
+}
+
+// A zero TTL or connect timeout is never taken, whether spelt 0 or 0s, and says why.
+TEST(Args, ZeroTtlAndConnectTimeoutAreRejected) {
+  for (const char* zero : {"0", "0s", "0ms"}) {
+    Options o;
+    std::string err;
+    EXPECT_EQ(parse({"acquire", "res", "--ttl", zero}, o, err), ParseStatus::error) << zero;
+    EXPECT_NE(err.find("--ttl must be positive"), std::string::npos) << err;
+    EXPECT_FALSE(o.ttl.has_value()) << zero;
+    o = {};
+    EXPECT_EQ(parse({"run", "--ttl", zero, "res", "--", "true"}, o, err), ParseStatus::error);
+    EXPECT_NE(err.find("--ttl must be positive"), std::string::npos) << err;
+    o = {};
+    EXPECT_EQ(parse({"inspect", "res", "--connect-timeout", zero}, o, err), ParseStatus::error);
+    EXPECT_NE(err.find("--connect-timeout must be positive"), std::string::npos) << err;
+  }
 }
 
 TEST(Args, CommandSpecificRequirements) {

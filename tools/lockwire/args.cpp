@@ -75,6 +75,7 @@ std::optional<Nanos> parse_duration(std::string_view s, std::string* why) {
     return std::nullopt;
   };
   if (s == "forever" || s == "inf") return kForever;
+  if (s == "0") return Nanos{0};  // the one number whose unit cannot matter
   if (s.empty()) return fail("empty duration");
   std::size_t i = 0;
   std::int64_t whole = 0;
@@ -241,7 +242,7 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
     } else if (name == "--ttl") {
       Nanos d{};
       if (auto st = duration(d, kOptTtl); st != ParseStatus::ok) return st;
-      if (d <= Nanos{0}) return fail("--ttl must be positive");
+      if (d <= Nanos{0}) return fail("--ttl must be positive (a lease of 0 would end at once)");
       if (d < std::chrono::milliseconds(1)) return fail("--ttl must be at least 1ms");
       out.ttl = d;
     } else if (name == "--wait") {
@@ -367,7 +368,7 @@ Options:
   --allow-eviction     lock even where the server may evict lock keys (maxmemory-policy is
                        not noeviction): holders and fencing counters can then vanish
   -h, --help, --version
-Durations: 250ms, 10s, 1.5s, 2m, 1h (also us; "forever" = one year).
+Durations: 250ms, 10s, 1.5s, 2m, 1h (also us; "forever" = one year); 0 needs no unit.
 
 Exit statuses:
   0    success (run: COMMAND's own status; 128+N if it died of signal N)

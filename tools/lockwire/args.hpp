@@ -67,8 +67,9 @@ enum class ParseStatus : std::uint8_t { ok, help, version, error };
 [[nodiscard]] ParseStatus parse_args(const std::vector<std::string>& args, Options& out,
                                      std::string& error);
 
-// "250ms", "10s", "1.5s", "2m", "1h" (also "us"); "forever" = one year (the lock layer's cap).
-// Rejects bare numbers, negative values, unknown units and overflow.
+// "250ms", "10s", "1.5s", "2m", "1h" (also "us"); "forever" = one year (the lock layer's cap);
+// a bare "0". Rejects other bare numbers, negative values, unknown units and overflow. Options
+// for which zero means nothing (--ttl, --connect-timeout) reject it themselves.
 [[nodiscard]] std::optional<Nanos> parse_duration(std::string_view s, std::string* why = nullptr);
 [[nodiscard]] std::string format_duration(Nanos d);
 

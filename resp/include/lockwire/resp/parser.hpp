@@ -15,7 +15,7 @@ namespace lockwire::resp {
 struct Limits {
   std::uint32_t max_depth = 64;                   // nesting of aggregates (attributes count)
   std::uint64_t max_blob = 512ull * 1024 * 1024;  // as Redis' proto-max-bulk-len
-  std::uint64_t max_aggregate = 1ull << 32;       // elements (pairs for maps) in one aggregate
+  std::uint64_t max_aggregate = 1ull << 32;       // elements (pairs for maps), counted or streamed
 };
 
 enum class ParseError {
@@ -77,7 +77,7 @@ class Parser {
 
  private:
   struct Open {                   // an aggregate still receiving children
-    std::uint64_t remaining = 0;  // counted: direct children still expected
+    std::uint64_t remaining = 0;  // counted: direct children still expected; streamed: allowed
     std::uint64_t seen = 0;       // streamed: direct children received so far
     std::uint32_t node = 0;       // its index in nodes_
     bool streamed = false;
