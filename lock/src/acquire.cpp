@@ -1,5 +1,7 @@
 // The acquire machine: one attempt per resource queue at a time, the tracked wait, the server's
 // wait queue, and the end of a wait (deadline, cancel) settled before the caller is answered.
+// Over 600 lines on purpose: it is one state machine (attempt → reply → wait → attempt), and
+// its steps read best next to each other.
 #include "core.hpp"
 
 namespace lockwire::lock {

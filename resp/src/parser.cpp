@@ -1,3 +1,6 @@
+// The incremental RESP2/RESP3 parser (parser.hpp, docs/resp.md). Over 600 lines on purpose: one
+// resumable machine over every RESP type, kept in one place so that its states and limits can be
+// read (and fuzzed) together.
 #include "lockwire/resp/parser.hpp"
 
 #include <algorithm>

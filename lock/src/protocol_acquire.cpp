@@ -1,0 +1,250 @@
+// Acquire blocks and their replies: exclusive and shared, the wait blocks, the wait queue.
+#include "lockwire/lock/protocol.hpp"
+
+#include <array>
+#include <charconv>
+#include <limits>
+#include <optional>
+#include <span>
+
+#include "lockwire/lock/error.hpp"
+#include "lockwire/resp/encoder.hpp"
+#include "lockwire/resp/reply.hpp"
+#include "protocol_reading.hpp"
+
+namespace lockwire::lock::protocol {
+
+using namespace detail;  // NOLINT(google-build-using-namespace): this file's own helpers
+
+loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_t ttl_ms) {
+  return Builder()
+      .add("MULTI")
+      .add("HSETNX", k.holders, fld, ttl_ms)
+      .add("HLEN", k.holders)
+      .add("PEXPIRE", k.holders, ttl_ms, "NX")
+      .add("INCR", k.token)
+      .add("EXEC")
+      .done();
+}
+
+AcquireReply parse_exclusive_acquire(resp::Frame exec) {
+  AcquireReply out;
+  std::array<std::size_t, 4> el{};
+  std::size_t n = 0;
+  bool aborted = false;
+  if (!exec_elements_fixed(exec, el, n, aborted)) return out;
+  if (aborted) {
+    out.outcome = Outcome::aborted;
+    return out;
+  }
+  if (n != 4) return out;
+  const auto setnx = int_at(exec, el[0]);
+  const auto len = int_at(exec, el[1]);
+  const auto tok = int_at(exec, el[3]);
+  if (!setnx || !len || !tok || *tok <= 0) return out;
+  out.token = static_cast<std::uint64_t>(*tok);  // a loser's burnt token is its queue ticket
+  if (*setnx == 0) {
+    out.outcome = Outcome::already_held;
+  } else if (*setnx == 1 && *len == 1) {
+    out.outcome = Outcome::granted;
+  } else if (*setnx == 1 && *len > 1) {
+    out.outcome = Outcome::contended;
+  }
+  return out;
+}
+
+loop::Request wait_read(const Keys& k, std::string_view own_field, bool track) {
+  Builder b;
+  b.add("MULTI");
+  if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
+  if (track) b.add("CLIENT", "CACHING", "YES");
+  return b.add("PTTL", k.holders).add("HGETALL", k.holders).add("EXEC").done();
+}
+
+// The elements of a wait block's EXEC reply: `reads` after the optional HDEL (an integer).
+static bool wait_elements(resp::Frame exec, bool with_hdel, std::size_t reads,
+                          std::vector<std::size_t>& el) {
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted) || aborted) return false;
+  if (el.size() != (with_hdel ? 1 : 0) + reads) return false;
+  return !with_hdel || int_at(exec, el[0]).has_value();
+}
+
+WaitRead parse_wait_read(resp::Frame exec, bool with_hdel, bool track) {
+  WaitRead out;
+  std::vector<std::size_t> el;
+  if (!wait_elements(exec, with_hdel, track ? 3 : 2, el)) return out;
+  std::size_t i = with_hdel ? 1 : 0;
+  out.tracked = track && !resp::is_error(exec[el[i++]]);
+  const auto pttl = int_at(exec, el[i++]);
+  if (!pttl) return out;
+  out.pttl = *pttl;
+  if (!fields_at(exec, el[i], out.fields)) return out;
+  out.ok = true;
+  return out;
+}
+
+loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field, std::string_view owner,
+                                  std::uint64_t ticket, std::int64_t doorbell_ttl_ms, bool track) {
+  Builder b;
+  b.add("MULTI");
+  if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
+  const std::string doorbell = k.doorbell(owner);
+  b.add("ZADD", k.queue, "NX", ticket, owner)
+      .add("PEXPIRE", k.queue, kQueueTtlMs)
+      .add("SET", doorbell, "1", "NX", "PX", doorbell_ttl_ms)
+      .add("ZRANGE", k.queue, 0, 1);  // before CACHING: inside EXEC the flag lasts to the end
+  if (track) b.add("CLIENT", "CACHING", "YES");
+  b.add("PTTL", doorbell);
+  if (track) b.add("CLIENT", "CACHING", "YES");
+  return b.add("PTTL", k.holders).add("HGETALL", k.holders).add("EXEC").done();
+}
+
+WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string_view owner,
+                                   bool track) {
+  WaitRead out;
+  std::vector<std::size_t> el;
+  if (!wait_elements(exec, with_hdel, track ? 9 : 7, el)) return out;
+  std::size_t i = (with_hdel ? 1 : 0) + 3;  // ZADD, PEXPIRE, SET NX: nothing we need
+  std::vector<std::string> first;
+  if (!strings_at(exec, el[i++], first) || first.size() > 2) return out;
+  bool tracked = track;
+  if (track) tracked = !resp::is_error(exec[el[i++]]);
+  const auto doorbell_pttl = int_at(exec, el[i++]);
+  if (track) tracked = tracked && !resp::is_error(exec[el[i++]]);
+  const auto pttl = int_at(exec, el[i++]);
+  if (!doorbell_pttl || !pttl) return out;
+  out.rank = !first.empty() && first[0] == owner      ? 0
+             : first.size() == 2 && first[1] == owner ? 1
+                                                      : 2;
+  if (!first.empty()) out.first = std::move(first[0]);
+  out.tracked = tracked;
+  out.doorbell_pttl = *doorbell_pttl;
+  out.pttl = *pttl;
+  if (!fields_at(exec, el[i], out.fields)) return out;
+  out.ok = true;
+  return out;
+}
+
+loop::Request leave_queue(const Keys& k, const std::vector<std::string>& owners) {
+  Builder b;
+  b.add("MULTI");
+  std::vector<std::string_view> zrem{"ZREM", k.queue};
+  for (const std::string& o : owners) zrem.push_back(o);
+  b.add(zrem);
+  return b.add("ZRANGE", k.queue, 0, 1).add("EXEC").done();
+}
+
+bool parse_leave_queue(resp::Frame exec, std::vector<std::string>& first) {
+  first.clear();
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted) || aborted || el.size() != 2) return false;
+  if (!int_at(exec, el[0])) return false;
+  return strings_at(exec, el[1], first) && first.size() <= 2;
+}
+
+loop::Request ring(const Keys& k, const std::vector<std::string>& owners) {
+  Builder b;
+  for (const std::string& o : owners) b.add("SET", k.doorbell(o), "1", "XX", "KEEPTTL");
+  return b.done();
+}
+
+Ring parse_ring(resp::Frame f) {
+  if (f.empty()) return Ring::bad_reply;
+  const resp::Node& n = f[resp::value_index(f)];
+  if (resp::is_null(n)) return Ring::gone;
+  if (n.type == resp::Type::simple_string && n.value == "OK") return Ring::rung;
+  return Ring::bad_reply;
+}
+
+Decision decide(Kind kind, std::string_view owner, const std::vector<std::string>& fields) {
+  bool any_exclusive = false;
+  bool any_other = false;
+  for (const std::string& f : fields) {
+    Kind fk{};
+    std::string_view fo;
+    if (!split_field(f, fk, fo)) {
+      any_other = true;  // unknown field: never treat the set as free
+      any_exclusive = true;
+      continue;
+    }
+    if (fo == owner) {
+      // Our own live claim of either kind: exclusive would wait for itself (no upgrade);
+      // shared-over-own-shared is the WATCH path's call.
+      if (kind == Kind::exclusive || fk == Kind::exclusive) return Decision::already_held;
+      continue;
+    }
+    any_other = true;
+    if (fk == Kind::exclusive) any_exclusive = true;
+  }
+  if (kind == Kind::shared) return any_exclusive ? Decision::blocked : Decision::free;
+  if (!any_other) return Decision::free;
+  return any_exclusive ? Decision::blocked : Decision::blocked_by_shared_only;
+}
+
+loop::Request shared_watch(const Keys& k, std::string_view owner) {
+  return Builder()
+      .add("WATCH", k.holders, k.companion(owner))
+      .add("HGETALL", k.holders)
+      .add("EXISTS", k.companion(owner))
+      .done();
+}
+
+SharedRead parse_shared_watch(const loop::Replies& r) {
+  SharedRead out;
+  if (r.size() != 3) return out;
+  const resp::Frame keys = r[1];
+  if (keys.empty() || !fields_at(keys, resp::value_index(keys), out.fields)) return out;
+  const auto ex = single_int(r[2]);
+  if (!ex) return out;
+  out.companion_exists = *ex == 1;
+  out.ok = true;
+  return out;
+}
+
+Decision decide_shared(std::string_view owner, const SharedRead& read) {
+  const Decision d = decide(Kind::shared, owner, read.fields);
+  if (d != Decision::free) return d;
+  if (read.companion_exists) {
+    for (const std::string& f : read.fields) {
+      Kind fk{};
+      std::string_view fo;
+      if (split_field(f, fk, fo) && fk == Kind::shared && fo == owner) {
+        return Decision::already_held;
+      }
+    }
+  }
+  return Decision::free;
+}
+
+loop::Request shared_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms) {
+  return Builder()
+      .add("MULTI")
+      .add("HSET", k.holders, field(Kind::shared, owner), ttl_ms)
+      .add("SET", k.companion(owner), "1", "PX", ttl_ms)
+      .add("PEXPIRE", k.holders, ttl_ms, "NX")
+      .add("PEXPIRE", k.holders, ttl_ms, "GT")
+      .add("INCR", k.token)
+      .add("EXEC")
+      .done();
+}
+
+AcquireReply parse_shared_grant(resp::Frame exec) {
+  AcquireReply out;
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted)) return out;
+  if (aborted) {
+    out.outcome = Outcome::aborted;
+    return out;
+  }
+  if (el.size() != 5) return out;
+  const auto tok = int_at(exec, el[4]);
+  if (!tok || *tok <= 0 || resp::is_error(exec[el[1]])) return out;
+  out.outcome = Outcome::granted;
+  out.token = static_cast<std::uint64_t>(*tok);
+  return out;
+}
+
+}  // namespace lockwire::lock::protocol

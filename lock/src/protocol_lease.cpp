@@ -1,0 +1,132 @@
+// Release, renew, lease checks and the stale-field cleanup.
+#include "lockwire/lock/protocol.hpp"
+
+#include <array>
+#include <charconv>
+#include <limits>
+#include <optional>
+#include <span>
+
+#include "lockwire/lock/error.hpp"
+#include "lockwire/resp/encoder.hpp"
+#include "lockwire/resp/reply.hpp"
+#include "protocol_reading.hpp"
+
+namespace lockwire::lock::protocol {
+
+using namespace detail;  // NOLINT(google-build-using-namespace): this file's own helpers
+
+loop::Request exclusive_release(const Keys& k, std::string_view owner) {
+  return Builder().add("HDEL", k.holders, field(Kind::exclusive, owner)).done();
+}
+
+loop::Request shared_release(const Keys& k, std::string_view owner) {
+  return Builder()
+      .add("MULTI")
+      .add("HDEL", k.holders, field(Kind::shared, owner))
+      .add("DEL", k.companion(owner))
+      .add("EXEC")
+      .done();
+}
+
+loop::Request release(Kind kind, const Keys& k, std::string_view owner) {
+  return kind == Kind::exclusive ? exclusive_release(k, owner) : shared_release(k, owner);
+}
+
+ReleaseResult parse_release(Kind kind, const loop::Replies& r) {
+  if (r.size() == 0) return ReleaseResult::bad_reply;
+  if (kind == Kind::exclusive) {
+    const auto n = single_int(r.back());
+    if (!n) return ReleaseResult::bad_reply;
+    return *n == 1 ? ReleaseResult::released : ReleaseResult::not_held;
+  }
+  const resp::Frame exec = r.back();
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted) || aborted || el.size() != 2) {
+    return ReleaseResult::bad_reply;
+  }
+  const auto a = int_at(exec, el[0]);
+  const auto b = int_at(exec, el[1]);
+  if (!a || !b) return ReleaseResult::bad_reply;
+  return (*a == 1 && *b == 1) ? ReleaseResult::released : ReleaseResult::not_held;
+}
+
+// The reads that say whether a lease is on the server: HEXISTS P{R} <field> [EXISTS P{R}:s:O].
+
+loop::Request renew_watch(Kind kind, const Keys& k, std::string_view owner) {
+  Builder b;
+  if (kind == Kind::exclusive) {
+    b.add("WATCH", k.holders);
+  } else {
+    b.add("WATCH", k.holders, k.companion(owner));
+  }
+  return add_lease_reads(b, kind, k, owner).done();
+}
+
+RenewCheck parse_renew_watch(Kind kind, const loop::Replies& r) {
+  return lease_reads(kind, r, 1);  // after the WATCH
+}
+
+loop::Request renew_exec(Kind kind, const Keys& k, std::string_view owner, std::int64_t ttl_ms) {
+  Builder b;
+  b.add("MULTI");
+  if (kind == Kind::exclusive) {
+    b.add("PEXPIRE", k.holders, ttl_ms);
+  } else {
+    b.add("PEXPIRE", k.companion(owner), ttl_ms).add("PEXPIRE", k.holders, ttl_ms, "GT");
+  }
+  return b.add("EXEC").done();
+}
+
+RenewResult parse_renew_exec(Kind kind, resp::Frame exec) {
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted)) return RenewResult::bad_reply;
+  if (aborted) return RenewResult::aborted;
+  if (el.size() != (kind == Kind::exclusive ? 1u : 2u)) return RenewResult::bad_reply;
+  const auto n = int_at(exec, el[0]);
+  if (!n) return RenewResult::bad_reply;
+  return *n == 1 ? RenewResult::renewed : RenewResult::not_held;
+}
+
+loop::Request stale_watch(const Keys& k, const std::vector<std::string>& owners) {
+  std::vector<std::string> companions;
+  companions.reserve(owners.size());
+  for (const auto& o : owners) companions.push_back(k.companion(o));
+  std::vector<std::string_view> args{"WATCH", k.holders};
+  for (const auto& c : companions) args.push_back(c);
+  Builder b;
+  b.add(args);
+  for (const auto& c : companions) b.add("PTTL", c);
+  return b.done();
+}
+
+std::vector<std::int64_t> parse_stale_watch(const loop::Replies& r, std::size_t owners) {
+  std::vector<std::int64_t> out;
+  if (r.size() != owners + 1) return out;
+  for (std::size_t i = 0; i < owners; ++i) {
+    const auto n = single_int(r[i + 1]);
+    if (!n) return {};
+    out.push_back(*n);
+  }
+  return out;
+}
+
+loop::Request stale_cleanup(const Keys& k, const std::vector<std::string>& fields) {
+  std::vector<std::string_view> hdel{"HDEL", k.holders};
+  for (const auto& f : fields) hdel.push_back(f);
+  return Builder().add("MULTI").add(hdel).add("EXEC").done();
+}
+
+loop::Request lease_check(Kind kind, const Keys& k, std::string_view owner, bool track) {
+  Builder b;
+  if (track) b.add("CLIENT", "CACHING", "YES");  // covers the HEXISTS of the holder set
+  return add_lease_reads(b, kind, k, owner).done();
+}
+
+RenewCheck parse_lease_check(Kind kind, const loop::Replies& r, bool track) {
+  return lease_reads(kind, r, track ? 1 : 0);
+}
+
+}  // namespace lockwire::lock::protocol

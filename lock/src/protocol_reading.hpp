@@ -1,0 +1,115 @@
+// Private to lock/src: what every protocol file shares — the request builder and the readers of
+// EXEC replies and plain replies (indices into parsed frames, no allocation on the hot path).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockwire/lock/protocol.hpp"
+#include "lockwire/resp/reply.hpp"
+
+namespace lockwire::lock::protocol::detail {
+
+using Builder = loop::RequestBuilder;
+
+// The index of the EXEC reply's array; nullopt if malformed; `aborted` for a nil EXEC.
+inline std::optional<std::size_t> exec_array(resp::Frame exec, bool& aborted) noexcept {
+  aborted = false;
+  if (exec.empty()) return std::nullopt;
+  const std::size_t v = resp::value_index(exec);
+  if (v >= exec.size()) return std::nullopt;
+  if (resp::is_null(exec[v])) {
+    aborted = true;
+    return v;
+  }
+  if (exec[v].type != resp::Type::array) return std::nullopt;
+  return v;
+}
+
+// The EXEC reply's elements without allocating (hot path): at most N, else false.
+template <std::size_t N>
+inline bool exec_elements_fixed(resp::Frame exec, std::array<std::size_t, N>& out, std::size_t& n,
+                                bool& aborted) noexcept {
+  n = 0;
+  const auto v = exec_array(exec, aborted);
+  if (!v) return false;
+  if (aborted) return true;
+  if (exec[*v].size > N) return false;
+  std::size_t i = resp::first_element(exec, *v);
+  for (; n < exec[*v].size; ++n) {
+    if (i >= exec.size()) return false;
+    out[n] = i;
+    i = resp::next_element(exec, i);
+  }
+  return true;
+}
+
+// Element indices of the EXEC reply; `aborted` for a nil EXEC; false for anything else.
+inline bool exec_elements(resp::Frame exec, std::vector<std::size_t>& out, bool& aborted) {
+  out.clear();
+  const auto v = exec_array(exec, aborted);
+  if (!v) return false;
+  if (!aborted) resp::elements(exec, *v, out);
+  return true;
+}
+
+inline std::optional<std::int64_t> int_at(resp::Frame f, std::size_t i) {
+  if (i >= f.size() || f[i].type != resp::Type::number) return std::nullopt;
+  return resp::to_int64(f[i]);
+}
+
+// Strings of an array/set node at i: appended to out.
+inline bool strings_at(resp::Frame f, std::size_t i, std::vector<std::string>& out) {
+  if (i >= f.size()) return false;
+  if (f[i].type != resp::Type::array && f[i].type != resp::Type::set) return false;
+  std::vector<std::size_t> el;
+  resp::elements(f, i, el);
+  for (std::size_t e : el) {
+    if (f[e].type != resp::Type::blob_string && f[e].type != resp::Type::simple_string) {
+      return false;
+    }
+    out.emplace_back(f[e].value);
+  }
+  return true;
+}
+
+// Field names of an HGETALL reply at i: a RESP3 map, or a flat RESP2 array of pairs.
+inline bool fields_at(resp::Frame f, std::size_t i, std::vector<std::string>& out) {
+  if (i >= f.size()) return false;
+  if (f[i].type != resp::Type::map && f[i].type != resp::Type::array) return false;
+  std::vector<std::size_t> el;
+  resp::elements(f, i, el);
+  if (el.size() % 2 != 0) return false;
+  for (std::size_t k = 0; k < el.size(); k += 2) {
+    const resp::Node& n = f[el[k]];
+    if (n.type != resp::Type::blob_string && n.type != resp::Type::simple_string) return false;
+    out.emplace_back(n.value);
+  }
+  return true;
+}
+
+inline std::optional<std::int64_t> single_int(resp::Frame f) {
+  if (f.empty()) return std::nullopt;
+  return int_at(f, resp::value_index(f));
+}
+
+inline Builder& add_lease_reads(Builder& b, Kind kind, const Keys& k, std::string_view owner) {
+  b.add("HEXISTS", k.holders, field(kind, owner));
+  if (kind == Kind::shared) b.add("EXISTS", k.companion(owner));
+  return b;
+}
+
+// The lease reads HEXISTS [EXISTS] from reply `from` on: held iff every one is 1.
+inline RenewCheck lease_reads(Kind kind, const loop::Replies& r, std::size_t from) {
+  if (r.size() != from + (kind == Kind::exclusive ? 1 : 2)) return RenewCheck::bad_reply;
+  for (std::size_t i = from; i < r.size(); ++i) {
+    const auto n = single_int(r[i]);
+    if (!n) return RenewCheck::bad_reply;
+    if (*n != 1) return RenewCheck::not_held;
+  }
+  return RenewCheck::held;
+}
+
+}  // namespace lockwire::lock::protocol::detail
