@@ -73,6 +73,19 @@ std::error_code make_error_code(Errc e) noexcept {
   return {static_cast<int>(e), connection_category()};
 }
 
+Connection::Impl::Impl(Connection* s, Loop& l, ConnectionOptions o)
+    : self(s), loop(l), opt(std::move(o)), parser(opt.limits) {
+  if (!opt.sentinel) {
+    server = opt.endpoint;
+    return;
+  }
+  server.host.clear();  // none until a sentinel names one
+  server.port = 0;
+  std::vector<Endpoint> sentinels = opt.seeds;
+  if (sentinels.empty()) sentinels.push_back(opt.endpoint);
+  discovery = std::make_unique<detail::Discovery>(std::move(sentinels), opt.sentinel->master_name);
+}
+
 // --- small helpers ------------------------------------------------------------------------------
 
 void Connection::Impl::defer(std::function<void()> fn) {
@@ -392,6 +405,7 @@ void Connection::Impl::close() {
   if (state == ConnectionState::closed) return;
   ++epoch;
   retire_stream();
+  stop_sentinels();
   if (deadline_timer) deadline_timer->stop();
   if (reconnect_timer) reconnect_timer->stop();
   if (health_timer) health_timer->stop();
@@ -535,6 +549,20 @@ const std::string& Connection::last_error() const noexcept {
 }
 std::size_t Connection::in_flight() const noexcept {
   return impl_->inflight.size();
+}
+const Endpoint& Connection::server() const noexcept {
+  return impl_->server;
+}
+std::string Connection::server_address() const {
+  const Endpoint& s = impl_->server;
+  if (s.kind == Endpoint::Kind::tcp && s.host.empty()) return {};
+  return detail::describe(s);
+}
+std::uint64_t Connection::primary_epoch() const noexcept {
+  return impl_->primary_epoch;
+}
+std::optional<std::uint64_t> Connection::config_epoch() const noexcept {
+  return impl_->ready_config_epoch;
 }
 
 // --- WatchTxn -----------------------------------------------------------------------------------
