@@ -58,8 +58,10 @@ void Connection::Impl::ask_sentinel() {
         [this, gen](ConnectionState s, std::error_code) { on_link_state(gen, s); });
     link->start();
   }
-  if (!ask_timer) ask_timer = loop.make_timer([this] { on_ask_timeout(); });
-  ask_timer->start(opt.connect_timeout);
+  if (opt.connect_timeout.count() > 0) {  // 0: no bound, as for connecting
+    if (!ask_timer) ask_timer = loop.make_timer([this] { on_ask_timeout(); });
+    ask_timer->start(opt.connect_timeout);
+  }
   const std::uint64_t gen = link_gen;
   const bool subscribe = !reuse;
   link->send(discovery->queries(subscribe),
@@ -71,7 +73,7 @@ void Connection::Impl::ask_sentinel() {
 void Connection::Impl::on_answer(std::uint64_t gen, std::error_code ec, const Replies& replies,
                                  bool subscribed) {
   if (gen != link_gen || !discovery->active()) return;
-  ask_timer->stop();
+  if (ask_timer) ask_timer->stop();
   // A refused SUBSCRIBE (an ACL without channels) still leaves the answers: the address is
   // used, only the move is not followed from here (ROLE and -READONLY still catch it).
   const std::size_t n = subscribed ? 3 : 2;
