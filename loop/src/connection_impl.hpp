@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "handshake.hpp"
-#include "sentinel.hpp"
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/resp/parser.hpp"
+#include "sentinel.hpp"
 
 namespace lockwire::loop {
 
@@ -124,7 +124,7 @@ struct Connection::Impl final : StreamHandler {
   std::unique_ptr<Connection> link;
   Endpoint link_to;
   std::uint64_t link_gen = 0;
-  bool round_for_connect = false;  // the round in progress ends in connecting to the primary
+  bool round_for_connect = false;    // the round in progress ends in connecting to the primary
   std::unique_ptr<Timer> ask_timer;  // bounds the question to one sentinel
   std::unique_ptr<Timer> relink_timer;
   std::uint32_t relink_attempt = 0;

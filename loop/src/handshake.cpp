@@ -13,8 +13,8 @@
 #include "connection_impl.hpp"
 #include "handshake.hpp"
 #include "lockwire/resp/encoder.hpp"
-#include "sentinel.hpp"
 #include "lockwire/resp/reply.hpp"
+#include "sentinel.hpp"
 
 namespace lockwire::loop {
 

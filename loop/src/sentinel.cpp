@@ -198,8 +198,7 @@ std::string not_primary(resp::Frame role) {
 
 bool is_readonly(resp::Frame reply) noexcept {
   const std::size_t v = resp::value_index(reply);
-  return v < reply.size() && resp::is_error(reply[v]) &&
-         resp::error_code(reply[v]) == "READONLY";
+  return v < reply.size() && resp::is_error(reply[v]) && resp::error_code(reply[v]) == "READONLY";
 }
 
 }  // namespace lockwire::loop::detail

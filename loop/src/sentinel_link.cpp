@@ -81,8 +81,7 @@ void Connection::Impl::on_answer(std::uint64_t gen, std::error_code ec, const Re
   if (replies.size() == n) {
     v = discovery->answered(replies[n - 2], replies[n - 1]);
   } else {
-    v = discovery->failed(link && !link->last_error().empty() ? link->last_error()
-                                                              : ec.message());
+    v = discovery->failed(link && !link->last_error().empty() ? link->last_error() : ec.message());
   }
   // `replies` belongs to the link: not used past this point.
   if (v.next != detail::Discovery::Verdict::Next::found) drop_link();
@@ -115,8 +114,8 @@ void Connection::Impl::round_verdict(detail::Discovery::Verdict v) {
       // The link was re-made while connected: a move may have happened meanwhile.
       if (stream && !same_address(server, v.primary)) {
         left_primary("sentinel " + detail::describe(link_to) + " names " + v.primary.host + ":" +
-                     std::to_string(v.primary.port) + " as the primary of '" +
-                     discovery->master() + "', not " + detail::describe(server));
+                     std::to_string(v.primary.port) + " as the primary of '" + discovery->master() +
+                     "', not " + detail::describe(server));
       }
       return;
     }
@@ -138,8 +137,8 @@ void Connection::Impl::on_link_push(std::uint64_t gen, resp::Frame push) {
   const auto moved = detail::parse_switch_master(push, discovery->master());
   if (!moved || !stream || same_address(server, *moved)) return;
   left_primary("sentinel " + detail::describe(link_to) + ": +switch-master '" +
-               discovery->master() + "' from " + detail::describe(server) + " to " +
-               moved->host + ":" + std::to_string(moved->port));
+               discovery->master() + "' from " + detail::describe(server) + " to " + moved->host +
+               ":" + std::to_string(moved->port));
 }
 
 void Connection::Impl::on_link_state(std::uint64_t gen, ConnectionState s) {

@@ -102,8 +102,7 @@ struct Fail {
 
 // One "host[:port]" or "[v6][:port]" of the authority into ep.host/ep.port; "" when fine, else
 // why not. An empty host is left empty (the caller decides what it means).
-std::string parse_host_port(std::string_view authority, std::uint16_t default_port,
-                            Endpoint& ep) {
+std::string parse_host_port(std::string_view authority, std::uint16_t default_port, Endpoint& ep) {
   std::string_view host = authority, port;
   if (!authority.empty() && authority.front() == '[') {
     const std::size_t close = authority.find(']');
@@ -389,16 +388,16 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
   }
   if (sentinel) {
     if (fragment_master && query_master && *fragment_master != *query_master) {
-      return fail("master name given both as '#" + *fragment_master + "' and sentinelMasterId=" +
-                  *query_master + ", differently");
+      return fail("master name given both as '#" + *fragment_master +
+                  "' and sentinelMasterId=" + *query_master + ", differently");
     }
     std::string name = fragment_master ? *fragment_master : query_master.value_or("");
     if (name.empty()) {
       return fail("a sentinel URL needs the master name: " + std::string(scheme) +
                   "://host[:port][,host[:port]...]#master-name");
     }
-    o.sentinel = SentinelOptions{std::move(name), std::move(sentinel_user),
-                                 std::move(sentinel_password)};
+    o.sentinel =
+        SentinelOptions{std::move(name), std::move(sentinel_user), std::move(sentinel_password)};
   }
   out = std::move(o);
   if (why != nullptr) why->clear();

@@ -252,9 +252,10 @@ TEST(SwitchMaster, TheNewAddressOfOurMasterOnly) {
 
 TEST(Role, OnlyAMasterIsThePrimary) {
   // Captured from a primary, a replica and a sentinel.
-  Parsed master("*3\r\n$6\r\nmaster\r\n:2874\r\n*1\r\n*3\r\n$9\r\n127.0.0.1\r\n$5\r\n17380\r\n$4\r\n2874\r\n");
-  Parsed replica(
-      "*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:17379\r\n$9\r\nconnected\r\n:3276\r\n");
+  Parsed master(
+      "*3\r\n$6\r\nmaster\r\n:2874\r\n*1\r\n*3\r\n$9\r\n127.0.0.1\r\n$5\r\n17380\r\n$"
+      "4\r\n2874\r\n");
+  Parsed replica("*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:17379\r\n$9\r\nconnected\r\n:3276\r\n");
   Parsed sentinel("*2\r\n$8\r\nsentinel\r\n*1\r\n$8\r\nmymaster\r\n");
   Parsed noperm("-NOPERM this user has no permissions to run the 'role' command\r\n");
   EXPECT_EQ(not_primary(master.frame), "");
@@ -304,8 +305,7 @@ TEST(Handshake, AReplicaOrARefusedRoleFailsTheHandshake) {
   } cases[] = {
       {"*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:6379\r\n$7\r\nconnect\r\n:-1\r\n",
        "ROLE: the server is a replica of 127.0.0.1:6379 (link connect), not the primary", false},
-      {"*2\r\n$8\r\nsentinel\r\n*0\r\n", "ROLE: the server is a sentinel, not the primary",
-       false},
+      {"*2\r\n$8\r\nsentinel\r\n*0\r\n", "ROLE: the server is a sentinel, not the primary", false},
       {"-NOPERM no ROLE for you\r\n",
        "ROLE: -NOPERM no ROLE for you (needed to check that the server is the primary)", true},
   };

@@ -104,13 +104,13 @@ TEST(SentinelFailover, TheConnectionFollowsThePrimaryToTheFormerReplica) {
       20s))
       << c->last_error();
   const Nanos took = loop.now() - t0;
-  std::printf("on the new primary %lld ms after SENTINEL FAILOVER\n",
-              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took)
-                                         .count()));
+  std::printf(
+      "on the new primary %lld ms after SENTINEL FAILOVER\n",
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   EXPECT_LT(took, 10s);  // before the old primary is demoted: from +switch-master
   EXPECT_NE(why_dropped.find("+switch-master 'mymaster' from 127.0.0.1:" +
-                             std::to_string(topo.primary().port()) + " to 127.0.0.1:" +
-                             std::to_string(topo.replica().port())),
+                             std::to_string(topo.primary().port()) +
+                             " to 127.0.0.1:" + std::to_string(topo.replica().port())),
             std::string::npos)
       << why_dropped;
   bool lost_then_ready = false;
@@ -133,8 +133,8 @@ TEST(SentinelFailover, TheConnectionFollowsThePrimaryToTheFormerReplica) {
   // Acknowledged writes that reached the old primary after the replica's promotion (before
   // +switch-master) are not on the new one: Sentinel's window, which fencing must cover.
   const std::string kept = topo.replica().cli({"GET", "lw:n"});
-  std::printf("writes during the failover: %d ok, %d outcome unknown; the new primary has %s",
-              ok, unknown, kept.c_str());
+  std::printf("writes during the failover: %d ok, %d outcome unknown; the new primary has %s", ok,
+              unknown, kept.c_str());
   EXPECT_LE(std::atoi(kept.c_str()), ok + unknown);
   EXPECT_EQ(run(loop, *c, {"ROLE"}), "master");
   EXPECT_EQ(run(loop, *c, {"SET", "lw:after", "1"}), "OK");

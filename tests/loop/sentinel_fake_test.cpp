@@ -49,8 +49,8 @@ std::string switch_push(std::string_view name, std::string_view from, std::strin
   resp::append_push_header(out, 3);
   resp::append_blob(out, "message");
   resp::append_blob(out, "+switch-master");
-  resp::append_blob(out, std::string(name) + " 127.0.0.1 " + std::string(from) + " 127.0.0.1 " +
-                             std::string(to));
+  resp::append_blob(
+      out, std::string(name) + " 127.0.0.1 " + std::string(from) + " 127.0.0.1 " + std::string(to));
   return out;
 }
 
@@ -318,7 +318,8 @@ TEST_F(Sentinels, ReadonlyFromTheServerDropsTheConnection) {
   feed(6380, "-READONLY You can't write against a read only replica.\r\n");
   EXPECT_EQ(w.calls, 1);
   EXPECT_EQ(w.ec, Errc::server_error);  // its own reply first: known not applied
-  EXPECT_EQ(w.values, std::vector<std::string>{"READONLY You can't write against a read only replica."});
+  EXPECT_EQ(w.values,
+            std::vector<std::string>{"READONLY You can't write against a read only replica."});
   EXPECT_EQ(behind.ec, Errc::outcome_unknown);
   EXPECT_TRUE(saw(ConnectionState::disconnected, Errc::connection_lost));
   EXPECT_EQ(c->last_error(), "127.0.0.1:6380 answered -READONLY: it is no longer the primary");

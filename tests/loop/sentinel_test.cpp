@@ -17,6 +17,7 @@
 #include "lockwire/resp/reply.hpp"
 #include "loop_check.hpp"
 #include "redis_server.hpp"
+#include "tls_certs.hpp"
 
 namespace lockwire::loop {
 namespace {
@@ -165,7 +166,8 @@ TEST(Sentinel, AReplicaTheSentinelsNameIsNeverUsed) {
   auto s = sentinel_for(replica.port(), "lw");
   UvLoop loop;
   test::EmptyLoopAtExit at_exit(loop);
-  auto c = std::make_unique<Connection>(loop, from_url("redis-sentinel://" + at(s->port()) + "#lw"));
+  auto c =
+      std::make_unique<Connection>(loop, from_url("redis-sentinel://" + at(s->port()) + "#lw"));
   int failed = 0;
   c->add_state_handler([&](ConnectionState st, std::error_code ec) {
     if (st == ConnectionState::disconnected && ec == Errc::connect_failed) ++failed;
@@ -187,14 +189,13 @@ TEST(Sentinel, SentinelsAndDataNodesTakeTheirOwnCredentials) {
   test::RedisServer primary({"--requirepass", "datapw"});
   auto s = sentinel_for(primary.port(), "lw", "requirepass sentpw\n");
   // The sentinel itself needs the data password to monitor the primary.
-  ASSERT_EQ(s->cli({"-a", "sentpw", "--no-auth-warning", "SENTINEL", "SET", "lw", "auth-pass",
-                    "datapw"}),
-            "OK\n");
+  ASSERT_EQ(
+      s->cli({"-a", "sentpw", "--no-auth-warning", "SENTINEL", "SET", "lw", "auth-pass", "datapw"}),
+      "OK\n");
   UvLoop loop;
   test::EmptyLoopAtExit at_exit(loop);
   auto c = std::make_unique<Connection>(
-      loop, from_url("redis-sentinel://:datapw@" + at(s->port()) +
-                     "?sentinel_password=sentpw#lw"));
+      loop, from_url("redis-sentinel://:datapw@" + at(s->port()) + "?sentinel_password=sentpw#lw"));
   c->start();
   ASSERT_TRUE(run_until(loop, [&] { return c->state() == ConnectionState::ready; }))
       << c->last_error();
@@ -210,9 +211,59 @@ TEST(Sentinel, SentinelsAndDataNodesTakeTheirOwnCredentials) {
   });
   c->start();
   ASSERT_TRUE(run_until(loop, [&] { return down; }));
-  EXPECT_EQ(c->last_error().rfind("no sentinel knows master 'lw': " + at(s->port()) +
-                                      " HELLO 3: NOAUTH",
-                                  0),
+  EXPECT_EQ(c->last_error().rfind(
+                "no sentinel knows master 'lw': " + at(s->port()) + " HELLO 3: NOAUTH", 0),
+            0u)
+      << c->last_error();
+  c.reset();
+}
+
+TEST(Sentinel, RedissSentinelIsTlsToTheSentinelAndToThePrimary) {
+  test::Certs certs;
+  ASSERT_TRUE(certs.ok) << "openssl CLI failed";
+  const std::vector<std::string> tls = {
+      "--tls-cert-file",    certs("server.crt"), "--tls-key-file",     certs("server.key"),
+      "--tls-ca-cert-file", certs("ca.crt"),     "--tls-auth-clients", "no"};
+  // Each keeps its plaintext port too (the test harness pings it); only the TLS ports are used.
+  std::vector<std::string> pargs = tls;
+  const std::uint16_t primary_tls = test::free_loopback_port();
+  pargs.insert(pargs.end(), {"--tls-port", std::to_string(primary_tls)});
+  test::RedisServer primary(pargs);
+  std::vector<std::string> sargs = tls;
+  const std::uint16_t sentinel_tls = test::free_loopback_port();
+  sargs.insert(sargs.end(),
+               {"--tls-port", std::to_string(sentinel_tls), "--tls-replication", "yes"});
+  test::RedisServer::Options so;
+  so.config_text =
+      "port %PORT%\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\ndir %DIR%\n"
+      "sentinel monitor lw 127.0.0.1 " +
+      std::to_string(primary_tls) + " 1\n";
+  so.args = {"--sentinel"};
+  so.args.insert(so.args.end(), sargs.begin(), sargs.end());
+  test::RedisServer sentinel(std::move(so));
+  UvLoop loop;
+  test::EmptyLoopAtExit at_exit(loop);
+  auto c = std::make_unique<Connection>(loop, from_url("rediss-sentinel://" + at(sentinel_tls) +
+                                                       "?ca_file=" + certs("ca.crt") + "#lw"));
+  c->start();
+  ASSERT_TRUE(run_until(loop, [&] { return c->state() == ConnectionState::ready; }))
+      << c->last_error();
+  EXPECT_EQ(c->server_address(), at(primary_tls));
+  EXPECT_TRUE(c->server().tls);
+  EXPECT_EQ(run(loop, *c, {"SET", "lw:k", "v"}), "OK");
+  EXPECT_EQ(primary.cli({"GET", "lw:k"}), "v\n");
+  c.reset();
+  // Plaintext to the sentinel's TLS port: that sentinel is reported, bounded by connect_timeout.
+  ConnectionOptions o = from_url("redis-sentinel://" + at(sentinel_tls) + "#lw");
+  o.connect_timeout = 300ms;
+  c = std::make_unique<Connection>(loop, o);
+  bool down = false;
+  c->add_state_handler([&](ConnectionState st, std::error_code) {
+    down = down || st == ConnectionState::disconnected;
+  });
+  c->start();
+  ASSERT_TRUE(run_until(loop, [&] { return down; }));
+  EXPECT_EQ(c->last_error().rfind("no sentinel knows master 'lw': " + at(sentinel_tls) + " ", 0),
             0u)
       << c->last_error();
   c.reset();

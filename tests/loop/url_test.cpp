@@ -278,8 +278,7 @@ TEST(Url, ParsingASentinelUrlReplacesAnEarlierOne) {
 TEST(Url, MalformedSeedAndSentinelUrlsAreClearErrors) {
   EXPECT_NE(parse_err("redis-sentinel://s1,s2").find("needs the master name"), std::string::npos);
   EXPECT_NE(parse_err("redis-sentinel://s1#").find("needs the master name"), std::string::npos);
-  EXPECT_NE(parse_err("redis-sentinel://#m").find("at least one sentinel host"),
-            std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://#m").find("at least one sentinel host"), std::string::npos);
   EXPECT_NE(parse_err("redis-sentinel://:pw@/1#m").find("at least one sentinel host"),
             std::string::npos);
   EXPECT_NE(parse_err("redis-sentinel://s1,#m").find("empty host 2"), std::string::npos);
@@ -287,8 +286,7 @@ TEST(Url, MalformedSeedAndSentinelUrlsAreClearErrors) {
   EXPECT_NE(parse_err("redis://h1,,h3").find("empty host 2"), std::string::npos);
   EXPECT_NE(parse_err("redis://h1,").find("empty host 2"), std::string::npos);
   EXPECT_NE(parse_err("redis-sentinel://s1:0#m").find("port must be"), std::string::npos);
-  EXPECT_NE(parse_err("redis-sentinel://s1,s2:x#m").find("host 2 of the list"),
-            std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://s1,s2:x#m").find("host 2 of the list"), std::string::npos);
   EXPECT_NE(parse_err("redis://h1:1,h2:99999").find("port must be"), std::string::npos);
   EXPECT_NE(parse_err("redis://h1,h2:").find("empty port"), std::string::npos);
   EXPECT_NE(parse_err("redis://h1,[::1").find("IPv6"), std::string::npos);
@@ -301,11 +299,9 @@ TEST(Url, MalformedSeedAndSentinelUrlsAreClearErrors) {
             std::string::npos);
   EXPECT_NE(parse_err("redis://h?sentinel_username=x").find("redis-sentinel://"),
             std::string::npos);
-  EXPECT_NE(parse_err("redis://h?sentinelMasterId=m").find("redis-sentinel://"),
-            std::string::npos);
+  EXPECT_NE(parse_err("redis://h?sentinelMasterId=m").find("redis-sentinel://"), std::string::npos);
   EXPECT_NE(parse_err("redis://h#m").find("fragment"), std::string::npos);
-  EXPECT_NE(parse_err("rediss-sentinel://s?ssl=false#m").find("contradictory"),
-            std::string::npos);
+  EXPECT_NE(parse_err("rediss-sentinel://s?ssl=false#m").find("contradictory"), std::string::npos);
   EXPECT_NE(parse_err("redis-sentinel://s?db=1/#m").find("db"), std::string::npos);
   EXPECT_NE(parse_err("sentinel://s#m").find("unknown scheme"), std::string::npos);
 }

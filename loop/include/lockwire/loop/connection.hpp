@@ -234,8 +234,9 @@ class Connection {
   // How many different primaries this connection has been ready on: 0 before the first ready,
   // 1 from then on, +1 at each ready on a server whose address differs from the one of the
   // previous ready, or whose config_epoch() differs from the previous ready's (a failover there
-  // and back). Updated just before the state handlers see `ready`, never at other times. A
-  // local counter, not a server's: it restarts with each Connection.
+  // and back; only when both are known: an unknown epoch never counts as a change). Updated
+  // just before the state handlers see `ready`, never at other times. A local counter, not a
+  // server's: it restarts with each Connection.
   [[nodiscard]] std::uint64_t primary_epoch() const noexcept;
   // With sentinel discovery: the "config-epoch" of the master, from SENTINEL MASTER <name> asked
   // of the sentinel that named the current server, in the same pipeline as its address
@@ -243,6 +244,7 @@ class Connection {
   // MASTER failed (ACL) or its address was not the one just named (a failover in progress).
   // Updated with primary_epoch(): just before the state handlers see `ready`.
   [[nodiscard]] std::optional<std::uint64_t> config_epoch() const noexcept;
+
   // Human-readable detail of the last failure (server error text, parse error, ...).
   [[nodiscard]] const std::string& last_error() const noexcept;
   // Requests written and still awaiting replies (including ones already failed as
