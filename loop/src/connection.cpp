@@ -73,19 +73,6 @@ std::error_code make_error_code(Errc e) noexcept {
   return {static_cast<int>(e), connection_category()};
 }
 
-Connection::Impl::Impl(Connection* s, Loop& l, ConnectionOptions o)
-    : self(s), loop(l), opt(std::move(o)), parser(opt.limits) {
-  if (!opt.sentinel) {
-    server = opt.endpoint;
-    return;
-  }
-  server.host.clear();  // none until a sentinel names one
-  server.port = 0;
-  std::vector<Endpoint> sentinels = opt.seeds;
-  if (sentinels.empty()) sentinels.push_back(opt.endpoint);
-  discovery = std::make_unique<detail::Discovery>(std::move(sentinels), opt.sentinel->master_name);
-}
-
 // --- small helpers ------------------------------------------------------------------------------
 
 void Connection::Impl::defer(std::function<void()> fn) {

@@ -133,7 +133,7 @@ struct Connection::Impl final : StreamHandler {
   std::shared_ptr<Impl*> token = std::make_shared<Impl*>(this);
   Guard* guards_ = nullptr;
 
-  Impl(Connection* s, Loop& l, ConnectionOptions o);
+  Impl(Connection* s, Loop& l, ConnectionOptions o);  // sentinel_link.cpp: sets up discovery
   ~Impl() override {
     for (Guard* g = guards_; g != nullptr; g = g->prev) g->dead = true;
   }

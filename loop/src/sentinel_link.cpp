@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "connection_impl.hpp"
 #include "handshake.hpp"
@@ -21,6 +22,19 @@ bool same_address(const Endpoint& a, const detail::PrimaryAddr& b) noexcept {
 }
 
 }  // namespace
+
+Connection::Impl::Impl(Connection* s, Loop& l, ConnectionOptions o)
+    : self(s), loop(l), opt(std::move(o)), parser(opt.limits) {
+  if (!opt.sentinel) {
+    server = opt.endpoint;
+    return;
+  }
+  server.host.clear();  // none until a sentinel names one
+  server.port = 0;
+  std::vector<Endpoint> sentinels = opt.seeds;
+  if (sentinels.empty()) sentinels.push_back(opt.endpoint);
+  discovery = std::make_unique<detail::Discovery>(std::move(sentinels), opt.sentinel->master_name);
+}
 
 // --- asking -------------------------------------------------------------------------------------
 
