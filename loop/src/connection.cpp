@@ -392,6 +392,7 @@ void Connection::Impl::close() {
   if (state == ConnectionState::closed) return;
   ++epoch;
   retire_stream();
+  stop_sentinels();
   if (deadline_timer) deadline_timer->stop();
   if (reconnect_timer) reconnect_timer->stop();
   if (health_timer) health_timer->stop();
@@ -535,6 +536,20 @@ const std::string& Connection::last_error() const noexcept {
 }
 std::size_t Connection::in_flight() const noexcept {
   return impl_->inflight.size();
+}
+const Endpoint& Connection::server() const noexcept {
+  return impl_->server;
+}
+std::string Connection::server_address() const {
+  const Endpoint& s = impl_->server;
+  if (s.kind == Endpoint::Kind::tcp && s.host.empty()) return {};
+  return detail::describe(s);
+}
+std::uint64_t Connection::primary_epoch() const noexcept {
+  return impl_->primary_epoch;
+}
+std::optional<std::uint64_t> Connection::config_epoch() const noexcept {
+  return impl_->ready_config_epoch;
 }
 
 // --- WatchTxn -----------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 //                     deadlines (the writing half of the multiplexer); loss and close;
 //   replies.cpp     - the reading half: frames to requests, pushes, SUBSCRIBE acks;
 //   handshake.cpp   - connecting, the handshake (with the Handshake machine, handshake.hpp),
-//                     reconnect backoff, ready, the health check.
+//                     reconnect backoff, ready, the health check;
+//   sentinel_link.cpp - sentinel discovery (with the Discovery machine, sentinel.hpp): asking
+//                     the sentinels, the link subscribed to +switch-master, following a move.
 // See connection.hpp for the behaviour; comments here say how it is done.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "handshake.hpp"
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/resp/parser.hpp"
+#include "sentinel.hpp"
 
 namespace lockwire::loop {
 
@@ -105,12 +109,31 @@ struct Connection::Impl final : StreamHandler {
   std::uint64_t bytes_seen = 0;
   std::uint64_t epoch = 0;  // bumped whenever the current stream is torn down
 
+  // The server of the current stream (Connection::server) and what was read at the last ready.
+  Endpoint server;
+  std::optional<std::uint64_t> server_config_epoch;  // of the round that named `server`
+  std::string ready_address;
+  std::optional<std::uint64_t> ready_config_epoch;
+  std::uint64_t primary_epoch = 0;
+
+  // Sentinel discovery (set iff opt.sentinel). `link` is the one connection to a sentinel: the
+  // one being asked during a round, afterwards the one that answered (discovery->sentinels()
+  // front), subscribed to +switch-master. link_gen changes whenever `link` is replaced or
+  // dropped, so callbacks of an old link (it reports Errc::closed as it dies) are ignored.
+  std::unique_ptr<detail::Discovery> discovery;
+  std::unique_ptr<Connection> link;
+  Endpoint link_to;
+  std::uint64_t link_gen = 0;
+  bool round_for_connect = false;    // the round in progress ends in connecting to the primary
+  std::unique_ptr<Timer> ask_timer;  // bounds the question to one sentinel
+  std::unique_ptr<Timer> relink_timer;
+  std::uint32_t relink_attempt = 0;
+
   std::vector<std::function<void()>> deferred;
   std::shared_ptr<Impl*> token = std::make_shared<Impl*>(this);
   Guard* guards_ = nullptr;
 
-  Impl(Connection* s, Loop& l, ConnectionOptions o)
-      : self(s), loop(l), opt(std::move(o)), parser(opt.limits) {}
+  Impl(Connection* s, Loop& l, ConnectionOptions o);  // sentinel_link.cpp: sets up discovery
   ~Impl() override {
     for (Guard* g = guards_; g != nullptr; g = g->prev) g->dead = true;
   }
@@ -151,15 +174,31 @@ struct Connection::Impl final : StreamHandler {
   void on_frame(resp::Frame frame);
   void accumulate(resp::Frame frame);
   void complete(InFlight& f, const Replies& replies, bool error);
+  void deliver(InFlight& f, const Replies& replies, bool error);
 
   // --- handshake.cpp ----------------------------------------------------------------------------
   void connect_now();
+  void connect_server(const Endpoint& ep);
   void schedule_reconnect();
   void on_connected(std::error_code ec) override;
   void after_disconnect();
   void handshake_reply(resp::Frame frame);
   void on_ready();
   void on_health();
+
+  // --- sentinel_link.cpp ------------------------------------------------------------------------
+  void discover();  // connect_now() with sentinels: a round that ends in connect_server()
+  void ask_sentinel();
+  void on_answer(std::uint64_t gen, std::error_code ec, const Replies& replies, bool subscribed);
+  void on_ask_timeout();
+  void round_verdict(detail::Discovery::Verdict v);
+  void on_link_push(std::uint64_t gen, resp::Frame push);
+  void on_link_state(std::uint64_t gen, ConnectionState s);
+  void drop_link() noexcept;
+  void schedule_relink();
+  void relink();
+  void left_primary(std::string why);  // drops the connection to a server that is not primary
+  void stop_sentinels() noexcept;
 };
 
 }  // namespace lockwire::loop

@@ -14,12 +14,19 @@
 #include "handshake.hpp"
 #include "lockwire/resp/encoder.hpp"
 #include "lockwire/resp/reply.hpp"
+#include "sentinel.hpp"
 
 namespace lockwire::loop {
 
 namespace detail {
 
-std::vector<Handshake::Command> Handshake::begin(const ConnectionOptions& opt) {
+std::vector<Handshake::Command> Handshake::begin(const ConnectionOptions& opt,
+                                                 std::string_view server) {
+  if (server != server_) {
+    fences_.clear();
+    client_addr_.clear();
+    server_.assign(server);
+  }
   std::vector<Command> out;
   std::string b;
   std::vector<std::string_view> args{"HELLO", "3"};
@@ -36,6 +43,11 @@ std::vector<Handshake::Command> Handshake::begin(const ConnectionOptions& opt) {
     std::string s;
     resp::append_command(s, "SELECT", static_cast<std::int64_t>(opt.db));
     out.push_back({std::move(s), Step::select});
+  }
+  if (opt.sentinel) {
+    std::string s;
+    resp::append_command(s, {"ROLE"});
+    out.push_back({std::move(s), Step::role});
   }
   if (opt.fence_abandoned) {
     if (client_id_ > 0 && !client_addr_.empty() && fences_.size() < 8) {
@@ -77,6 +89,20 @@ Handshake::Verdict Handshake::reply(resp::Frame frame) {
         const std::size_t end = text.find_first_of(" \n", at);
         client_addr_.assign(text.substr(at, end == std::string_view::npos ? end : end - at));
       }
+    }
+  } else if (step == Step::role) {
+    // What the sentinels named must be a master now: a replica (a failover under way, or a
+    // sentinel that has not heard of it yet) is never used.
+    if (std::string why = not_primary(frame); !why.empty()) {
+      out.next = Verdict::Next::failed;
+      out.error = Errc::connect_failed;
+      if (resp::is_error(frame)) {
+        out.detail = "ROLE: " + why + " (needed to check that the server is the primary)";
+        out.config_error = v < frame.size() && resp::error_code(frame[v]) == "NOPERM";
+      } else {
+        out.detail = "ROLE: the server is " + why + ", not the primary";
+      }
+      return out;
     }
   } else if (step == Step::fence) {
     // Killed (:1) or already gone (:0, or an error such as NOPERM): either way, done.
@@ -127,11 +153,6 @@ Nanos backoff_delay(const Backoff& b, std::uint32_t attempt, std::uint64_t rando
   return Nanos(half + jitter);
 }
 
-}  // namespace detail
-
-namespace {
-
-// "5s", "300ms", "1500us", "7ns": the largest unit that states d exactly.
 std::string format_duration(Nanos d) {
   const std::int64_t ns = d.count();
   if (ns != 0 && ns % 1'000'000'000 == 0) return std::to_string(ns / 1'000'000'000) + "s";
@@ -140,15 +161,7 @@ std::string format_duration(Nanos d) {
   return std::to_string(ns) + "ns";
 }
 
-std::string describe(const Endpoint& ep) {
-  if (ep.kind == Endpoint::Kind::unix_socket) return ep.path;
-  if (ep.host.find(':') != std::string::npos) {
-    return "[" + ep.host + "]:" + std::to_string(ep.port);
-  }
-  return ep.host + ":" + std::to_string(ep.port);
-}
-
-}  // namespace
+}  // namespace detail
 
 // --- connecting ---------------------------------------------------------------------------------
 
@@ -160,7 +173,13 @@ void Connection::Impl::connect_now() {
   acc_starts.clear();
   acc_bytes.clear();
   if (!notify(ConnectionState::connecting, {})) return;
-  stream = loop.connect(opt.endpoint, *this, opt.connect_timeout);
+  if (discovery) return discover();  // the sentinels name the server first
+  connect_server(opt.endpoint);
+}
+
+void Connection::Impl::connect_server(const Endpoint& ep) {
+  server = ep;
+  stream = loop.connect(server, *this, opt.connect_timeout);
 }
 
 void Connection::Impl::schedule_reconnect() {
@@ -175,11 +194,12 @@ void Connection::Impl::on_connected(std::error_code ec) {
     if (ec == ConnectErrc::tls_handshake_timeout) {
       // What a rediss:// URL for a plaintext port looks like: the server waits for a command
       // line and never answers the ClientHello.
-      last_error = "TLS handshake did not complete: " + describe(opt.endpoint) +
+      last_error = "TLS handshake did not complete: " + detail::describe(server) +
                    " accepted the connection but did not finish the handshake within " +
-                   format_duration(opt.connect_timeout) + " — is the port TLS?";
+                   detail::format_duration(opt.connect_timeout) + " — is the port TLS?";
     } else {
       last_error = "connect: " + ec.message();
+      if (discovery) last_error = detail::describe(server) + " " + last_error;
     }
     retire_stream();
     Guard g(this);
@@ -188,7 +208,7 @@ void Connection::Impl::on_connected(std::error_code ec) {
     return;
   }
   bool first = true;
-  for (detail::Handshake::Command& c : handshake.begin(opt)) {
+  for (detail::Handshake::Command& c : handshake.begin(opt, detail::describe(server))) {
     write_internal(std::move(c.bytes), Internal::handshake);
     if (first && opt.connect_timeout.count() > 0) {  // HELLO's deadline
       inflight.back().has_deadline = true;
@@ -202,6 +222,7 @@ void Connection::Impl::on_connected(std::error_code ec) {
 void Connection::Impl::after_disconnect() {
   if (state == ConnectionState::closed) return;
   if (opt.auto_reconnect) return schedule_reconnect();
+  stop_sentinels();        // nothing to discover or watch for any more
   fail_queued_not_sent();  // no reconnect: nothing queued will ever be sent
 }
 
@@ -216,6 +237,8 @@ void Connection::Impl::handshake_reply(resp::Frame frame) {
       break;
   }
   last_error = std::move(v.detail);
+  // Which of the servers the sentinels named said so.
+  if (discovery) last_error = detail::describe(server) + " " + last_error;
   // Requests queued for this server would fail the same way: tell them now.
   Guard g(this);
   fail_connection(make_error_code(v.error));
@@ -223,12 +246,19 @@ void Connection::Impl::handshake_reply(resp::Frame frame) {
   fail_queued_not_sent();
 }
 
-// --- ready
-// ----------------------------------------------------------------------------------------
+// --- ready --------------------------------------------------------------------------------------
 
 void Connection::Impl::on_ready() {
   attempt = 0;
   last_error.clear();
+  // What the state handlers read at `ready` (Connection::primary_epoch, config_epoch).
+  std::string addr = detail::describe(server);
+  if (primary_epoch == 0 || addr != ready_address ||
+      (server_config_epoch && ready_config_epoch && *server_config_epoch != *ready_config_epoch)) {
+    ++primary_epoch;
+  }
+  ready_address = std::move(addr);
+  ready_config_epoch = server_config_epoch;
   // State handlers (re-subscribe, re-enable tracking) write before the queued backlog.
   auto backlog = std::move(queue);
   queue.clear();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,13 +17,14 @@
 namespace lockwire::loop::detail {
 
 // One handshake per stream: HELLO 3 [AUTH user pass] [SETNAME name], then SELECT db (db != 0),
-// then with fence_abandoned CLIENT INFO (this connection's address, for the next fence) and a
-// CLIENT KILL ID id ADDR addr for every earlier connection not yet known to be gone. The
-// connection is ready once every one of them is answered: nothing of the caller's is written
-// before the abandoned connections are killed.
+// then with sentinel discovery ROLE (the server must be a master), then with fence_abandoned
+// CLIENT INFO (this connection's address, for the next fence) and a CLIENT KILL ID id ADDR addr
+// for every earlier connection to the same server not yet known to be gone. The connection is
+// ready once every one of them is answered: nothing of the caller's is written before the
+// abandoned connections are killed.
 class Handshake {
  public:
-  enum class Step : std::uint8_t { hello, select, info, fence };
+  enum class Step : std::uint8_t { hello, select, role, info, fence };
   struct Command {
     std::string bytes;
     Step step;
@@ -31,15 +33,19 @@ class Handshake {
     enum class Next : std::uint8_t { wait, ready, failed };
     Next next = Next::wait;
     Errc error = Errc::ok;  // failed: connect_failed, resp3_refused or auth_failed
-    std::string detail;     // failed: "HELLO 3: <server text>" or "SELECT: <server text>"
-    // failed because of the options (credentials, RESP3): requests queued for this server
-    // would fail the same way.
+    // failed: "HELLO 3: <server text>", "SELECT: <server text>" or "ROLE: <why not a master>"
+    std::string detail;
+    // failed because of the options (credentials, RESP3, an ACL without ROLE): requests queued
+    // for this server would fail the same way.
     bool config_error = false;
   };
 
-  // A new stream is up: the commands to write, in this order. The previous connection (if its
-  // HELLO and CLIENT INFO were answered) joins the ones to fence; at most 8 are remembered.
-  [[nodiscard]] std::vector<Command> begin(const ConnectionOptions& opt);
+  // A new stream to `server` (its address; any fixed string when there is only one) is up: the
+  // commands to write, in this order. The previous connection (if its HELLO and CLIENT INFO
+  // were answered) joins the ones to fence; at most 8 are remembered. Fences are for one server:
+  // a different one forgets them (an id and address of another server could match a stranger).
+  [[nodiscard]] std::vector<Command> begin(const ConnectionOptions& opt,
+                                           std::string_view server = {});
   // The reply to the oldest unanswered command of the last begin().
   [[nodiscard]] Verdict reply(resp::Frame frame);
 
@@ -55,9 +61,13 @@ class Handshake {
   std::size_t answered_ = 0;
   std::int64_t client_id_ = -1;
   std::string client_addr_;  // CLIENT INFO addr= of the current connection (fence_abandoned)
+  std::string server_;       // of the last begin(): whose connections fences_ are
   // Popped when a CLIENT KILL is answered (killed, already gone, or refused: done either way).
   std::deque<std::pair<std::int64_t, std::string>> fences_;
 };
+
+// "5s", "300ms", "1500us", "7ns": the largest unit that states d exactly.
+[[nodiscard]] std::string format_duration(Nanos d);
 
 // The delay before reconnect attempt `attempt` (0 = the first after a drop): capped
 // exponential, with jitter uniform in [delay/2, delay] drawn from `random`.

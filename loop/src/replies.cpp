@@ -158,6 +158,22 @@ void Connection::Impl::accumulate(resp::Frame frame) {
 }
 
 void Connection::Impl::complete(InFlight& f, const Replies& replies, bool error) {
+  // With sentinel discovery a -READONLY means the server was demoted under us (a move whose
+  // +switch-master we missed): the caller gets its reply, then the connection goes.
+  bool demoted = false;
+  if (error && discovery && f.internal == Internal::user) {
+    for (std::size_t i = 0; i < replies.size() && !demoted; ++i) {
+      demoted = detail::is_readonly(replies[i]);
+    }
+  }
+  if (!demoted) return deliver(f, replies, error);
+  Guard g(this);
+  deliver(f, replies, error);
+  if (g.dead) return;
+  left_primary(detail::describe(server) + " answered -READONLY: it is no longer the primary");
+}
+
+void Connection::Impl::deliver(InFlight& f, const Replies& replies, bool error) {
   const std::error_code ec = error ? make_error_code(Errc::server_error) : std::error_code{};
   switch (f.internal) {
     case Internal::handshake:

@@ -7,6 +7,15 @@
 // verify_peer, ca_file, ca_dir, cert_file, key_file, server_name/sni. Unknown keys, fragments,
 // conflicting duplicates and malformed parts are errors: a typo must not silently change what
 // the client connects to.
+//
+// Several hosts, comma-separated, are seeds (ConnectionOptions::seeds; endpoint = the first):
+//   redis[s]://[[user][:password]@]host1[:port1],host2[:port2]...[/db-number][?...]
+// every host must be given. And Lettuce's Sentinel form, whose hosts are the sentinels (default
+// port 26379) and whose fragment is the master name (or query key sentinelMasterId, Lettuce's):
+//   redis[s]-sentinel://[[user][:password]@]host1[:port1][,host2[:port2]...][/db][?...]#name
+// rediss-sentinel (or ssl=true) is TLS to the sentinels and to the data nodes alike. The user
+// info, password= and the db are for the data nodes, as in the single-host form; the sentinels
+// get sentinel_username= (or sentinel_user=) and sentinel_password=, and no AUTH without them.
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -91,6 +100,47 @@ struct Fail {
   }
 };
 
+// One "host[:port]" or "[v6][:port]" of the authority into ep.host/ep.port; "" when fine, else
+// why not. An empty host is left empty (the caller decides what it means).
+std::string parse_host_port(std::string_view authority, std::uint16_t default_port, Endpoint& ep) {
+  std::string_view host = authority, port;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return "unterminated '[' in an IPv6 host";
+    host = authority.substr(1, close - 1);
+    const std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return "unexpected characters after ']'";
+      port = after.substr(1);
+      if (port.empty()) return "empty port after ':'";
+    }
+    if (host.empty()) return "empty IPv6 host";
+    for (char c : host) {
+      if (!(hexval(c) >= 0 || c == ':' || c == '.')) return "invalid character in an IPv6 host";
+    }
+    ep.host = std::string(host);
+  } else {
+    if (const std::size_t c = authority.rfind(':'); c != std::string_view::npos) {
+      host = authority.substr(0, c);
+      port = authority.substr(c + 1);
+      if (port.empty()) return "empty port after ':'";
+    }
+    for (char c : host) {
+      if (!reg_name_char(c)) return std::string("invalid character '") + c + "' in the host name";
+    }
+    if (!pct_decode(host, ep.host)) return "bad percent-encoding in the host name";
+  }
+  ep.port = default_port;
+  if (!port.empty()) {
+    std::uint64_t p = 0;
+    if (!parse_uint(port, 65535, p, false) || p == 0) {
+      return "port must be a number from 1 to 65535, got '" + std::string(port) + "'";
+    }
+    ep.port = static_cast<std::uint16_t>(p);
+  }
+  return {};
+}
+
 }  // namespace
 
 std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::string* why) {
@@ -103,29 +153,46 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
   }
   ConnectionOptions o = out;
   o.endpoint = Endpoint{};
+  o.seeds.clear();
+  o.sentinel.reset();
   o.username.clear();
   o.password.clear();
   o.db = 0;
 
+  constexpr std::string_view kSchemes =
+      "redis://, rediss://, unix://, redis-sentinel:// or rediss-sentinel://";
   const std::size_t colon = url.find("://");
   if (colon == std::string_view::npos) {
-    return fail("missing scheme: expected redis://, rediss:// or unix://");
+    return fail("missing scheme: expected " + std::string(kSchemes));
   }
   const std::string_view scheme = url.substr(0, colon);
-  bool tls = false, is_unix = false;
+  bool tls = false, is_unix = false, sentinel = false;
   if (lower_eq(scheme, "redis")) {
   } else if (lower_eq(scheme, "rediss")) {
     tls = true;
   } else if (lower_eq(scheme, "unix") || lower_eq(scheme, "redis+unix")) {
     is_unix = true;
+  } else if (lower_eq(scheme, "redis-sentinel")) {
+    sentinel = true;
+  } else if (lower_eq(scheme, "rediss-sentinel")) {
+    sentinel = tls = true;
   } else {
-    return fail("unknown scheme '" + std::string(scheme) +
-                "': expected redis://, rediss:// or unix://");
+    return fail("unknown scheme '" + std::string(scheme) + "': expected " + std::string(kSchemes));
   }
   std::string_view rest = url.substr(colon + 3);
 
-  if (rest.find('#') != std::string_view::npos) {
-    return fail("URL fragments ('#...') have no meaning for Redis; percent-encode a '#' (%23)");
+  // The fragment is the sentinel form's master name, and meaningless anywhere else.
+  std::optional<std::string> fragment_master;
+  if (const std::size_t h = rest.find('#'); h != std::string_view::npos) {
+    if (!sentinel) {
+      return fail("URL fragments ('#...') have no meaning for Redis; percent-encode a '#' (%23)");
+    }
+    std::string name;
+    if (!pct_decode(rest.substr(h + 1), name)) {
+      return fail("bad percent-encoding in the master name");
+    }
+    fragment_master = std::move(name);
+    rest = rest.substr(0, h);
   }
   std::string_view query;
   if (const std::size_t q = rest.find('?'); q != std::string_view::npos) {
@@ -174,48 +241,33 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
     o.endpoint.path = std::move(p);
     o.endpoint.host.clear();
     o.endpoint.port = 0;
+    o.seeds.push_back(o.endpoint);
   } else {
-    // host: [IPv6] | reg-name / IPv4; then optional :port
-    std::string_view host = authority, port;
-    if (!authority.empty() && authority.front() == '[') {
-      const std::size_t close = authority.find(']');
-      if (close == std::string_view::npos) return fail("unterminated '[' in an IPv6 host");
-      host = authority.substr(1, close - 1);
-      const std::string_view after = authority.substr(close + 1);
-      if (!after.empty()) {
-        if (after.front() != ':') return fail("unexpected characters after ']'");
-        port = after.substr(1);
-        if (port.empty()) return fail("empty port after ':'");
+    // host[:port] or [IPv6][:port], or a comma-separated list of them
+    const std::uint16_t default_port = sentinel ? 26379 : 6379;
+    const bool list = sentinel || authority.find(',') != std::string_view::npos;
+    std::size_t n = 0;
+    for (std::string_view left = authority;; ++n) {
+      const std::size_t comma = left.find(',');
+      const std::string_view one = left.substr(0, comma);
+      Endpoint ep;
+      if (std::string bad = parse_host_port(one, default_port, ep); !bad.empty()) {
+        if (list) bad += " (host " + std::to_string(n + 1) + " of the list)";
+        return fail(std::move(bad));
       }
-      if (host.empty()) return fail("empty IPv6 host");
-      for (char c : host) {
-        if (!(hexval(c) >= 0 || c == ':' || c == '.')) {
-          return fail("invalid character in an IPv6 host");
+      if (ep.host.empty()) {
+        if (sentinel && authority.empty()) {
+          return fail("a sentinel URL needs at least one sentinel host: " + std::string(scheme) +
+                      "://host[:port][,host[:port]...]#master-name");
         }
+        if (list) return fail("empty host " + std::to_string(n + 1) + " in the host list");
+        ep.host = "localhost";
       }
-      o.endpoint.host = std::string(host);
-    } else {
-      if (const std::size_t c = authority.rfind(':'); c != std::string_view::npos) {
-        host = authority.substr(0, c);
-        port = authority.substr(c + 1);
-        if (port.empty()) return fail("empty port after ':'");
-      }
-      for (char c : host) {
-        if (!reg_name_char(c)) {
-          return fail(std::string("invalid character '") + c + "' in the host name");
-        }
-      }
-      std::string h;
-      if (!pct_decode(host, h)) return fail("bad percent-encoding in the host name");
-      o.endpoint.host = h.empty() ? "localhost" : h;
+      o.seeds.push_back(std::move(ep));
+      if (comma == std::string_view::npos) break;
+      left = left.substr(comma + 1);
     }
-    if (!port.empty()) {
-      std::uint64_t p = 0;
-      if (!parse_uint(port, 65535, p, false) || p == 0) {
-        return fail("port must be a number from 1 to 65535, got '" + std::string(port) + "'");
-      }
-      o.endpoint.port = static_cast<std::uint16_t>(p);
-    }
+    o.endpoint = o.seeds.front();
     // path = "" | "/" | "/" db-number
     if (path.size() > 1) {
       std::uint64_t db = 0;
@@ -231,6 +283,8 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
   TlsOptions t;
   bool any_tls_key = false;
   std::optional<std::int64_t> query_db;
+  std::optional<std::string> query_master;
+  std::string sentinel_user, sentinel_password;
   while (!query.empty()) {
     const std::size_t amp = query.find('&');
     const std::string_view kv = query.substr(0, amp);
@@ -263,6 +317,16 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
         return fail("user name given both in the user info and in the query, differently");
       }
       o.username = value;
+    } else if (key == "sentinel_username" || key == "sentinel_user") {
+      if (!sentinel) return fail(std::string(key) + " needs a redis-sentinel:// URL");
+      sentinel_user = value;
+    } else if (key == "sentinel_password") {
+      if (!sentinel) return fail(std::string(key) + " needs a redis-sentinel:// URL");
+      sentinel_password = value;
+    } else if (key == "sentinelMasterId") {
+      if (!sentinel) return fail(std::string(key) + " needs a redis-sentinel:// URL");
+      if (query_master && *query_master != value) return fail("sentinelMasterId given twice");
+      query_master = value;
     } else if (key == "protocol") {
       if (value != "3") {
         return fail("protocol=" + value + " not supported: lockwire speaks RESP3 only");
@@ -319,7 +383,21 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
   }
   if (tls) {
     if (verify) t.verify_peer = *verify;
+    for (Endpoint& ep : o.seeds) ep.tls = t;
     o.endpoint.tls = std::move(t);
+  }
+  if (sentinel) {
+    if (fragment_master && query_master && *fragment_master != *query_master) {
+      return fail("master name given both as '#" + *fragment_master +
+                  "' and sentinelMasterId=" + *query_master + ", differently");
+    }
+    std::string name = fragment_master ? *fragment_master : query_master.value_or("");
+    if (name.empty()) {
+      return fail("a sentinel URL needs the master name: " + std::string(scheme) +
+                  "://host[:port][,host[:port]...]#master-name");
+    }
+    o.sentinel =
+        SentinelOptions{std::move(name), std::move(sentinel_user), std::move(sentinel_password)};
   }
   out = std::move(o);
   if (why != nullptr) why->clear();

@@ -1,7 +1,7 @@
 // The connection's test bed for loop_tests: FakeLoop (manual time, scripted streams, posted work
 // run on demand), a Fixture holding one Connection on it, and small helpers. Used by
-// connection_fake_test.cpp (the multiplexer) and handshake_fake_test.cpp (connecting, handshake,
-// fencing, reconnects, health check).
+// connection_fake_test.cpp (the multiplexer), handshake_fake_test.cpp (connecting, handshake,
+// fencing, reconnects, health check) and sentinel_fake_test.cpp (discovery, following moves).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -56,6 +56,7 @@ class FakeLoop final : public Loop {
     std::string written;
     bool closed = false;
     std::size_t backlog = 0;  // pretend unsent bytes
+    Endpoint ep;              // what connect() was asked for
     FStream(FakeLoop* l, StreamHandler* hh) : L(l), h(hh) { L->streams.push_back(this); }
     ~FStream() override { L->streams.erase(std::find(L->streams.begin(), L->streams.end(), this)); }
     void write(std::string b) override {
@@ -72,9 +73,11 @@ class FakeLoop final : public Loop {
     return std::make_unique<FTimer>(this, std::move(f));
   }
   void post(std::function<void()> fn) override { posted.push_back(std::move(fn)); }
-  std::unique_ptr<Stream> connect(const Endpoint&, StreamHandler& h, Nanos) override {
+  std::unique_ptr<Stream> connect(const Endpoint& e, StreamHandler& h, Nanos) override {
     ++connects;
-    return std::make_unique<FStream>(this, &h);
+    auto s = std::make_unique<FStream>(this, &h);
+    s->ep = e;
+    return s;
   }
   std::uint64_t random() noexcept override {
     rnd ^= rnd << 13;

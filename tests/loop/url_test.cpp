@@ -1,5 +1,6 @@
-// parse_url: redis-specifications uri/redis.txt and uri/rediss.txt, plus unix:// and lockwire's
-// query parameters; every malformed input is a clear error that leaves the options untouched.
+// parse_url: redis-specifications uri/redis.txt and uri/rediss.txt, plus unix://, lockwire's
+// query parameters, seed lists and Lettuce's redis[s]-sentinel:// form; every malformed input is
+// a clear error that leaves the options untouched.
 #include <gtest/gtest.h>
 
 #include "lockwire/loop/connection.hpp"
@@ -172,6 +173,137 @@ TEST(Url, MalformedUrlsAreClearErrors) {
   EXPECT_NE(parse_err("unix:///").find("path"), std::string::npos);
   EXPECT_NE(parse_err("unix:///tmp/a%00b").find("NUL"), std::string::npos);
   EXPECT_NE(parse_err(std::string(70000, 'a')).find("64 KiB"), std::string::npos);
+}
+
+TEST(Url, SingleHostUrlsHaveOneSeedAndNoSentinel) {
+  auto o = parse_ok("rediss://h:6390/2");
+  ASSERT_EQ(o.seeds.size(), 1u);
+  EXPECT_EQ(o.seeds[0].host, "h");
+  EXPECT_EQ(o.seeds[0].port, 6390);
+  EXPECT_TRUE(o.seeds[0].tls);
+  EXPECT_FALSE(o.sentinel);
+  o = parse_ok("unix:///tmp/r.sock");
+  ASSERT_EQ(o.seeds.size(), 1u);
+  EXPECT_EQ(o.seeds[0].path, "/tmp/r.sock");
+}
+
+TEST(Url, SeedLists) {
+  auto o = parse_ok("redis://u:pw@h1:7000,[::1]:7001,h3/3?client_name=c");
+  ASSERT_EQ(o.seeds.size(), 3u);
+  EXPECT_EQ(o.seeds[0].host, "h1");
+  EXPECT_EQ(o.seeds[0].port, 7000);
+  EXPECT_EQ(o.seeds[1].host, "::1");
+  EXPECT_EQ(o.seeds[1].port, 7001);
+  EXPECT_EQ(o.seeds[2].host, "h3");
+  EXPECT_EQ(o.seeds[2].port, 6379);  // the default port for each host
+  EXPECT_EQ(o.endpoint.host, "h1");  // the connection itself uses the first
+  EXPECT_EQ(o.endpoint.port, 7000);
+  EXPECT_EQ(o.username, "u");
+  EXPECT_EQ(o.password, "pw");
+  EXPECT_EQ(o.db, 3);
+  EXPECT_FALSE(o.sentinel);
+  o = parse_ok("rediss://a:1,b:2?ca_file=ca.pem");
+  ASSERT_EQ(o.seeds.size(), 2u);
+  for (const Endpoint& e : o.seeds) {
+    ASSERT_TRUE(e.tls);
+    EXPECT_EQ(e.tls->ca_file, "ca.pem");
+  }
+}
+
+TEST(Url, LettuceSentinelForm) {
+  auto o = parse_ok("redis-sentinel://s1,s2:26380,[::1]/2#mymaster");
+  ASSERT_TRUE(o.sentinel);
+  EXPECT_EQ(o.sentinel->master_name, "mymaster");
+  EXPECT_TRUE(o.sentinel->username.empty());
+  EXPECT_TRUE(o.sentinel->password.empty());
+  ASSERT_EQ(o.seeds.size(), 3u);
+  EXPECT_EQ(o.seeds[0].host, "s1");
+  EXPECT_EQ(o.seeds[0].port, 26379);  // the sentinel port by default
+  EXPECT_EQ(o.seeds[1].port, 26380);
+  EXPECT_EQ(o.seeds[2].host, "::1");
+  EXPECT_EQ(o.seeds[2].port, 26379);
+  EXPECT_EQ(o.endpoint.host, "s1");
+  EXPECT_EQ(o.db, 2);
+  EXPECT_FALSE(o.endpoint.tls);
+
+  // One sentinel; a percent-encoded master name; Lettuce's sentinelMasterId.
+  o = parse_ok("REDIS-SENTINEL://10.0.0.1#my%20master");
+  ASSERT_TRUE(o.sentinel);
+  EXPECT_EQ(o.sentinel->master_name, "my master");
+  ASSERT_EQ(o.seeds.size(), 1u);
+  EXPECT_EQ(o.seeds[0].port, 26379);
+  o = parse_ok("redis-sentinel://h?sentinelMasterId=m1");
+  EXPECT_EQ(o.sentinel->master_name, "m1");
+  o = parse_ok("redis-sentinel://h?sentinelMasterId=m1#m1");  // the same twice is fine
+  EXPECT_EQ(o.sentinel->master_name, "m1");
+}
+
+TEST(Url, SentinelCredentialsAreSeparateFromTheDataNodes) {
+  auto o = parse_ok(
+      "redis-sentinel://app:datapw@s1:1,s2:2/1?sentinel_username=sent&sentinel_password=s%40pw"
+      "&client_name=svc#m");
+  EXPECT_EQ(o.username, "app");  // the user info is for the data nodes
+  EXPECT_EQ(o.password, "datapw");
+  ASSERT_TRUE(o.sentinel);
+  EXPECT_EQ(o.sentinel->username, "sent");
+  EXPECT_EQ(o.sentinel->password, "s@pw");
+  EXPECT_EQ(o.client_name, "svc");
+  o = parse_ok("redis-sentinel://:datapw@s1?sentinel_user=u#m");
+  EXPECT_EQ(o.sentinel->username, "u");
+  EXPECT_TRUE(o.sentinel->password.empty());  // no AUTH to the sentinels without it
+  EXPECT_EQ(o.password, "datapw");
+}
+
+TEST(Url, RedissSentinelIsTlsToEverything) {
+  auto o = parse_ok("rediss-sentinel://s1,s2?ca_file=ca.pem&sni=redis.example#m");
+  ASSERT_TRUE(o.sentinel);
+  ASSERT_TRUE(o.endpoint.tls);  // what every stream (sentinels and data nodes) uses
+  EXPECT_EQ(o.endpoint.tls->ca_file, "ca.pem");
+  EXPECT_EQ(o.endpoint.tls->server_name, "redis.example");
+  for (const Endpoint& e : o.seeds) EXPECT_TRUE(e.tls);
+  o = parse_ok("redis-sentinel://s1?ssl=true#m");
+  EXPECT_TRUE(o.endpoint.tls);
+}
+
+TEST(Url, ParsingASentinelUrlReplacesAnEarlierOne) {
+  ConnectionOptions o;
+  ASSERT_FALSE(parse_url("redis-sentinel://s1,s2#m", o));
+  ASSERT_TRUE(o.sentinel);
+  ASSERT_FALSE(parse_url("redis://h", o));
+  EXPECT_FALSE(o.sentinel);
+  ASSERT_EQ(o.seeds.size(), 1u);
+  EXPECT_EQ(o.seeds[0].host, "h");
+}
+
+TEST(Url, MalformedSeedAndSentinelUrlsAreClearErrors) {
+  EXPECT_NE(parse_err("redis-sentinel://s1,s2").find("needs the master name"), std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://s1#").find("needs the master name"), std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://#m").find("at least one sentinel host"), std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://:pw@/1#m").find("at least one sentinel host"),
+            std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://s1,#m").find("empty host 2"), std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://,s1#m").find("empty host 1"), std::string::npos);
+  EXPECT_NE(parse_err("redis://h1,,h3").find("empty host 2"), std::string::npos);
+  EXPECT_NE(parse_err("redis://h1,").find("empty host 2"), std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://s1:0#m").find("port must be"), std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://s1,s2:x#m").find("host 2 of the list"), std::string::npos);
+  EXPECT_NE(parse_err("redis://h1:1,h2:99999").find("port must be"), std::string::npos);
+  EXPECT_NE(parse_err("redis://h1,h2:").find("empty port"), std::string::npos);
+  EXPECT_NE(parse_err("redis://h1,[::1").find("IPv6"), std::string::npos);
+  EXPECT_NE(parse_err("redis://h1,h!2").find("invalid character"), std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://s1#m%zz").find("percent-encoding in the master name"),
+            std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://s1?sentinelMasterId=a#b").find("differently"),
+            std::string::npos);
+  EXPECT_NE(parse_err("redis://h?sentinel_password=x").find("redis-sentinel://"),
+            std::string::npos);
+  EXPECT_NE(parse_err("redis://h?sentinel_username=x").find("redis-sentinel://"),
+            std::string::npos);
+  EXPECT_NE(parse_err("redis://h?sentinelMasterId=m").find("redis-sentinel://"), std::string::npos);
+  EXPECT_NE(parse_err("redis://h#m").find("fragment"), std::string::npos);
+  EXPECT_NE(parse_err("rediss-sentinel://s?ssl=false#m").find("contradictory"), std::string::npos);
+  EXPECT_NE(parse_err("redis-sentinel://s?db=1/#m").find("db"), std::string::npos);
+  EXPECT_NE(parse_err("sentinel://s#m").find("unknown scheme"), std::string::npos);
 }
 
 TEST(Url, ErrorCodeHasAMessage) {

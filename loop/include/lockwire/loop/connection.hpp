@@ -30,6 +30,19 @@
 //   acknowledgement push or that error (Errc::server_error), and every acknowledgement also
 //   reaches the push handlers. At most 8 subscribe commands per request. (P|S)UNSUBSCRIBE is
 //   never refused and has no reply: its handler completes (ok, no replies) once written.
+// - Sentinel discovery (options.sentinel): before each connect the connection asks the
+//   sentinels in order (`SENTINEL GET-MASTER-ADDR-BY-NAME <name>`, each bounded by
+//   connect_timeout; the first answer wins and its sentinel moves to the front), connects to
+//   that address and, in the handshake, checks with ROLE that it is a master. A replica, a
+//   sentinel, an unanswered or refused ROLE, and later a -READONLY reply to any request, are a
+//   failed connection: asked again after the usual backoff. When no sentinel names a primary,
+//   the state handlers see `disconnected` with Errc::connect_failed and last_error() says what
+//   each sentinel answered. The connection keeps one RESP3 connection to the sentinel that
+//   answered last, subscribed to +switch-master; when the master of our name moves away from
+//   server() (or, after that link was lost and re-made, a sentinel names another primary), the
+//   connection is dropped (written requests fail with outcome_unknown, as for any loss; state
+//   handlers see `disconnected` with Errc::connection_lost) and reconnects through discovery.
+//   server(), primary_epoch() and config_epoch() tell the lock layer the primary changed.
 // - Handlers never run inside the call that caused them (errors found in send() are reported
 //   from a posted task). A handler may close or destroy the Connection.
 // - A WatchTxn must not outlive its Connection.
@@ -37,12 +50,14 @@
 // Implemented in loop/src/ (target lockwire_loop): connection.cpp (public methods, submission,
 // queue, lane, deadlines, loss, close), replies.cpp (reply matching, pushes), handshake.cpp
 // (connecting, handshake, fencing, reconnects, health check), request_check.cpp (the request
-// rules); connection_impl.hpp is their private header. Owned by loop/.
+// rules), sentinel.cpp (the discovery machine, no I/O) and sentinel_link.cpp (asking and
+// watching the sentinels); connection_impl.hpp is their private header. Owned by loop/.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,7 +84,7 @@ enum class Errc {
   output_limit,         // max buffered output exceeded
   server_error,         // a reply was an error frame (the frame is still given to the handler)
   closed,               // the connection was closed by its owner
-  bad_url,              // malformed redis:// rediss:// unix:// URL
+  bad_url,              // malformed redis:// rediss:// unix:// redis-sentinel:// URL
   bad_request,          // request bytes malformed, or a command that would break the connection
                         // (RESET, HELLO, MONITOR, CLIENT REPLY), or misplaced MULTI/EXEC/WATCH
   health_check_failed,  // the idle PING got no byte back within health_check_interval
@@ -84,8 +99,27 @@ struct Backoff {
   double multiplier = 2.0;  // jitter: uniform in [delay/2, delay], drawn from Loop::random()
 };
 
+// Redis Sentinel discovery (ConnectionOptions::sentinel). The sentinels are
+// ConnectionOptions::seeds (or `endpoint` alone when seeds is empty), asked in that order.
+// ConnectionOptions::username/password/db are for the data nodes; these credentials for the
+// sentinels (empty: no AUTH). TLS for the sentinels and the data nodes follows endpoint.tls.
+struct SentinelOptions {
+  std::string master_name;
+  std::string username;  // empty: "default" when password is set
+  std::string password;
+};
+
 struct ConnectionOptions {
+  // The server. With `sentinel` set only endpoint.tls is used (for every stream: sentinels and
+  // data nodes; a non-empty tls->server_name then applies to all of them).
   Endpoint endpoint;
+  // Every endpoint a URL lists, in its order (one for a single-host URL; parse_url sets
+  // endpoint = seeds.front()). With `sentinel` set: the sentinels. Otherwise the connection
+  // uses `endpoint` only: the seeds are kept for a Cluster client (any one node suffices).
+  std::vector<Endpoint> seeds;
+  // Set: before each (re)connect the sentinels name the primary of master_name (see
+  // Connection, "Sentinel discovery").
+  std::optional<SentinelOptions> sentinel;
   std::string username;  // empty: "default" when password is set
   std::string password;
   int db = 0;
@@ -108,7 +142,13 @@ struct ConnectionOptions {
 };
 
 // Parses "redis://[user:pass@]host[:port][/db]", "rediss://…", "unix:///path[?db=N]" (with
-// optional user/password query parameters as in redis-specifications uri/*.txt).
+// optional user/password query parameters as in redis-specifications uri/*.txt), seed lists
+// "redis[s]://[user:pass@]h1[:p1],h2[:p2]…[/db]" (seeds; the connection itself uses the
+// first), and Lettuce's Sentinel form
+// "redis[s]-sentinel://[user:pass@]h1[:p1][,h2[:p2]…][/db][?…]#master-name" (default port
+// 26379; rediss-sentinel: TLS to the sentinels and the data nodes). The user info, password=
+// and /db are for the data nodes; the sentinels take sentinel_username= / sentinel_password=
+// (no AUTH to the sentinels without them). See loop/src/url.cpp for every query key.
 [[nodiscard]] std::error_code parse_url(std::string_view url, ConnectionOptions& out,
                                         std::string* why = nullptr);
 
@@ -184,6 +224,27 @@ class Connection {
 
   [[nodiscard]] Loop& loop() noexcept;
   [[nodiscard]] std::int64_t client_id() const noexcept;  // CLIENT ID from HELLO; -1 before
+
+  // The server of the current (or last) stream: options.endpoint, or with sentinel discovery the
+  // primary the sentinels named (its host and port, with endpoint.tls), set when the stream to
+  // it is started; in sentinel mode host "" and port 0 until a sentinel named one.
+  [[nodiscard]] const Endpoint& server() const noexcept;
+  // server() as "host:port", "[v6]:port" or the socket path ("" before any).
+  [[nodiscard]] std::string server_address() const;
+  // How many different primaries this connection has been ready on: 0 before the first ready,
+  // 1 from then on, +1 at each ready on a server whose address differs from the one of the
+  // previous ready, or whose config_epoch() differs from the previous ready's (a failover there
+  // and back; only when both are known: an unknown epoch never counts as a change). Updated
+  // just before the state handlers see `ready`, never at other times. A local counter, not a
+  // server's: it restarts with each Connection.
+  [[nodiscard]] std::uint64_t primary_epoch() const noexcept;
+  // With sentinel discovery: the "config-epoch" of the master, from SENTINEL MASTER <name> asked
+  // of the sentinel that named the current server, in the same pipeline as its address
+  // (sentinels bump it at every failover). nullopt without sentinel discovery, when SENTINEL
+  // MASTER failed (ACL) or its address was not the one just named (a failover in progress).
+  // Updated with primary_epoch(): just before the state handlers see `ready`.
+  [[nodiscard]] std::optional<std::uint64_t> config_epoch() const noexcept;
+
   // Human-readable detail of the last failure (server error text, parse error, ...).
   [[nodiscard]] const std::string& last_error() const noexcept;
   // Requests written and still awaiting replies (including ones already failed as

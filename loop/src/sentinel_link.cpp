@@ -1,0 +1,200 @@
+// Sentinel discovery's I/O: asking the sentinels one at a time (each question bounded by
+// connect_timeout) before each connect, keeping the connection to the sentinel that answered as
+// the link subscribed to +switch-master, and dropping the data connection when the master of our
+// name moves. Which sentinel to ask, what to ask and what the answers mean is the Discovery
+// machine (sentinel.hpp); the link is a loop::Connection of its own (no reconnects, no
+// sentinel), so its handshake, pipelining and pushes are the ones of any connection.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "connection_impl.hpp"
+#include "handshake.hpp"
+#include "sentinel.hpp"
+
+namespace lockwire::loop {
+
+namespace {
+
+bool same_address(const Endpoint& a, const detail::PrimaryAddr& b) noexcept {
+  return a.kind == Endpoint::Kind::tcp && a.host == b.host && a.port == b.port;
+}
+
+}  // namespace
+
+Connection::Impl::Impl(Connection* s, Loop& l, ConnectionOptions o)
+    : self(s), loop(l), opt(std::move(o)), parser(opt.limits) {
+  if (!opt.sentinel) {
+    server = opt.endpoint;
+    return;
+  }
+  server.host.clear();  // none until a sentinel names one
+  server.port = 0;
+  std::vector<Endpoint> sentinels = opt.seeds;
+  if (sentinels.empty()) sentinels.push_back(opt.endpoint);
+  discovery = std::make_unique<detail::Discovery>(std::move(sentinels), opt.sentinel->master_name);
+}
+
+// --- asking -------------------------------------------------------------------------------------
+
+void Connection::Impl::discover() {
+  if (relink_timer) relink_timer->stop();
+  round_for_connect = true;
+  if (discovery->active()) return;  // a round re-making the link is under way: it will connect
+  discovery->begin();
+  ask_sentinel();
+}
+
+void Connection::Impl::ask_sentinel() {
+  const Endpoint& at = discovery->sentinels()[discovery->current()];
+  // The link already talks to this sentinel (it answered last time) and is subscribed.
+  const bool reuse = link && link_to.host == at.host && link_to.port == at.port &&
+                     link->state() != ConnectionState::disconnected &&
+                     link->state() != ConnectionState::closed;
+  if (!reuse) {
+    drop_link();
+    ConnectionOptions lo;
+    lo.endpoint.host = at.host;
+    lo.endpoint.port = at.port;
+    lo.endpoint.tls = opt.endpoint.tls;
+    lo.username = opt.sentinel->username;
+    lo.password = opt.sentinel->password;
+    lo.client_name = opt.client_name;
+    lo.connect_timeout = opt.connect_timeout;
+    lo.auto_reconnect = false;  // a lost link is re-made here, possibly to another sentinel
+    lo.health_check_interval = opt.health_check_interval;
+    link_to = lo.endpoint;
+    link = std::make_unique<Connection>(loop, std::move(lo));
+    const std::uint64_t gen = link_gen;
+    link->add_push_handler([this, gen](resp::Frame push) { on_link_push(gen, push); });
+    link->add_state_handler(
+        [this, gen](ConnectionState s, std::error_code) { on_link_state(gen, s); });
+    link->start();
+  }
+  if (opt.connect_timeout.count() > 0) {  // 0: no bound, as for connecting
+    if (!ask_timer) ask_timer = loop.make_timer([this] { on_ask_timeout(); });
+    ask_timer->start(opt.connect_timeout);
+  }
+  const std::uint64_t gen = link_gen;
+  const bool subscribe = !reuse;
+  link->send(discovery->queries(subscribe),
+             [this, gen, subscribe](std::error_code ec, const Replies& r) {
+               on_answer(gen, ec, r, subscribe);
+             });
+}
+
+void Connection::Impl::on_answer(std::uint64_t gen, std::error_code ec, const Replies& replies,
+                                 bool subscribed) {
+  if (gen != link_gen || !discovery->active()) return;
+  if (ask_timer) ask_timer->stop();
+  // A refused SUBSCRIBE (an ACL without channels) still leaves the answers: the address is
+  // used, only the move is not followed from here (ROLE and -READONLY still catch it).
+  const std::size_t n = subscribed ? 3 : 2;
+  detail::Discovery::Verdict v;
+  if (replies.size() == n) {
+    v = discovery->answered(replies[n - 2], replies[n - 1]);
+  } else {
+    v = discovery->failed(link && !link->last_error().empty() ? link->last_error() : ec.message());
+  }
+  // `replies` belongs to the link: not used past this point.
+  if (v.next != detail::Discovery::Verdict::Next::found) drop_link();
+  round_verdict(std::move(v));
+}
+
+void Connection::Impl::on_ask_timeout() {
+  if (!discovery->active()) return;
+  auto v = discovery->failed("no answer within " + detail::format_duration(opt.connect_timeout));
+  drop_link();
+  round_verdict(std::move(v));
+}
+
+void Connection::Impl::round_verdict(detail::Discovery::Verdict v) {
+  using Next = detail::Discovery::Verdict::Next;
+  switch (v.next) {
+    case Next::ask:
+      return ask_sentinel();
+    case Next::found: {
+      relink_attempt = 0;
+      if (round_for_connect) {
+        round_for_connect = false;
+        server_config_epoch = v.primary.config_epoch;
+        Endpoint ep;
+        ep.host = std::move(v.primary.host);
+        ep.port = v.primary.port;
+        ep.tls = opt.endpoint.tls;
+        return connect_server(ep);
+      }
+      // The link was re-made while connected: a move may have happened meanwhile.
+      if (stream && !same_address(server, v.primary)) {
+        left_primary("sentinel " + detail::describe(link_to) + " names " + v.primary.host + ":" +
+                     std::to_string(v.primary.port) + " as the primary of '" + discovery->master() +
+                     "', not " + detail::describe(server));
+      }
+      return;
+    }
+    case Next::exhausted:
+      if (!round_for_connect) return schedule_relink();
+      round_for_connect = false;
+      last_error = std::move(v.error);
+      Guard g(this);
+      if (!notify(ConnectionState::disconnected, make_error_code(Errc::connect_failed))) return;
+      after_disconnect();
+      return;
+  }
+}
+
+// --- watching -----------------------------------------------------------------------------------
+
+void Connection::Impl::on_link_push(std::uint64_t gen, resp::Frame push) {
+  if (gen != link_gen) return;
+  const auto moved = detail::parse_switch_master(push, discovery->master());
+  if (!moved || !stream || same_address(server, *moved)) return;
+  left_primary("sentinel " + detail::describe(link_to) + ": +switch-master '" +
+               discovery->master() + "' from " + detail::describe(server) + " to " + moved->host +
+               ":" + std::to_string(moved->port));
+}
+
+void Connection::Impl::on_link_state(std::uint64_t gen, ConnectionState s) {
+  if (gen != link_gen || s != ConnectionState::disconnected) return;
+  // During a round the question in flight fails on its own and moves the round on.
+  if (discovery->active()) return;
+  drop_link();  // the watch is lost: re-made after a backoff, possibly with another sentinel
+  schedule_relink();
+}
+
+void Connection::Impl::drop_link() noexcept {
+  ++link_gen;
+  link.reset();  // its pending question (if any) reports Errc::closed to a stale generation
+}
+
+void Connection::Impl::schedule_relink() {
+  if (state == ConnectionState::closed) return;
+  if (!relink_timer) relink_timer = loop.make_timer([this] { relink(); });
+  relink_timer->start(detail::backoff_delay(opt.reconnect, relink_attempt, loop.random()));
+  ++relink_attempt;
+}
+
+void Connection::Impl::relink() {
+  if (state == ConnectionState::closed || discovery->active()) return;
+  round_for_connect = false;
+  discovery->begin();
+  ask_sentinel();
+}
+
+void Connection::Impl::left_primary(std::string why) {
+  if (state != ConnectionState::ready && state != ConnectionState::connecting) return;
+  last_error = std::move(why);
+  fail_connection(make_error_code(Errc::connection_lost));
+}
+
+void Connection::Impl::stop_sentinels() noexcept {
+  if (!discovery) return;
+  discovery->cancel();
+  round_for_connect = false;
+  if (ask_timer) ask_timer->stop();
+  if (relink_timer) relink_timer->stop();
+  drop_link();
+}
+
+}  // namespace lockwire::loop
