@@ -105,7 +105,9 @@ std::size_t RedisCluster::primary_of(int slot) {
 
 RedisSentinels::RedisSentinels(std::string master_name, int sentinels)
     : master_(std::move(master_name)) {
-  primary_ = std::make_unique<RedisServer>();
+  // No diskless-sync delay: the replica syncs at once (5 s saved per topology).
+  primary_ = std::make_unique<RedisServer>(
+      std::vector<std::string>{"--repl-diskless-sync-delay", "0"});
   replica_ = std::make_unique<RedisServer>(
       std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(primary_->port())});
   if (!poll([&] { return replica_->cli({"INFO", "replication"}).find("master_link_status:up") !=

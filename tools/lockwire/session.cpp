@@ -148,14 +148,13 @@ void Session::connect_then(std::function<void()> next) {
           if (s == loop::ConnectionState::disconnected && ec) {
             note("%s: connection lost (%s); reconnecting", o_.resource.c_str(), why(ec).c_str());
           } else if (s == loop::ConnectionState::ready) {
-            note("%s: reconnected to %s", o_.resource.c_str(),
-                 describe_endpoint(conn_opts_.endpoint).c_str());
+            note("%s: reconnected to %s", o_.resource.c_str(), connected_to().c_str());
           }
           return;
         }
         if (s == loop::ConnectionState::ready) {
           connected_ = true;
-          note("connected to %s", describe_endpoint(conn_opts_.endpoint).c_str());
+          note("connected to %s", connected_to().c_str());
           loop_.post(next);
         } else if (s == loop::ConnectionState::disconnected && ec) {
           std::string detail = client_->connection().last_error();
@@ -394,6 +393,15 @@ void Session::inspect() {
     }
     finish(kOk);
   });
+}
+
+// The server we are talking to: the primary the sentinels named, not the URL's first host.
+std::string Session::connected_to() const {
+  const std::string addr = client_->connection().server_address();
+  if (addr.empty() || conn_opts_.endpoint.kind == loop::Endpoint::Kind::unix_socket) {
+    return describe_endpoint(conn_opts_.endpoint);
+  }
+  return (conn_opts_.endpoint.tls ? "rediss://" : "redis://") + addr;
 }
 
 }  // namespace lockwire::cli

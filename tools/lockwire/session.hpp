@@ -83,6 +83,8 @@ class Session {
 
   void lock_error(Ec ec);
 
+  [[nodiscard]] std::string connected_to() const;
+
   // Runs `next` once the connection is up; a failed first connect is a connection error (the
   // connection would retry, but a command-line tool should say so at once). Later losses and
   // reconnects are noted with -v.
