@@ -5,17 +5,20 @@
 
 namespace lockwire::lock {
 
+// The common check of the by-owner operations: an open client, valid names (the reason in
+// last_error).
+Ec Client::Core::check_by_owner(std::string_view resource, std::string_view owner) {
+  if (closed) return Errc::closed;
+  if (Ec ec = validate_name("resource", resource, opts.limits.max_resource_bytes, &last_error)) {
+    return ec;
+  }
+  return validate_name("owner", owner, opts.limits.max_owner_bytes, &last_error);
+}
+
 void Client::release(std::string resource, std::string owner, std::optional<Kind> kind,
                      DoneHandler handler) {
   Core& c = *core_;
-  std::string why;
-  Ec ec = c.closed ? Ec(Errc::closed)
-                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
-  if (!ec) ec = validate_name("owner", owner, c.opts.limits.max_owner_bytes, &why);
-  if (ec) {
-    if (!why.empty()) c.last_error = why;
-    return post_done(c.loop, std::move(handler), ec);
-  }
+  if (Ec ec = c.check_by_owner(resource, owner)) return post_done(c.loop, std::move(handler), ec);
   const auto keys = protocol::make_keys(c.opts.prefix, resource);
   const loop::MonoTime t0 = c.loop.now();
   // Both kinds when the kind is not known: pipelined, one round trip; an owner holds one kind.
@@ -63,15 +66,9 @@ void Client::release(std::string resource, std::string owner, std::optional<Kind
 void Client::renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
                    DoneHandler handler) {
   Core& c = *core_;
-  std::string why;
-  Ec ec = c.closed ? Ec(Errc::closed)
-                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
-  if (!ec) ec = validate_name("owner", owner, c.opts.limits.max_owner_bytes, &why);
-  if (!ec) ec = validate_ttl(ttl, c.opts.limits, &why);
-  if (ec) {
-    if (!why.empty()) c.last_error = why;
-    return post_done(c.loop, std::move(handler), ec);
-  }
+  Ec ec = c.check_by_owner(resource, owner);
+  if (!ec) ec = validate_ttl(ttl, c.opts.limits, &c.last_error);
+  if (ec) return post_done(c.loop, std::move(handler), ec);
   c.renew_owner(std::move(resource), std::move(owner), kind.value_or(Kind::exclusive),
                 !kind.has_value(), ttl, std::move(handler));
 }

@@ -384,6 +384,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
                     const std::function<void(Ec)>& done);
 
+  [[nodiscard]] Ec check_by_owner(std::string_view resource, std::string_view owner);
+
   void shutdown() noexcept;
 };
 

@@ -80,13 +80,20 @@ void SlotMap::assign(std::uint16_t from, std::uint16_t to, std::uint16_t node) n
   for (std::uint32_t s = from; s <= to; ++s) owner_[s] = node;
 }
 
-bool SlotMap::parse_shards(resp::Frame reply) {
+std::optional<std::size_t> SlotMap::reset(resp::Frame reply) {
   nodes_.clear();
   owner_.fill(kNone);
   filled_ = false;
-  if (reply.empty()) return false;
+  if (reply.empty()) return std::nullopt;
   const std::size_t v = resp::value_index(reply);
-  if (v >= reply.size() || reply[v].type != resp::Type::array) return false;
+  if (v >= reply.size() || reply[v].type != resp::Type::array) return std::nullopt;
+  return v;
+}
+
+bool SlotMap::parse_shards(resp::Frame reply) {
+  const auto top = reset(reply);
+  if (!top) return false;
+  const std::size_t v = *top;
   std::vector<std::size_t> shards, kv, list, nkv;
   elements_of(reply, v, shards);
   for (std::size_t sh : shards) {
@@ -148,12 +155,9 @@ bool SlotMap::parse_shards(resp::Frame reply) {
 }
 
 bool SlotMap::parse_slots(resp::Frame reply) {
-  nodes_.clear();
-  owner_.fill(kNone);
-  filled_ = false;
-  if (reply.empty()) return false;
-  const std::size_t v = resp::value_index(reply);
-  if (v >= reply.size() || reply[v].type != resp::Type::array) return false;
+  const auto top = reset(reply);
+  if (!top) return false;
+  const std::size_t v = *top;
   std::vector<std::size_t> ranges, entry, addr;
   elements_of(reply, v, ranges);
   for (std::size_t r : ranges) {

@@ -94,13 +94,7 @@ class LockTest : public ::testing::Test, public testing::SyncCalls<LockTest> {
 
   static LockRequest req(std::string res, std::string owner, Nanos ttl = 10s, Nanos wait = 0s,
                          Kind kind = Kind::exclusive) {
-    LockRequest r;
-    r.resource = std::move(res);
-    r.owner = std::move(owner);
-    r.ttl = ttl;
-    r.wait = wait;
-    r.kind = kind;
-    return r;
+    return testing::request(std::move(res), std::move(owner), ttl, wait, kind);
   }
 
   RedisServer server_;

@@ -71,13 +71,7 @@ struct Env : testing::SyncCalls<Env> {
 
 LockRequest req(std::string res, std::string owner, Nanos ttl = 10s, Nanos wait = 0s,
                 Kind kind = Kind::exclusive) {
-  LockRequest r;
-  r.resource = std::move(res);
-  r.owner = std::move(owner);
-  r.ttl = ttl;
-  r.wait = wait;
-  r.kind = kind;
-  return r;
+  return testing::request(std::move(res), std::move(owner), ttl, wait, kind);
 }
 
 constexpr std::uint64_t kSeeds[] = {1, 2, 3, 7, 42};

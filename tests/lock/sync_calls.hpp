@@ -20,6 +20,20 @@ inline std::string numbered(std::string_view prefix, int i) {
   return s;
 }
 
+// A lock request in one line (tests build many).
+inline LockRequest request(std::string res, std::string owner,
+                           std::chrono::nanoseconds ttl = std::chrono::seconds(10),
+                           std::chrono::nanoseconds wait = std::chrono::nanoseconds{0},
+                           Kind kind = Kind::exclusive) {
+  LockRequest r;
+  r.resource = std::move(res);
+  r.owner = std::move(owner);
+  r.ttl = ttl;
+  r.wait = wait;
+  r.kind = kind;
+  return r;
+}
+
 template <class Driver>
 class SyncCalls {
  public:

@@ -22,38 +22,28 @@ int Session::run() {
   });
   // The library bounds every wait by wait + settle_timeout; the watchdog is the last resort
   // for everything else (a server that stops answering never makes the tool hang).
-  const Nanos op_bound = o_.connect_timeout + copts.settle_timeout + kReportGrace + 2s;
+  op_bound_ = o_.connect_timeout + copts.settle_timeout + kReportGrace + 2s;
   switch (o_.command) {
     case Command::run:
-      install_signals();
-      arm_watchdog(op_bound + o_.wait);
-      connect_then([this] { acquire(true); });
+      start(true, o_.wait, [this] { acquire(true); });
       break;
     case Command::acquire:
-      install_signals();
-      arm_watchdog(op_bound + o_.wait);
-      connect_then([this] { acquire(false); });
+      start(true, o_.wait, [this] { acquire(false); });
       break;
     case Command::release:
-      arm_watchdog(op_bound);
-      connect_then([this] { release(); });
+      start(false, Nanos{0}, [this] { release(); });
       break;
     case Command::renew:
-      arm_watchdog(op_bound);
-      connect_then([this] { renew(); });
+      start(false, Nanos{0}, [this] { renew(); });
       break;
     case Command::force_release:
-      arm_watchdog(op_bound);
-      connect_then([this] { force_release(); });
+      start(false, Nanos{0}, [this] { force_release(); });
       break;
     case Command::inspect:
-      arm_watchdog(op_bound);
-      connect_then([this] { inspect(); });
+      start(false, Nanos{0}, [this] { inspect(); });
       break;
     case Command::watch:
-      install_signals();
-      arm_watchdog(op_bound);
-      connect_then([this] { watch(); });
+      start(true, Nanos{0}, [this] { watch(); });
       break;
     case Command::none:
       return kUsage;
@@ -64,6 +54,13 @@ int Session::run() {
     return kUnavailable;
   }
   return exit_;
+}
+
+// Arms the watchdog for the subcommand's bound (plus `wait`), then runs `step` once connected.
+void Session::start(bool signals, Nanos wait, std::function<void()> step) {
+  if (signals) install_signals();
+  arm_watchdog(op_bound_ + wait);
+  connect_then(std::move(step));
 }
 
 void Session::finish(int code) {

@@ -82,6 +82,7 @@ class Session {
   std::string why(Ec ec) const;
 
   void lock_error(Ec ec);
+  void start(bool signals, Nanos wait, std::function<void()> step);
 
   [[nodiscard]] std::string connected_to() const;
 
@@ -148,6 +149,7 @@ class Session {
   std::unique_ptr<loop::Timer> grace_timer_;
   std::function<void()> on_grace_;
   Nanos watchdog_after_{0};
+  Nanos op_bound_{0};  // how long any subcommand may take, --wait aside
   std::vector<uv_signal_t*> signals_;
   int exit_ = -1;
   bool connected_ = false;

@@ -50,6 +50,8 @@ class SlotMap {
   [[nodiscard]] const std::vector<Node>& nodes() const noexcept { return nodes_; }
 
  private:
+  // Empties the map; the index of the reply's top-level array, or nullopt.
+  std::optional<std::size_t> reset(resp::Frame reply);
   std::uint16_t add_node(Node n);
   void assign(std::uint16_t from, std::uint16_t to, std::uint16_t node) noexcept;
   static constexpr std::uint16_t kNone = 0xffff;
