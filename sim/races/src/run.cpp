@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "lockwire/races/races.hpp"
+#include "lockwire/resp/encoder.hpp"
 
 namespace lockwire::races {
 
@@ -219,6 +220,8 @@ struct Run::Impl {
 
   std::vector<int> pending_release_checks;
   std::vector<std::pair<Check, std::string>> extra;  // scenario-specific findings
+  sim::Node* ops = nullptr;                          // the operator's node (Run::admin)
+  std::unique_ptr<loop::Connection> admin;
 };
 
 Run::Run(RunConfig config) : config_(std::move(config)) {
@@ -232,7 +235,7 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
   }
   impl_ = std::make_unique<Impl>(*this);
   sim::Node& sn = world_->add_node("redis-a");
-  servers_.push_back(std::make_unique<sim::SimRedis>(*world_, sn));
+  servers_.push_back(std::make_unique<sim::SimRedis>(*world_, sn, config_.server));
   primary_ = servers_.back().get();
   world_->net().add_address("redis", sn);
   for (int i = 0; i < config_.clients; ++i) {
@@ -245,6 +248,7 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
     o.reconnect.initial = 5ms;
     o.reconnect.max = 100ms;
     o.health_check_interval = config_.health_check;
+    if (config_.connection) config_.connection(i, o);
     c.s = make_strategy(config_.strategy, *c.node, o);
     if (!c.s) c.s = make_strategy("lockwire", *c.node, o);
     const int idx = i;
@@ -269,6 +273,7 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
 }
 
 Run::~Run() {
+  impl_->admin.reset();
   for (auto& c : impl_->clients) c.s.reset();
   servers_.clear();
 }
@@ -404,6 +409,40 @@ void Run::force_release(int c, std::string resource) {
   });
 }
 
+void Run::admin(std::vector<std::string> args,
+                std::function<void(std::error_code, std::string)> done) {
+  Impl& im = *impl_;
+  if (!im.admin) {
+    im.ops = &world_->add_node("ops");
+    loop::ConnectionOptions o;
+    o.endpoint.host = "redis";
+    o.endpoint.port = 6379;
+    o.connect_timeout = 1s;
+    o.reconnect.initial = 5ms;
+    o.reconnect.max = 100ms;
+    im.admin = std::make_unique<loop::Connection>(im.ops->loop(), o);
+    im.admin->start();
+  }
+  loop::Request r;
+  std::vector<std::string_view> v(args.begin(), args.end());
+  resp::append_command(r.bytes, std::span<const std::string_view>(v));
+  r.commands = 1;
+  im.dirty = true;
+  im.admin->send(std::move(r), [this, done = std::move(done)](std::error_code ec,
+                                                              const loop::Replies& rep) {
+    impl_->dirty = true;
+    if (!done) return;
+    std::string text;
+    if (rep.size() > 0 && !rep[0].empty()) {
+      const resp::Node& n = rep[0][0];
+      const bool err = n.type == resp::Type::simple_error || n.type == resp::Type::blob_error;
+      if (n.type != resp::Type::null) text = (err ? "-" : "") + std::string(n.value);
+      if (err && ec == loop::Errc::server_error) ec = {};  // the text says it
+    }
+    done(ec, std::move(text));
+  });
+}
+
 void Run::mark(std::string_view name) {
   if (impl_->marks.insert(std::string(name)).second) note("mark", name);
 }
@@ -529,6 +568,7 @@ void Run::finish(Nanos settle) {
     }
   }
   im.end = world_->now();
+  if (im.admin) im.admin->close();
   for (auto& c : im.clients) c.s->close();
   const std::uint64_t n = world_->run_until_idle(200'000);
   if (n >= 200'000) im.leak_violations.push_back("events keep coming after close (leaked timer?)");

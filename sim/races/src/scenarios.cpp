@@ -771,6 +771,7 @@ ScenarioResult run_scenario(const Scenario& s, std::string_view strategy, std::u
   c.clients = s.clients;
   c.keep_trace = keep_trace;
   c.health_check = s.health_check;
+  if (s.configure != nullptr) s.configure(c);
   Run r(c);
   s.script(r);
   ScenarioResult out;

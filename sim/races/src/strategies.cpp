@@ -26,22 +26,32 @@ std::string_view push_kind(const resp::Frame& p) {
 
 // ---- lockwire ----------------------------------------------------------------------------------
 
+// How a lockwire strategy differs from lock::Client's defaults: `no-fence` and the issue #13
+// regressions bring back a bug each; `lockwire-allow-eviction` opts in to evicting servers.
+struct LockwireTweaks {
+  bool fence = true;
+  bool allow_eviction = false;
+  lock::ClientOptions::Regressions regressions{};
+};
+
 class LockwireStrategy final : public Strategy {
  public:
-  LockwireStrategy(sim::Node& node, loop::ConnectionOptions o, bool fence = true)
+  LockwireStrategy(sim::Node& node, loop::ConnectionOptions o, LockwireTweaks t = {})
       : node_(node),
         metrics_(std::make_shared<lock::CountingMetrics>()),
-        client_(
-            std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_, fence))) {
+        client_(std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_, t))) {
     auto alive = alive_;
     client_->connection().add_push_handler([this, alive](resp::Frame p) {
       if (*alive && on_push) on_push(push_kind(p));
     });
   }
-  static lock::ClientOptions options(std::shared_ptr<lock::CountingMetrics> m, bool fence) {
+  static lock::ClientOptions options(std::shared_ptr<lock::CountingMetrics> m,
+                                     const LockwireTweaks& t) {
     lock::ClientOptions o;
     o.metrics = std::move(m);
-    o.fence_abandoned = fence;
+    o.fence_abandoned = t.fence;
+    o.allow_eviction = t.allow_eviction;
+    o.regressions = t.regressions;
     return o;
   }
 
@@ -785,8 +795,14 @@ struct Entry {
   StrategyInfo info;
   bool lockwire;
   Flaws flaws;
-  bool fence = true;  // lockwire only
+  LockwireTweaks lw{};  // lockwire only
 };
+
+LockwireTweaks regression(bool lock::ClientOptions::Regressions::*m) {
+  LockwireTweaks t;
+  t.regressions.*m = true;
+  return t;
+}
 
 Flaws flaw(bool Flaws::*m) {
   Flaws f;
@@ -801,7 +817,33 @@ const std::vector<Entry>& entries() {
         "lockwire's lock::Client without fencing abandoned connections (no CLIENT KILL)"},
        true,
        {},
-       false},
+       LockwireTweaks{.fence = false}},
+      {{"answer-at-deadline",
+        "lockwire answering a wait at its deadline while its acquire is in flight (#13)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::answer_at_deadline)},
+      {{"keep-failed-claim",
+        "lockwire leaving its claim when a block is refused (EXECABORT discards the HDEL, #13)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::keep_claim_on_failed_block)},
+      {{"reread-untracked",
+        "lockwire re-reading at once when the server refuses tracking: busy waiting (#13)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::ignore_refused_tracking)},
+      {{"ignore-eviction",
+        "lockwire granting on a server whose maxmemory-policy may evict lock keys (#13)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::ignore_eviction_policy)},
+      {{"lockwire-allow-eviction",
+        "lockwire with ClientOptions::allow_eviction: grants on evicting servers, holders track "
+        "their holder set"},
+       true,
+       {},
+       LockwireTweaks{.allow_eviction = true}},
       {{"get-then-del", "release = GET, compare, then DEL in a second round trip"},
        false,
        flaw(&Flaws::get_then_del)},
@@ -886,7 +928,7 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, sim::Node& node,
                                         loop::ConnectionOptions options) {
   for (const auto& e : entries()) {
     if (e.info.name != name) continue;
-    if (e.lockwire) return std::make_unique<LockwireStrategy>(node, std::move(options), e.fence);
+    if (e.lockwire) return std::make_unique<LockwireStrategy>(node, std::move(options), e.lw);
     return std::make_unique<NaiveStrategy>(node, std::move(options), e.flaws);
   }
   return nullptr;
