@@ -292,10 +292,12 @@ WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string
   std::size_t i = (with_hdel ? 1 : 0) + 3;  // ZADD, PEXPIRE, SET NX: nothing we need
   std::vector<std::string> first;
   if (!strings_at(exec, el[i++], first) || first.size() > 2) return out;
+  // Both CLIENT CACHING replies are stepped over whatever the first said (a short-circuit
+  // here once left the index on the second one when the first was an error).
   bool tracked = track;
   if (track) tracked = !resp::is_error(exec[el[i++]]);
   const auto doorbell_pttl = int_at(exec, el[i++]);
-  if (track) tracked = tracked && !resp::is_error(exec[el[i++]]);
+  if (track && resp::is_error(exec[el[i++]])) tracked = false;
   const auto pttl = int_at(exec, el[i++]);
   if (!doorbell_pttl || !pttl) return out;
   out.rank = !first.empty() && first[0] == owner      ? 0

@@ -428,5 +428,25 @@ TEST(WaitRead, UntrackedVariantsLeaveCachingOut) {
   EXPECT_FALSE(p::parse_exclusive_wait_read(exec.frame(), false, "o", true).ok);
 }
 
+TEST(ExclusiveWaitRead, CachingRefusedInsideTheBlockIsAnUntrackedRead) {
+  // As redis-server 7.0.15 answers a tracked wait block on a connection without tracking: both
+  // CLIENT CACHING YES fail inside EXEC, everything else runs. Found by the race catalogue's
+  // tracking-refused scenario: the second error was read as the holder set's PTTL (not ok).
+  Parsed exec(
+      "*10\r\n:1\r\n:1\r\n:1\r\n+OK\r\n*2\r\n$1\r\na\r\n$1\r\no\r\n"
+      "-ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+      "OPTOUT mode enabled\r\n:1000\r\n"
+      "-ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+      "OPTOUT mode enabled\r\n:5000\r\n%1\r\n$3\r\nx:h\r\n$4\r\n5000\r\n");
+  const auto wr = p::parse_exclusive_wait_read(exec.frame(), true, "o", true);
+  ASSERT_TRUE(wr.ok);
+  EXPECT_FALSE(wr.tracked);
+  EXPECT_EQ(wr.rank, 1);
+  EXPECT_EQ(wr.doorbell_pttl, 1000);
+  EXPECT_EQ(wr.pttl, 5000);
+  ASSERT_EQ(wr.fields.size(), 1u);
+  EXPECT_EQ(wr.fields[0], "x:h");
+}
+
 }  // namespace
 }  // namespace lockwire::lock
