@@ -3,6 +3,7 @@
 // strategy; a small exploration run finds nothing and is deterministic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -47,6 +48,17 @@ TEST_P(Named, LockwirePassesBrokenFailsRaceIsHitAndReplays) {
     EXPECT_TRUE(any_fires(br)) << s->broken << " should fail\n" << dump(br);
     EXPECT_EQ(run_scenario(*s, s->broken, 1).hash, br.hash) << "not deterministic";
   }
+  // Further strategies (e.g. lockwire with an option): exactly the documented checkers fire.
+  for (const Variant& v : s->variants) {
+    const ScenarioResult vr = run_scenario(*s, v.strategy, 1);
+    EXPECT_TRUE(vr.marked) << "race window not hit with " << v.strategy << "\n" << dump(vr);
+    for (Check c : kChecks) {
+      const bool documented = std::find(v.fires.begin(), v.fires.end(), c) != v.fires.end();
+      EXPECT_EQ(fires(vr, c), documented) << v.strategy << ": " << check_name(c) << "\n"
+                                          << dump(vr);
+    }
+    EXPECT_EQ(run_scenario(*s, v.strategy, 1).hash, vr.hash) << "not deterministic";
+  }
 }
 
 std::vector<std::string> names() {
@@ -81,6 +93,11 @@ TEST(Checkers, EachFiresOnABrokenStrategy) {
       {"client-wall-clock-step", "wall-clock", Check::lease_loss_notice},
       {"expiry-wake", "no-expiry-wake", Check::liveness},
       {"notify-before-subscribe", "no-recheck", Check::liveness},
+      // Server conditions (issue #13), each on lockwire with one regression flag set.
+      {"pause-during-acquire-deadline", "answer-at-deadline", Check::no_orphan},
+      {"wait-block-refused", "keep-failed-claim", Check::no_orphan},
+      {"tracking-refused", "reread-untracked", Check::liveness},
+      {"lock-keys-evicted", "ignore-eviction", Check::mutual_exclusion},
   };
   std::set<Check> covered;
   for (const auto& c : cases) {
@@ -99,7 +116,9 @@ TEST(Checkers, EachFiresOnABrokenStrategy) {
 }
 
 TEST(Scenarios, OtherSeedsStillPass) {
-  for (const char* name : {"delete-wrong-lock", "acquire-reply-lost", "notify-before-subscribe"}) {
+  for (const char* name : {"delete-wrong-lock", "acquire-reply-lost", "notify-before-subscribe",
+                           "pause-during-acquire-deadline", "wait-block-refused",
+                           "tracking-refused", "lock-keys-evicted"}) {
     const Scenario* s = find_scenario(name);
     for (std::uint64_t seed : {2u, 3u}) {
       const ScenarioResult r = run_scenario(*s, "lockwire", seed);

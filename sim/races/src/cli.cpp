@@ -55,6 +55,12 @@ int cli_list(int argc, char**) {
     if (!s.broken.empty()) {
       std::printf("  %-30s   fails with --strategy %s\n", "", std::string(s.broken).c_str());
     }
+    for (const auto& v : s.variants) {
+      std::string fires;
+      for (Check c : v.fires) fires.append(fires.empty() ? "" : ", ").append(check_name(c));
+      std::printf("  %-30s   also --strategy %s (documented to fire: %s)\n", "",
+                  std::string(v.strategy).c_str(), fires.empty() ? "none" : fires.c_str());
+    }
   }
   std::printf("\nstrategies:\n");
   for (const auto& s : strategies()) {
@@ -106,6 +112,11 @@ int cli_replay(int argc, char** argv) {
                 std::string(sc->lockwire_bug).c_str());
   } else if (strategy == "lockwire" && !sc->lockwire_limits.empty() && any_fires(r.verdicts)) {
     std::printf("  note: documented limitation of any Redis lock here (docs/races.md)\n");
+  }
+  for (const auto& v : sc->variants) {
+    if (v.strategy == strategy && any_fires(r.verdicts)) {
+      std::printf("  note: documented for this strategy here (docs/races.md)\n");
+    }
   }
   return any_fires(r.verdicts) ? 1 : 0;
 }

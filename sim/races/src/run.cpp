@@ -428,19 +428,19 @@ void Run::admin(std::vector<std::string> args,
   resp::append_command(r.bytes, std::span<const std::string_view>(v));
   r.commands = 1;
   im.dirty = true;
-  im.admin->send(std::move(r), [this, done = std::move(done)](std::error_code ec,
-                                                              const loop::Replies& rep) {
-    impl_->dirty = true;
-    if (!done) return;
-    std::string text;
-    if (rep.size() > 0 && !rep[0].empty()) {
-      const resp::Node& n = rep[0][0];
-      const bool err = n.type == resp::Type::simple_error || n.type == resp::Type::blob_error;
-      if (n.type != resp::Type::null) text = (err ? "-" : "") + std::string(n.value);
-      if (err && ec == loop::Errc::server_error) ec = {};  // the text says it
-    }
-    done(ec, std::move(text));
-  });
+  im.admin->send(
+      std::move(r), [this, done = std::move(done)](std::error_code ec, const loop::Replies& rep) {
+        impl_->dirty = true;
+        if (!done) return;
+        std::string text;
+        if (rep.size() > 0 && !rep[0].empty()) {
+          const resp::Node& n = rep[0][0];
+          const bool err = n.type == resp::Type::simple_error || n.type == resp::Type::blob_error;
+          if (n.type != resp::Type::null) text = (err ? "-" : "") + std::string(n.value);
+          if (err && ec == loop::Errc::server_error) ec = {};  // the text says it
+        }
+        done(ec, std::move(text));
+      });
 }
 
 void Run::mark(std::string_view name) {
