@@ -330,6 +330,19 @@ bool parse_leave_queue(resp::Frame exec, std::vector<std::string>& first) {
   return strings_at(exec, el[1], first) && first.size() <= 2;
 }
 
+loop::Request leave_queue_plain(const Keys& k, const std::vector<std::string>& owners) {
+  Builder b;
+  std::vector<std::string_view> zrem{"ZREM", k.queue};
+  for (const std::string& o : owners) zrem.push_back(o);
+  b.add(zrem);
+  return b.add("ZRANGE", k.queue, 0, 1).done();
+}
+
+bool parse_queue_head(resp::Frame zrange, std::vector<std::string>& first) {
+  first.clear();
+  return strings_at(zrange, 0, first) && first.size() <= 2;
+}
+
 loop::Request ring(const Keys& k, const std::vector<std::string>& owners) {
   Builder b;
   for (const std::string& o : owners) b.add("SET", k.doorbell(o), "1", "XX", "KEEPTTL");

@@ -237,6 +237,24 @@ TEST(LeaveQueue, ParsesTheNewFirstWaitersAndTheRing) {
   EXPECT_EQ(p::parse_ring(bad.frame()), p::Ring::bad_reply);
 }
 
+TEST(LeaveQueue, PlainFallbackWithoutMulti) {
+  // Where the server refuses the block (OOM refuses every command queued in MULTI): ZREM and
+  // ZRANGE on their own, pipelined.
+  const auto k = p::make_keys("lockwire:", "r");
+  const auto req = p::leave_queue_plain(k, {"a", "b"});
+  EXPECT_EQ(req.bytes,
+            "*4\r\n$4\r\nZREM\r\n$14\r\nlockwire:{r}:q\r\n$1\r\na\r\n$1\r\nb\r\n"
+            "*4\r\n$6\r\nZRANGE\r\n$14\r\nlockwire:{r}:q\r\n$1\r\n0\r\n$1\r\n1\r\n");
+  EXPECT_EQ(req.commands, 2u);
+  EXPECT_EQ(req.bytes.find("MULTI"), std::string::npos);
+  std::vector<std::string> first;
+  Parsed head("*2\r\n$1\r\nc\r\n$1\r\nd\r\n");
+  ASSERT_TRUE(p::parse_queue_head(head.frame(), first));
+  EXPECT_EQ(first, (std::vector<std::string>{"c", "d"}));
+  Parsed err("-OOM command not allowed when used memory > 'maxmemory'.\r\n");
+  EXPECT_FALSE(p::parse_queue_head(err.frame(), first));
+}
+
 TEST(ForceNotice, KeyReadAndLeaseCheck) {
   EXPECT_EQ(p::notice_key("t:"), "t:force-released");
   const auto w = p::force_notice("t:force-released", "r");
