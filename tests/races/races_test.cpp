@@ -152,6 +152,41 @@ TEST(Explore, LockwireSurvivesSwarmSeedsDeterministically) {
   EXPECT_GT(hashes.size(), 190u);  // seeds really steer the runs
 }
 
+// Seeds from kConditionsFrom on also draw the server conditions (CLIENT PAUSE, restricted ACL
+// users, a full server); older seeds never do, so their runs are what they were.
+TEST(Explore, LockwireSurvivesServerConditionSeeds) {
+  std::set<std::uint64_t> hashes;
+  int pauses = 0, acl = 0, oom = 0;
+  for (std::uint64_t seed = kConditionsFrom; seed < kConditionsFrom + 150; ++seed) {
+    const Profile p = profile_for(seed);
+    pauses += p.client_pauses;
+    acl += p.acl_tracking || p.acl_caching;
+    oom += p.oom;
+    const ExploreResult r = explore_one(seed, "lockwire", p);
+    std::string why;
+    for (const auto& v : r.verdicts)
+      for (const auto& x : v.violations) why += std::string(check_name(v.check)) + ": " + x + "\n";
+    EXPECT_TRUE(r.ok) << "seed " << seed << " " << p.describe()
+                      << "\nreplay: lockwire-sim explore --seeds 1 --from " << seed << " --trace\n"
+                      << why;
+    if (seed % 30 == 0) {
+      EXPECT_EQ(explore_one(seed, "lockwire", p).hash, r.hash) << seed;
+    }
+    hashes.insert(r.hash);
+  }
+  EXPECT_GT(hashes.size(), 140u);
+  EXPECT_GT(pauses, 40);
+  EXPECT_GT(acl, 60);
+  EXPECT_GT(oom, 40);
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
+    const Profile p = profile_for(seed);
+    ASSERT_FALSE(p.client_pauses || p.acl_tracking || p.acl_caching || p.oom) << seed;
+  }
+  const Profile forced = profile_for(1, "oom,acl-tracking");
+  EXPECT_TRUE(forced.oom && forced.acl_tracking && !forced.client_pauses && !forced.cuts);
+  EXPECT_NE(forced.restricted, 0u);
+}
+
 // Exploration (not only the scripted scenarios) catches broken strategies.
 TEST(Explore, FindsBrokenStrategies) {
   for (const char* strategy : {"no-fencing", "no-expiry-wake", "wall-clock"}) {
@@ -161,6 +196,12 @@ TEST(Explore, FindsBrokenStrategies) {
     }
     EXPECT_GT(failed, 0) << strategy << " survived 100 seeds";
   }
+  // Busy waiting where tracking is refused: the server-condition seeds find it too.
+  int failed = 0;
+  for (std::uint64_t seed = kConditionsFrom; seed < kConditionsFrom + 100 && failed == 0; ++seed) {
+    if (!explore_one(seed, "reread-untracked", profile_for(seed)).ok) ++failed;
+  }
+  EXPECT_GT(failed, 0) << "reread-untracked survived 100 server-condition seeds";
 }
 
 TEST(Explore, ProfilesVaryAndCanBeForced) {

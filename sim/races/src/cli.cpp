@@ -180,6 +180,8 @@ int cli_explore(int argc, char** argv) {
       "       lockwire-sim explore --exhaustive-cuts [--step K] [--strategy NAME]\n"
       "       lockwire-sim explore --cut up:K|down:K [--strategy NAME] [--trace]\n"
       "  faults: latency jitter splits clogs cuts pauses stalls mono-steps wall-steps restarts\n"
+      "          client-pauses acl-tracking acl-caching oom (server conditions: swarm seeds\n"
+      "          from 1000000 on draw them, or name them with --profile)\n"
       "  --hashes: print every seed's profile and trace hash (behaviour-preservation checks)\n"
       "  exhaustive cuts: a tiny hand-off, run once per single cut of one client's connection\n"
       "  after each byte it sends (up) or receives (down)\n";

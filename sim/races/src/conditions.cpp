@@ -22,6 +22,10 @@ bool has_field(Run& r, std::string_view resource, std::string_view field) {
   return false;
 }
 
+bool in_window(Nanos t, Nanos a, Nanos b) {
+  return t >= a && t <= b;
+}
+
 }  // namespace
 
 // A holder releases while a remote waiter (20 ms away) waits; its next attempt — the acquire
@@ -185,6 +189,34 @@ void lock_keys_evicted(Run& r) {
   const auto sa = r.server_spans(a);
   const bool lost = !sa.empty() && sa[0].end >= Nanos{0} && sa[0].end < 200ms && !sa[0].expired;
   if (*evicted > 0 && (r.granted_at(a) < Nanos{0} || lost)) r.mark("evictions-while-lock-wanted");
+}
+
+// Found by the explorer (seed 1000089, docs/races.md). Two waiters queue behind a holder; the
+// server becomes full (maxmemory below the used memory, noeviction) and their waits end: each
+// leaves the wait queue — MULTI ZREM ZRANGE EXEC, refused with EXECABORT, since a full server
+// refuses every command queued in MULTI. Memory is freed; a third waiter joins the queue behind
+// the two entries left there, so it is neither the elected waiter nor the backup: when the
+// holder releases, only its doorbell's expiry (its whole wait) would wake it.
+void wait_queue_leave_refused(Run& r) {
+  r.job(0, 5ms, Job{.ttl = 10s, .writes = {10ms}, .release_after = 600ms});
+  r.job(1, 10ms, Job{.ttl = 1s, .wait = 200ms, .writes = {0ms}, .release_after = 10ms});
+  r.job(2, 20ms, Job{.ttl = 1s, .wait = 200ms, .writes = {0ms}, .release_after = 10ms});
+  r.at(205ms, [&r] {
+    r.redis().set_maxmemory(r.redis().model().used_memory() - 1, sim::MaxmemoryPolicy::noeviction);
+  });
+  r.at(300ms, [&r] { r.redis().set_maxmemory(0); });
+  const std::string c =
+      r.job(3, 400ms, Job{.ttl = 1s, .wait = 2s, .writes = {0ms}, .release_after = 10ms});
+  r.run_until(3s);
+  r.finish();
+  // The window: both earlier waits ended while the server was full, and the third waiter was
+  // waiting when the lock was released.
+  int ended_full = 0;
+  for (const char* w : {"c2.1", "c3.1"}) {
+    const auto sp = r.acquire_span(w);
+    if (r.acquire_failed(w) && in_window(sp.end, 205ms, 300ms)) ++ended_full;
+  }
+  if (ended_full == 2 && r.acquire_span(c).start < 600ms) r.mark("queue-left-on-a-full-server");
 }
 
 }  // namespace lockwire::races::conditions

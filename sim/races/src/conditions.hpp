@@ -13,5 +13,6 @@ void tracking_refused(Run& r);
 void configure_tracking_refused(RunConfig& c);
 void lock_keys_evicted(Run& r);
 void configure_lock_keys_evicted(RunConfig& c);
+void wait_queue_leave_refused(Run& r);
 
 }  // namespace lockwire::races::conditions

@@ -789,6 +789,15 @@ const std::vector<Scenario>& all() {
        {},
        conditions::configure_lock_keys_evicted,
        {{"lockwire-allow-eviction", {Check::mutual_exclusion, Check::lease_loss_notice}}}},
+      {"wait-queue-leave-refused",
+       "two waits end while the server is full (OOM refuses their MULTI to leave the wait "
+       "queue); a later waiter queued behind their entries must still be woken (found by the "
+       "explorer, fixed)",
+       "",
+       "queue-left-on-a-full-server",
+       {},
+       conditions::wait_queue_leave_refused,
+       4},
   };
   return v;
 }
