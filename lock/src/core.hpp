@@ -250,7 +250,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // the next ones.
   void leave_queue(const QueuePtr& q);
 
-  void hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget);
+  // `plain`: without MULTI, after the server refused the block (see leave_queue_plain).
+  void hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget, bool plain = false);
 
   void on_state(loop::ConnectionState s);
 

@@ -92,20 +92,31 @@ void Client::Core::leave_queue(const QueuePtr& q) {
   hand_on(q, std::move(leaving), kMaxRings);
 }
 
-void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget) {
-  send(protocol::leave_queue(q->keys, leaving), [wk = weak(), q, leaving, budget](
-                                                    Ec ec, const loop::Replies& r) {
+void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget,
+                           bool plain) {
+  auto req = plain ? protocol::leave_queue_plain(q->keys, leaving)
+                   : protocol::leave_queue(q->keys, leaving);
+  send(std::move(req), [wk = weak(), q, leaving, budget, plain](Ec ec, const loop::Replies& r) {
     auto self = wk.lock();
     std::vector<std::string> first;
     if (!self || self->closed) return;
     if (is_transport(ec)) {
       // ZREM is idempotent: send it again, so that no entry of ours is left for others
       // to ring in vain.
-      if (retryable(ec) && budget > 1) self->hand_on(q, leaving, budget - 1);
+      if (retryable(ec) && budget > 1) self->hand_on(q, leaving, budget - 1, plain);
       return;
     }
-    if (ec || r.size() == 0) return;
-    if (!protocol::parse_leave_queue(r.back(), first) || first.empty()) return;
+    if (r.size() == 0) return;
+    if (!plain && (ec || !protocol::parse_leave_queue(r.back(), first))) {
+      // The server refused the block (EXECABORT: a full server refuses every command queued in
+      // MULTI): leave without it. An entry left behind stays for the queue's TTL, and two of
+      // them ahead of a waiter keep it from being elected or backup, so that it waits for its
+      // doorbell to expire (found by the race explorer, docs/races.md).
+      if (budget > 1) self->hand_on(q, leaving, budget - 1, true);
+      return;
+    }
+    if (plain && (r.size() != 2 || !protocol::parse_queue_head(r[1], first))) return;
+    if (first.empty()) return;
     self->send(protocol::ring(q->keys, first), [wk, q, first, budget](Ec, const loop::Replies& r2) {
       auto s2 = wk.lock();
       if (!s2 || s2->closed || r2.size() != first.size() || budget <= 1) return;

@@ -108,10 +108,12 @@ WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string
   std::size_t i = (with_hdel ? 1 : 0) + 3;  // ZADD, PEXPIRE, SET NX: nothing we need
   std::vector<std::string> first;
   if (!strings_at(exec, el[i++], first) || first.size() > 2) return out;
+  // Both CLIENT CACHING replies are stepped over whatever the first said (a short-circuit
+  // here once left the index on the second one when the first was an error).
   bool tracked = track;
   if (track) tracked = !resp::is_error(exec[el[i++]]);
   const auto doorbell_pttl = int_at(exec, el[i++]);
-  if (track) tracked = tracked && !resp::is_error(exec[el[i++]]);
+  if (track && resp::is_error(exec[el[i++]])) tracked = false;
   const auto pttl = int_at(exec, el[i++]);
   if (!doorbell_pttl || !pttl) return out;
   out.rank = !first.empty() && first[0] == owner      ? 0
@@ -142,6 +144,19 @@ bool parse_leave_queue(resp::Frame exec, std::vector<std::string>& first) {
   if (!exec_elements(exec, el, aborted) || aborted || el.size() != 2) return false;
   if (!int_at(exec, el[0])) return false;
   return strings_at(exec, el[1], first) && first.size() <= 2;
+}
+
+loop::Request leave_queue_plain(const Keys& k, const std::vector<std::string>& owners) {
+  Builder b;
+  std::vector<std::string_view> zrem{"ZREM", k.queue};
+  for (const std::string& o : owners) zrem.push_back(o);
+  b.add(zrem);
+  return b.add("ZRANGE", k.queue, 0, 1).done();
+}
+
+bool parse_queue_head(resp::Frame zrange, std::vector<std::string>& first) {
+  first.clear();
+  return strings_at(zrange, 0, first) && first.size() <= 2;
 }
 
 loop::Request ring(const Keys& k, const std::vector<std::string>& owners) {

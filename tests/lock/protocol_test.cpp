@@ -237,6 +237,24 @@ TEST(LeaveQueue, ParsesTheNewFirstWaitersAndTheRing) {
   EXPECT_EQ(p::parse_ring(bad.frame()), p::Ring::bad_reply);
 }
 
+TEST(LeaveQueue, PlainFallbackWithoutMulti) {
+  // Where the server refuses the block (OOM refuses every command queued in MULTI): ZREM and
+  // ZRANGE on their own, pipelined.
+  const auto k = p::make_keys("lockwire:", "r");
+  const auto req = p::leave_queue_plain(k, {"a", "b"});
+  EXPECT_EQ(req.bytes,
+            "*4\r\n$4\r\nZREM\r\n$14\r\nlockwire:{r}:q\r\n$1\r\na\r\n$1\r\nb\r\n"
+            "*4\r\n$6\r\nZRANGE\r\n$14\r\nlockwire:{r}:q\r\n$1\r\n0\r\n$1\r\n1\r\n");
+  EXPECT_EQ(req.commands, 2u);
+  EXPECT_EQ(req.bytes.find("MULTI"), std::string::npos);
+  std::vector<std::string> first;
+  Parsed head("*2\r\n$1\r\nc\r\n$1\r\nd\r\n");
+  ASSERT_TRUE(p::parse_queue_head(head.frame(), first));
+  EXPECT_EQ(first, (std::vector<std::string>{"c", "d"}));
+  Parsed err("-OOM command not allowed when used memory > 'maxmemory'.\r\n");
+  EXPECT_FALSE(p::parse_queue_head(err.frame(), first));
+}
+
 TEST(ForceNotice, KeyReadAndLeaseCheck) {
   EXPECT_EQ(p::notice_key("t:"), "t:force-released");
   const auto w = p::force_notice("t:force-released", "r");
@@ -426,6 +444,26 @@ TEST(WaitRead, UntrackedVariantsLeaveCachingOut) {
   EXPECT_EQ(wr.pttl, 5000);
   ASSERT_EQ(wr.fields.size(), 1u);
   EXPECT_FALSE(p::parse_exclusive_wait_read(exec.frame(), false, "o", true).ok);
+}
+
+TEST(ExclusiveWaitRead, CachingRefusedInsideTheBlockIsAnUntrackedRead) {
+  // As redis-server 7.0.15 answers a tracked wait block on a connection without tracking: both
+  // CLIENT CACHING YES fail inside EXEC, everything else runs. Found by the race catalogue's
+  // tracking-refused scenario: the second error was read as the holder set's PTTL (not ok).
+  Parsed exec(
+      "*10\r\n:1\r\n:1\r\n:1\r\n+OK\r\n*2\r\n$1\r\na\r\n$1\r\no\r\n"
+      "-ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+      "OPTOUT mode enabled\r\n:1000\r\n"
+      "-ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+      "OPTOUT mode enabled\r\n:5000\r\n%1\r\n$3\r\nx:h\r\n$4\r\n5000\r\n");
+  const auto wr = p::parse_exclusive_wait_read(exec.frame(), true, "o", true);
+  ASSERT_TRUE(wr.ok);
+  EXPECT_FALSE(wr.tracked);
+  EXPECT_EQ(wr.rank, 1);
+  EXPECT_EQ(wr.doorbell_pttl, 1000);
+  EXPECT_EQ(wr.pttl, 5000);
+  ASSERT_EQ(wr.fields.size(), 1u);
+  EXPECT_EQ(wr.fields[0], "x:h");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // strategy; a small exploration run finds nothing and is deterministic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -47,6 +48,17 @@ TEST_P(Named, LockwirePassesBrokenFailsRaceIsHitAndReplays) {
     EXPECT_TRUE(any_fires(br)) << s->broken << " should fail\n" << dump(br);
     EXPECT_EQ(run_scenario(*s, s->broken, 1).hash, br.hash) << "not deterministic";
   }
+  // Further strategies (e.g. lockwire with an option): exactly the documented checkers fire.
+  for (const Variant& v : s->variants) {
+    const ScenarioResult vr = run_scenario(*s, v.strategy, 1);
+    EXPECT_TRUE(vr.marked) << "race window not hit with " << v.strategy << "\n" << dump(vr);
+    for (Check c : kChecks) {
+      const bool documented = std::find(v.fires.begin(), v.fires.end(), c) != v.fires.end();
+      EXPECT_EQ(fires(vr, c), documented) << v.strategy << ": " << check_name(c) << "\n"
+                                          << dump(vr);
+    }
+    EXPECT_EQ(run_scenario(*s, v.strategy, 1).hash, vr.hash) << "not deterministic";
+  }
 }
 
 std::vector<std::string> names() {
@@ -81,6 +93,11 @@ TEST(Checkers, EachFiresOnABrokenStrategy) {
       {"client-wall-clock-step", "wall-clock", Check::lease_loss_notice},
       {"expiry-wake", "no-expiry-wake", Check::liveness},
       {"notify-before-subscribe", "no-recheck", Check::liveness},
+      // Server conditions (issue #13), each on lockwire with one regression flag set.
+      {"pause-during-acquire-deadline", "answer-at-deadline", Check::no_orphan},
+      {"wait-block-refused", "keep-failed-claim", Check::no_orphan},
+      {"tracking-refused", "reread-untracked", Check::liveness},
+      {"lock-keys-evicted", "ignore-eviction", Check::mutual_exclusion},
   };
   std::set<Check> covered;
   for (const auto& c : cases) {
@@ -99,7 +116,9 @@ TEST(Checkers, EachFiresOnABrokenStrategy) {
 }
 
 TEST(Scenarios, OtherSeedsStillPass) {
-  for (const char* name : {"delete-wrong-lock", "acquire-reply-lost", "notify-before-subscribe"}) {
+  for (const char* name : {"delete-wrong-lock", "acquire-reply-lost", "notify-before-subscribe",
+                           "pause-during-acquire-deadline", "wait-block-refused",
+                           "tracking-refused", "lock-keys-evicted"}) {
     const Scenario* s = find_scenario(name);
     for (std::uint64_t seed : {2u, 3u}) {
       const ScenarioResult r = run_scenario(*s, "lockwire", seed);
@@ -133,6 +152,41 @@ TEST(Explore, LockwireSurvivesSwarmSeedsDeterministically) {
   EXPECT_GT(hashes.size(), 190u);  // seeds really steer the runs
 }
 
+// Seeds from kConditionsFrom on also draw the server conditions (CLIENT PAUSE, restricted ACL
+// users, a full server); older seeds never do, so their runs are what they were.
+TEST(Explore, LockwireSurvivesServerConditionSeeds) {
+  std::set<std::uint64_t> hashes;
+  int pauses = 0, acl = 0, oom = 0;
+  for (std::uint64_t seed = kConditionsFrom; seed < kConditionsFrom + 150; ++seed) {
+    const Profile p = profile_for(seed);
+    pauses += p.client_pauses;
+    acl += p.acl_tracking || p.acl_caching;
+    oom += p.oom;
+    const ExploreResult r = explore_one(seed, "lockwire", p);
+    std::string why;
+    for (const auto& v : r.verdicts)
+      for (const auto& x : v.violations) why += std::string(check_name(v.check)) + ": " + x + "\n";
+    EXPECT_TRUE(r.ok) << "seed " << seed << " " << p.describe()
+                      << "\nreplay: lockwire-sim explore --seeds 1 --from " << seed << " --trace\n"
+                      << why;
+    if (seed % 30 == 0) {
+      EXPECT_EQ(explore_one(seed, "lockwire", p).hash, r.hash) << seed;
+    }
+    hashes.insert(r.hash);
+  }
+  EXPECT_GT(hashes.size(), 140u);
+  EXPECT_GT(pauses, 40);
+  EXPECT_GT(acl, 60);
+  EXPECT_GT(oom, 40);
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
+    const Profile p = profile_for(seed);
+    ASSERT_FALSE(p.client_pauses || p.acl_tracking || p.acl_caching || p.oom) << seed;
+  }
+  const Profile forced = profile_for(1, "oom,acl-tracking");
+  EXPECT_TRUE(forced.oom && forced.acl_tracking && !forced.client_pauses && !forced.cuts);
+  EXPECT_NE(forced.restricted, 0u);
+}
+
 // Exploration (not only the scripted scenarios) catches broken strategies.
 TEST(Explore, FindsBrokenStrategies) {
   for (const char* strategy : {"no-fencing", "no-expiry-wake", "wall-clock"}) {
@@ -142,6 +196,12 @@ TEST(Explore, FindsBrokenStrategies) {
     }
     EXPECT_GT(failed, 0) << strategy << " survived 100 seeds";
   }
+  // Busy waiting where tracking is refused: the server-condition seeds find it too.
+  int failed = 0;
+  for (std::uint64_t seed = kConditionsFrom; seed < kConditionsFrom + 100 && failed == 0; ++seed) {
+    if (!explore_one(seed, "reread-untracked", profile_for(seed)).ok) ++failed;
+  }
+  EXPECT_GT(failed, 0) << "reread-untracked survived 100 server-condition seeds";
 }
 
 TEST(Explore, ProfilesVaryAndCanBeForced) {

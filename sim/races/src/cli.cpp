@@ -55,6 +55,12 @@ int cli_list(int argc, char**) {
     if (!s.broken.empty()) {
       std::printf("  %-30s   fails with --strategy %s\n", "", std::string(s.broken).c_str());
     }
+    for (const auto& v : s.variants) {
+      std::string fires;
+      for (Check c : v.fires) fires.append(fires.empty() ? "" : ", ").append(check_name(c));
+      std::printf("  %-30s   also --strategy %s (documented to fire: %s)\n", "",
+                  std::string(v.strategy).c_str(), fires.empty() ? "none" : fires.c_str());
+    }
   }
   std::printf("\nstrategies:\n");
   for (const auto& s : strategies()) {
@@ -106,6 +112,11 @@ int cli_replay(int argc, char** argv) {
                 std::string(sc->lockwire_bug).c_str());
   } else if (strategy == "lockwire" && !sc->lockwire_limits.empty() && any_fires(r.verdicts)) {
     std::printf("  note: documented limitation of any Redis lock here (docs/races.md)\n");
+  }
+  for (const auto& v : sc->variants) {
+    if (v.strategy == strategy && any_fires(r.verdicts)) {
+      std::printf("  note: documented for this strategy here (docs/races.md)\n");
+    }
   }
   return any_fires(r.verdicts) ? 1 : 0;
 }
@@ -165,10 +176,13 @@ int exhaustive_cuts(const std::string& strategy, std::uint64_t step, std::option
 int cli_explore(int argc, char** argv) {
   const char* usage =
       "usage: lockwire-sim explore --seeds N [--from S] [--profile none|all|f1,f2,...]\n"
-      "                            [--strategy NAME] [--recheck K] [--trace]\n"
+      "                            [--strategy NAME] [--recheck K] [--trace] [--hashes]\n"
       "       lockwire-sim explore --exhaustive-cuts [--step K] [--strategy NAME]\n"
       "       lockwire-sim explore --cut up:K|down:K [--strategy NAME] [--trace]\n"
       "  faults: latency jitter splits clogs cuts pauses stalls mono-steps wall-steps restarts\n"
+      "          client-pauses acl-tracking acl-caching oom (server conditions: swarm seeds\n"
+      "          from 1000000 on draw them, or name them with --profile)\n"
+      "  --hashes: print every seed's profile and trace hash (behaviour-preservation checks)\n"
       "  exhaustive cuts: a tiny hand-off, run once per single cut of one client's connection\n"
       "  after each byte it sends (up) or receives (down)\n";
   bool exhaust = false;
@@ -176,7 +190,7 @@ int cli_explore(int argc, char** argv) {
   std::optional<CutPoint> one;
   std::uint64_t n = 0, from = 1, recheck = 50;
   std::string profile, strategy = "lockwire";
-  bool trace = false;
+  bool trace = false, hashes = false;
   for (int i = 0; i < argc; ++i) {
     const std::string_view a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -202,6 +216,8 @@ int cli_explore(int argc, char** argv) {
       ++i;
     } else if (a == "--trace") {
       trace = true;
+    } else if (a == "--hashes") {
+      hashes = true;
     } else {
       std::fprintf(stderr, "%s  bad or incomplete argument: %s\n", usage, argv[i]);
       return 2;
@@ -232,7 +248,7 @@ int cli_explore(int argc, char** argv) {
     const Profile p = profile_for(seed, profile);
     const ExploreResult r = explore_one(seed, strategy, p, trace && n == 1);
     if (trace && n == 1) std::printf("%s\n", r.timeline.c_str());
-    if (n == 1 || !r.ok) {
+    if (n == 1 || !r.ok || hashes) {
       std::printf("seed %llu  %s  trace %016llx  %s\n", static_cast<unsigned long long>(seed),
                   p.describe().c_str(), static_cast<unsigned long long>(r.hash),
                   r.ok ? "ok" : "VIOLATION");

@@ -45,12 +45,24 @@ std::string Profile::describe() const {
   add(mono_steps, "mono-steps");
   add(wall_steps, "wall-steps");
   add(restarts, "restarts");
+  add(client_pauses, "client-pauses");
+  add(acl_tracking, "acl-tracking");
+  add(acl_caching, "acl-caching");
+  add(oom, "oom");
   if (s.empty()) s = "none";
-  return "faults=" + s + " intensity=" + std::to_string(intensity) +
-         " clients=" + std::to_string(clients) + " resources=" + std::to_string(resources);
+  std::string out = "faults=" + s + " intensity=" + std::to_string(intensity) +
+                    " clients=" + std::to_string(clients) +
+                    " resources=" + std::to_string(resources);
+  if (acl_tracking || acl_caching) {
+    out += " restricted=";
+    for (int i = 0; i < clients; ++i)
+      if (restricted & (1u << i)) out += std::to_string(i + 1);
+  }
+  return out;
 }
 
 Profile profile_for(std::uint64_t seed, std::string_view forced) {
+  const bool conditions = seed >= kConditionsFrom;  // (splitmix64 advances `seed` in place)
   sim::Rng r(sim::splitmix64(seed));
   Profile p;
   const bool all = forced == "all";
@@ -75,6 +87,22 @@ Profile profile_for(std::uint64_t seed, std::string_view forced) {
   p.intensity = static_cast<int>(r.between(1, 3));
   p.clients = static_cast<int>(r.between(2, 4));
   p.resources = static_cast<int>(r.between(1, 2));
+  // The server conditions, drawn after everything above (which they leave as it was); a swarm
+  // seed below kConditionsFrom draws them but does not use them, so its run is unchanged.
+  const bool swarm = forced.empty();
+  auto pick_new = [&](const char* name) {
+    const bool on = pick(name);
+    return swarm ? on && conditions : on;
+  };
+  p.client_pauses = pick_new("client-pauses");
+  p.acl_tracking = pick_new("acl-tracking");
+  p.acl_caching = pick_new("acl-caching");
+  p.oom = pick_new("oom");
+  const std::uint64_t mask = r.next();
+  if (p.acl_tracking || p.acl_caching) {
+    p.restricted = static_cast<std::uint32_t>(mask) & ((1u << p.clients) - 1);
+    if (p.restricted == 0) p.restricted = 1;
+  }
   return p;
 }
 
@@ -86,6 +114,18 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
   c.clients = p.clients;
   c.keep_trace = keep_trace;
   c.deterministic_links = !(p.jitter || p.splits);
+  if (p.acl_tracking || p.acl_caching) {
+    // Everything but the one subcommand: keys and channels of every strategy.
+    c.server.model.users = {{"notrack", "on >pw ~* &* +@all -client|tracking"},
+                            {"nocache", "on >pw ~* &* +@all -client|caching"}};
+    c.connection = [p](int client, loop::ConnectionOptions& o) {
+      if ((p.restricted & (1u << client)) == 0) return;
+      // Both restricted: even clients are denied tracking, odd ones caching.
+      const bool notrack = p.acl_tracking && (!p.acl_caching || client % 2 == 0);
+      o.username = notrack ? "notrack" : "nocache";
+      o.password = "pw";
+    };
+  }
   Run run(c);
   sim::World& w = run.world();
   sim::Rng& r = w.scenario_rng();
@@ -132,6 +172,8 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
     if (p.mono_steps) kinds.push_back(4);
     if (p.wall_steps) kinds.push_back(5);
     if (p.restarts) kinds.push_back(6);
+    if (p.client_pauses) kinds.push_back(7);
+    if (p.oom) kinds.push_back(8);
     if (kinds.empty()) break;
     const int kind = kinds[r.below(kinds.size())];
     const Nanos d = ms(r.between(1, 120 * p.intensity));
@@ -161,6 +203,18 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
         break;
       case 6:
         run.at(t, [&run] { run.redis().restart(sim::Persistence::all); });
+        break;
+      case 7:  // an operator's CLIENT PAUSE d WRITE|ALL
+        run.at(t, [&run, d, dir] {
+          run.redis().pause_clients(d, dir ? sim::PauseMode::write : sim::PauseMode::all);
+        });
+        break;
+      case 8:  // full under noeviction for d: maxmemory just above what is used now
+        run.at(t, [&run, bytes] {
+          run.redis().set_maxmemory(run.redis().model().used_memory() + bytes,
+                                    sim::MaxmemoryPolicy::noeviction);
+        });
+        run.at(t + d, [&run] { run.redis().set_maxmemory(0); });
         break;
     }
   }

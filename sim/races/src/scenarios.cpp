@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 
+#include "conditions.hpp"
 #include "lockwire/races/races.hpp"
 
 namespace lockwire::races {
@@ -747,6 +748,56 @@ const std::vector<Scenario>& all() {
        "restart-while-held",
        {},
        restart_with_persistence},
+      {"pause-during-acquire-deadline",
+       "CLIENT PAUSE WRITE holds the woken waiter's acquire past its deadline; the waiter's "
+       "process exits on the answer",
+       "answer-at-deadline",
+       "paused-acquire-granted-after-deadline",
+       {},
+       conditions::pause_during_acquire_deadline},
+      {"wait-block-refused",
+       "a waiter logged in as an ACL user denied ZADD: its wait block is refused (EXECABORT "
+       "discards the HDEL of its claim)",
+       "keep-failed-claim",
+       "claim-on-server-when-wait-block-refused",
+       {},
+       conditions::wait_block_refused,
+       3,
+       {},
+       {},
+       conditions::configure_wait_block_refused},
+      {"tracking-refused",
+       "four waiters logged in as an ACL user denied CLIENT TRACKING wait 1 s: they poll, "
+       "within a bound",
+       "reread-untracked",
+       "waiters-polled-while-held",
+       {},
+       conditions::tracking_refused,
+       5,
+       {},
+       {},
+       conditions::configure_tracking_refused},
+      {"lock-keys-evicted",
+       "maxmemory with allkeys-lru: filler writes evict the holder set and the token counter "
+       "while a lease is held; another client acquires",
+       "ignore-eviction",
+       "evictions-while-lock-wanted",
+       {},
+       conditions::lock_keys_evicted,
+       3,
+       {},
+       {},
+       conditions::configure_lock_keys_evicted,
+       {{"lockwire-allow-eviction", {Check::mutual_exclusion, Check::lease_loss_notice}}}},
+      {"wait-queue-leave-refused",
+       "two waits end while the server is full (OOM refuses their MULTI to leave the wait "
+       "queue); a later waiter queued behind their entries must still be woken (found by the "
+       "explorer, fixed)",
+       "",
+       "queue-left-on-a-full-server",
+       {},
+       conditions::wait_queue_leave_refused,
+       4},
   };
   return v;
 }
@@ -771,6 +822,7 @@ ScenarioResult run_scenario(const Scenario& s, std::string_view strategy, std::u
   c.clients = s.clients;
   c.keep_trace = keep_trace;
   c.health_check = s.health_check;
+  if (s.configure != nullptr) s.configure(c);
   Run r(c);
   s.script(r);
   ScenarioResult out;

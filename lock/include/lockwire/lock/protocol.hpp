@@ -106,6 +106,13 @@ struct WaitRead {
 [[nodiscard]] loop::Request leave_queue(const Keys& k, const std::vector<std::string>& owners);
 // The (at most two) first waiters, in order; false on a malformed reply.
 [[nodiscard]] bool parse_leave_queue(resp::Frame exec, std::vector<std::string>& first);
+// The same without MULTI (ZREM, then ZRANGE queue 0 1, pipelined): where the server refuses the
+// block — a full server (OOM) refuses every command queued in MULTI, not a plain ZREM. The
+// queue is only a hint, so nothing needs the two to be atomic.
+[[nodiscard]] loop::Request leave_queue_plain(const Keys& k,
+                                              const std::vector<std::string>& owners);
+// The ZRANGE reply of leave_queue_plain: the (at most two) first waiters.
+[[nodiscard]] bool parse_queue_head(resp::Frame zrange, std::vector<std::string>& first);
 // Rings waiters' doorbells: SET P{R}:w:<owner> 1 XX KEEPTTL for each (pipelined; a write, so
 // its tracking push wakes the waiter). Only an existing doorbell rings: nil = the waiter is gone.
 [[nodiscard]] loop::Request ring(const Keys& k, const std::vector<std::string>& owners);

@@ -98,6 +98,11 @@ struct RunConfig {
   Nanos wake_bound{300ms};          // a free lock with a waiter must be granted within this
   Nanos deadline_bound{500ms};      // a wait returns by its deadline + this
   Nanos health_check{0};            // clients' ConnectionOptions::health_check_interval
+  // The primary's options: ACL users (model.users), maxmemory and its policy, ...
+  sim::SimRedisOptions server{};
+  // Per-client connection settings (e.g. username/password of an ACL user), applied after the
+  // harness's defaults and before the strategy is made.
+  std::function<void(int client, loop::ConnectionOptions&)> connection{};
 };
 
 enum class Check : std::uint8_t {
@@ -162,6 +167,11 @@ class Run {
   void renew(std::string_view label);  // the lease of that attempt (if granted)
   void write_latest(int c);
   void force_release(int c, std::string resource);
+  // An operator's own connection to the primary (node "ops", the default user, made at first
+  // use): sends `args` as one command; `done` gets the reply as text ("-ERR ..." for an error,
+  // "" for nil) or a transport error. Closed by finish().
+  void admin(std::vector<std::string> args,
+             std::function<void(std::error_code, std::string reply)> done = {});
   // Coverage: a scenario names the race it meant to hit; `hit` records it.
   void mark(std::string_view name);
   // A scenario-specific finding, reported under checker `c`.
@@ -221,6 +231,14 @@ class Run {
 
 // ---- named scenarios ---------------------------------------------------------------------------
 
+// A further strategy a scenario is run with, and the checkers documented to fire with it (the
+// exact set: the others must pass). E.g. lockwire with an option that trades safety for
+// availability.
+struct Variant {
+  std::string_view strategy;
+  std::vector<Check> fires;
+};
+
 struct Scenario {
   std::string_view name;
   std::string_view summary;
@@ -233,6 +251,9 @@ struct Scenario {
   // Non-empty: a lockwire bug this scenario reproduces (lockwire_limits lists what fires).
   std::string_view lockwire_bug = {};
   Nanos health_check{0};  // RunConfig::health_check for this scenario
+  // Server options and per-client connection settings (ACL users, maxmemory, ...).
+  void (*configure)(RunConfig& config) = nullptr;
+  std::vector<Variant> variants = {};
 };
 [[nodiscard]] std::span<const Scenario> scenarios();
 [[nodiscard]] const Scenario* find_scenario(std::string_view name);
@@ -253,11 +274,20 @@ struct Profile {
   bool latency = false, jitter = false, splits = false, clogs = false, cuts = false;
   bool pauses = false, stalls = false, mono_steps = false, wall_steps = false;
   bool restarts = false;  // with full persistence (AOF always): no data is lost
+  // Server conditions (issue #13); a swarm seed draws them only from kConditionsFrom on.
+  bool client_pauses = false;  // CLIENT PAUSE WRITE or ALL windows on the server
+  bool acl_tracking = false;   // some clients log in as a user denied CLIENT TRACKING
+  bool acl_caching = false;    // some clients log in as a user denied CLIENT CACHING
+  bool oom = false;            // maxmemory noeviction just above the used memory: OOM windows
+  std::uint32_t restricted = 0;  // acl_*: bit i = client i logs in as a restricted user
   int clients = 3;
   int resources = 1;
   int intensity = 1;  // 1..3: how many faults and how hard
   [[nodiscard]] std::string describe() const;
 };
+// Swarm seeds below this keep the profile (and trace) they had before the server conditions
+// existed; from here on a seed also draws client-pauses, acl-tracking, acl-caching and oom.
+inline constexpr std::uint64_t kConditionsFrom = 1'000'000;
 // The swarm profile a seed picks (`forced` non-empty: a comma list of faults, or "none"/"all").
 [[nodiscard]] Profile profile_for(std::uint64_t seed, std::string_view forced = {});
 

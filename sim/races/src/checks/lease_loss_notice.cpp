@@ -1,0 +1,36 @@
+// Checker lease-loss-notice. Lease-loss notice: a lease ended on the server without its holder's
+// release while the holder still believed it held it (or was never told).
+#include "../run_impl.hpp"
+
+namespace lockwire::races::checks {
+
+void lease_loss_notice(const Input& in, const Add& add) {
+  const Run::Impl& im = in.im;
+  const Nanos end = in.end;
+  auto owner_of = [&in](int li) -> const Run::Impl::Attempt& { return in.owner_of(li); };
+  auto belief_end = [&in](const Run::Impl::LeaseRec& l) { return in.belief_end(l); };
+  for (std::size_t i = 0; i < im.leases.size(); ++i) {
+    const auto& l = im.leases[i];
+    const auto& a = owner_of(static_cast<int>(i));
+    if (im.clients[static_cast<std::size_t>(a.client)].exempt) continue;
+    const Run::Impl::Interval* iv = nullptr;
+    for (const auto& x : a.server) {
+      if (x.start <= l.granted) iv = &x;
+    }
+    if (iv == nullptr || iv->end == kNever || iv->own_release) continue;
+    const Nanos told = belief_end(l);
+    // A grant reported after its lease had already ended is fine if the holder was told at once.
+    if (told > std::max(iv->end, l.granted)) {
+      add(Check::lease_loss_notice,
+          a.label + "'s lease ended on the server at " + fmt_t(iv->end) +
+              (iv->expired ? " (expired)" : " (removed by someone else)") +
+              " but the holder believed it held until " +
+              (told >= end ? std::string("the end") : fmt_t(told)));
+    } else if (l.lost_notice == kNever && l.release_start == kNever) {
+      add(Check::lease_loss_notice, a.label + "'s lease ended on the server at " + fmt_t(iv->end) +
+                                        " and the holder was never told");
+    }
+  }
+}
+
+}  // namespace lockwire::races::checks

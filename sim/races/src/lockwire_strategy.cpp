@@ -1,0 +1,136 @@
+// The `lockwire` strategy (and `no-fence`, the #13 regressions, `lockwire-allow-eviction`):
+// lock::Client unchanged but for its options; belief = lease held and still valid on the
+// client's monotonic clock; ground truth in lockwire's key layout (docs/protocol.md).
+#include "lockwire_strategy.hpp"
+
+#include <map>
+#include <utility>
+
+#include "strategy_util.hpp"
+
+namespace lockwire::races::detail {
+
+namespace {
+
+class LockwireStrategy final : public Strategy {
+ public:
+  LockwireStrategy(sim::Node& node, loop::ConnectionOptions o, LockwireTweaks t)
+      : node_(node),
+        metrics_(std::make_shared<lock::CountingMetrics>()),
+        client_(std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_, t))) {
+    auto alive = alive_;
+    client_->connection().add_push_handler([this, alive](resp::Frame p) {
+      if (*alive && on_push) on_push(push_kind(p));
+    });
+  }
+  static lock::ClientOptions options(std::shared_ptr<lock::CountingMetrics> m,
+                                     const LockwireTweaks& t) {
+    lock::ClientOptions o;
+    o.metrics = std::move(m);
+    o.fence_abandoned = t.fence;
+    o.allow_eviction = t.allow_eviction;
+    o.regressions = t.regressions;
+    return o;
+  }
+
+  void start() override { client_->start(); }
+
+  void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
+    lock::LockRequest req;
+    req.resource = spec.resource;
+    req.owner = spec.owner;
+    req.ttl = spec.ttl;
+    req.wait = spec.wait;
+    req.auto_renew = spec.auto_renew;
+    req.kind = spec.shared ? lock::Kind::shared : lock::Kind::exclusive;
+    const int id = next_++;
+    auto alive = alive_;
+    req.on_lost = [this, id, alive](Ec) {
+      if (*alive && on_lost) on_lost(id);
+    };
+    client_->lock(std::move(req), [this, id, alive, done = std::move(done)](Ec ec, lock::Lease l) {
+      if (!*alive) return;
+      AcquireResult r;
+      r.ec = ec;
+      if (!ec) {
+        r.token = l.token();
+        r.lease = id;
+        leases_[id] = l;
+      }
+      done(r);
+    });
+  }
+
+  void release(int lease, std::function<void(Ec)> done) override {
+    auto it = leases_.find(lease);
+    if (it == leases_.end()) return done(lock::Errc::invalid_argument);
+    client_->release(it->second, std::move(done));
+  }
+  void renew(int lease, std::function<void(Ec)> done) override {
+    auto it = leases_.find(lease);
+    if (it == leases_.end()) return done(lock::Errc::invalid_argument);
+    client_->renew(it->second, std::move(done));
+  }
+  void force_release(const std::string& resource, std::function<void(Ec)> done) override {
+    client_->force_release(resource, [done = std::move(done)](Ec ec, std::size_t) { done(ec); });
+  }
+  bool believes_held(int lease) const override {
+    auto it = leases_.find(lease);
+    if (it == leases_.end()) return false;
+    return it->second.held() && node_.loop().now() < it->second.valid_until();
+  }
+  bool server_holds(const sim::RedisModel& m, std::string_view resource, std::string_view owner,
+                    bool shared, std::int64_t* expire_at_ms) const override {
+    std::string key = "lockwire:{";
+    key.append(resource).append("}");
+    const auto p = m.peek(key);
+    if (!p.found || p.items.size() < 2) return false;
+    if (shared) {
+      // Field s:O in the holder set and its companion key P{R}:s:O (docs/protocol.md).
+      bool field = false;
+      for (std::size_t i = 0; i < p.items.size(); i += 2) {
+        if (p.items[i].size() == owner.size() + 2 && p.items[i].compare(0, 2, "s:") == 0 &&
+            std::string_view(p.items[i]).substr(2) == owner) {
+          field = true;
+        }
+      }
+      if (!field) return false;
+      const auto c = m.peek(key + ":s:" + std::string(owner));
+      if (!c.found) return false;
+      if (expire_at_ms) *expire_at_ms = c.expire_at_ms;
+      return true;
+    }
+    // The first field of the holder set is the grantee (HSETNX created the key with it); later
+    // fields are claims that back off within one round trip.
+    if (p.items[0].size() != owner.size() + 2 || p.items[0].compare(0, 2, "x:") != 0 ||
+        std::string_view(p.items[0]).substr(2) != owner) {
+      return false;
+    }
+    if (expire_at_ms) *expire_at_ms = p.expire_at_ms;
+    return true;
+  }
+  std::size_t in_flight() const override { return client_->connection().in_flight(); }
+  std::uint64_t requests_sent() const override { return metrics_->requests.load(); }
+  void close() override {
+    *alive_ = false;
+    client_->close();
+  }
+  ~LockwireStrategy() override { *alive_ = false; }
+
+ private:
+  sim::Node& node_;
+  std::shared_ptr<lock::CountingMetrics> metrics_;
+  std::unique_ptr<lock::Client> client_;
+  std::map<int, lock::Lease> leases_;
+  int next_ = 1;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_lockwire_strategy(sim::Node& node, loop::ConnectionOptions options,
+                                                 const LockwireTweaks& tweaks) {
+  return std::make_unique<LockwireStrategy>(node, std::move(options), tweaks);
+}
+
+}  // namespace lockwire::races::detail

@@ -1,0 +1,23 @@
+// lockwire's own lock::Client as a race-catalogue strategy, optionally with a bug brought back.
+#pragma once
+
+#include <memory>
+
+#include "lockwire/lock/client.hpp"
+#include "lockwire/races/races.hpp"
+
+namespace lockwire::races::detail {
+
+// How a lockwire strategy differs from lock::Client's defaults: `no-fence` and the issue #13
+// regressions bring back a bug each; `lockwire-allow-eviction` opts in to evicting servers.
+struct LockwireTweaks {
+  bool fence = true;
+  bool allow_eviction = false;
+  lock::ClientOptions::Regressions regressions{};
+};
+
+[[nodiscard]] std::unique_ptr<Strategy> make_lockwire_strategy(sim::Node& node,
+                                                               loop::ConnectionOptions options,
+                                                               const LockwireTweaks& tweaks);
+
+}  // namespace lockwire::races::detail
