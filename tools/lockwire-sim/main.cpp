@@ -10,7 +10,7 @@
 
 #include "serve.hpp"
 #ifdef LOCKWIRE_SIM_RACES
-#include "lockwire/races/races.hpp"
+#include "races_commands.hpp"
 #endif
 
 namespace {

@@ -323,9 +323,6 @@ struct ExhaustResult {
 // Every `step`-th cut point in both directions (step 1: all of them).
 [[nodiscard]] ExhaustResult exhaust_cuts(std::string_view strategy, std::uint64_t step = 1);
 
-// ---- command line (lockwire-sim list | replay | explore) ---------------------------------------
-int cli_list(int argc, char** argv);
-int cli_replay(int argc, char** argv);
-int cli_explore(int argc, char** argv);
+
 
 }  // namespace lockwire::races

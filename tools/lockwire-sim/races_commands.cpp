@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "races_commands.hpp"
+
 #include "lockwire/races/races.hpp"
 
 namespace lockwire::races {
