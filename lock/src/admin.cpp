@@ -8,11 +8,14 @@ namespace lockwire::lock {
 // The common check of the by-owner operations: an open client, valid names (the reason in
 // last_error).
 Ec Client::Core::check_by_owner(std::string_view resource, std::string_view owner) {
-  if (closed) return Errc::closed;
-  if (Ec ec = validate_name("resource", resource, opts.limits.max_resource_bytes, &last_error)) {
-    return ec;
-  }
+  if (Ec ec = check_resource(resource)) return ec;
   return validate_name("owner", owner, opts.limits.max_owner_bytes, &last_error);
+}
+
+// An open client and a valid resource name (the reason in last_error).
+Ec Client::Core::check_resource(std::string_view resource) {
+  if (closed) return Errc::closed;
+  return validate_name("resource", resource, opts.limits.max_resource_bytes, &last_error);
 }
 
 void Client::release(std::string resource, std::string owner, std::optional<Kind> kind,
@@ -76,10 +79,7 @@ void Client::renew(std::string resource, std::string owner, std::optional<Kind> 
 void Client::force_release(std::string resource,
                            std::function<void(std::error_code, std::size_t)> h) {
   Core& c = *core_;
-  std::string why;
-  Ec ec = c.closed ? Ec(Errc::closed)
-                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
-  if (ec) {
+  if (Ec ec = c.check_resource(resource)) {
     c.loop.post([h = std::move(h), ec] {
       if (h) h(ec, 0);
     });
@@ -118,10 +118,7 @@ void Client::force_release(std::string resource,
 void Client::inspect(std::string resource,
                      std::function<void(std::error_code, const LockInfo&)> h) {
   Core& c = *core_;
-  std::string why;
-  Ec ec = c.closed ? Ec(Errc::closed)
-                   : validate_name("resource", resource, c.opts.limits.max_resource_bytes, &why);
-  if (ec) {
+  if (Ec ec = c.check_resource(resource)) {
     c.loop.post([h = std::move(h), ec] {
       if (h) h(ec, LockInfo{});
     });

@@ -386,6 +386,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                     const std::function<void(Ec)>& done);
 
   [[nodiscard]] Ec check_by_owner(std::string_view resource, std::string_view owner);
+  [[nodiscard]] Ec check_resource(std::string_view resource);
 
   void shutdown() noexcept;
 };
