@@ -413,7 +413,6 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
   if (track && !wr.tracked && caps.push_wakeups) {
     // Caching refused inside the block although the probe accepted it: poll from now on.
     caps.push_wakeups = false;
-    tracking_on = false;
     caps.tracking_error = protocol::server_words(r);
     if (auto* m = metrics()) {
       m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",

@@ -155,7 +155,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   ClientOptions opts;
   std::unique_ptr<loop::Connection> conn;
   bool closed = false;
-  bool tracking_on = false;  // CLIENT TRACKING ON OPTIN confirmed on the current connection
   ServerCapabilities caps;   // of the current connection (connect probe)
   std::string last_error;    // detail of the last failure reported (Client::last_error)
   // Attempts held back until the connect probe of the current connection is answered (so that

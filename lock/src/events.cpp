@@ -131,7 +131,6 @@ void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, 
 
 void Client::Core::on_state(loop::ConnectionState s) {
   if (s != loop::ConnectionState::ready) {
-    tracking_on = false;
     caps.probed = false;
   }
   if (s != loop::ConnectionState::ready || closed) return;
@@ -155,7 +154,6 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   caps.maxmemory = p.maxmemory;
   caps.maxmemory_policy = p.maxmemory_policy;
   caps.info_error = p.info_error;
-  tracking_on = caps.push_wakeups;
   if (auto* m = metrics()) {
     if (!caps.push_wakeups && had_wakeups) {
       m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
@@ -190,7 +188,7 @@ std::string Client::Core::refusal() const {
 // the removal instead of at its next renewal. If notices were missed in between (the sequence
 // moved by more than one) or it cannot be read, every lease is checked.
 void Client::Core::read_notice() {
-  send(protocol::notice_read(notice_key, false), [w = weak()](Ec ec, const loop::Replies& r) {
+  send(protocol::notice_read(notice_key), [w = weak()](Ec ec, const loop::Replies& r) {
     auto self = w.lock();
     if (!self || self->closed || is_transport(ec)) return;
     const protocol::Notice n = notice_of(r);

@@ -96,10 +96,8 @@ loop::Request force_notice(std::string_view notice_key, std::string_view resourc
       .done();
 }
 
-loop::Request notice_read(std::string_view notice_key, bool tracking_on) {
-  Builder b;
-  if (tracking_on) b.add("CLIENT", "TRACKING", "ON", "OPTIN");
-  return b.add("CLIENT", "CACHING", "YES").add("HMGET", notice_key, "res", "seq").done();
+loop::Request notice_read(std::string_view notice_key) {
+  return Builder().add("CLIENT", "CACHING", "YES").add("HMGET", notice_key, "res", "seq").done();
 }
 
 loop::Request connect_probe(std::string_view notice_key) {

@@ -177,9 +177,9 @@ enum class RenewResult : std::uint8_t { renewed, aborted, not_held, bad_reply };
 // instead of at their next renewal. Only key access under the prefix is needed (no channels).
 [[nodiscard]] std::string notice_key(std::string_view prefix);
 [[nodiscard]] loop::Request force_notice(std::string_view notice_key, std::string_view resource);
-// [CLIENT TRACKING ON OPTIN;] CLIENT CACHING YES; HMGET <notice> res seq (plain: CACHING covers
-// the next command). With `tracking_on`, the request a lock client sends at each (re)connect.
-[[nodiscard]] loop::Request notice_read(std::string_view notice_key, bool tracking_on);
+// CLIENT CACHING YES; HMGET <notice> res seq: the tracked re-read after an invalidation of the
+// notice (the first read of each connection is in connect_probe).
+[[nodiscard]] loop::Request notice_read(std::string_view notice_key);
 struct Notice {
   bool ok = false;
   std::string resource;  // empty: no force_release yet
