@@ -193,8 +193,11 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
 
 std::uint64_t Client::Core::fence_floor() const noexcept {
   if (!caps.clock_known || opts.regressions.counter_tokens) return 0;
-  const auto since = std::chrono::duration_cast<std::chrono::microseconds>(loop.now() - server_us_at);
-  const std::uint64_t f = server_us + static_cast<std::uint64_t>(std::max<std::int64_t>(0, since.count()));
+  // Our monotonic clock may run up to 100 ppm faster than the server's: count elapsed time at
+  // 1 - 1e-4 so the floor never passes the server's clock (docs/protocol.md, "Fencing tokens").
+  const std::int64_t us = std::max<std::int64_t>(
+      0, std::chrono::duration_cast<std::chrono::microseconds>(loop.now() - server_us_at).count());
+  const std::uint64_t f = server_us + static_cast<std::uint64_t>(us - us / 10'000);
   // Room above the floor for the counter's increments before the doubles stop being exact.
   return std::min(f, protocol::kMaxToken / 2);
 }
