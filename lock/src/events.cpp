@@ -134,6 +134,11 @@ void Client::Core::on_state(loop::ConnectionState s) {
     caps.probed = false;
   }
   if (s != loop::ConnectionState::ready || closed) return;
+  if (control_only) return;  // a cluster's first connection, kept for Client::connection()
+  if (on_cluster && conn->server_mode() == "cluster") {
+    control_only = true;
+    return on_cluster();
+  }
   // Tracking is connection state: re-enable it after every (re)connect, together with the
   // tracked read of the force-release notice, and learn what the server lets us do (a refusal
   // is an answer); then let every waiter re-check and every holder check its lease (pushes
