@@ -108,7 +108,7 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME lockwire-dev)
 # Static libraries carry their dependencies: a consumer links libuv and OpenSSL itself.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libuv1-dev (>= 1.44), libssl-dev (>= 3.0), pkg-config")
-if(BUILD_SHARED_LIBS)
-  set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS ON)
+if(BUILD_SHARED_LIBS)  # the .so.N files are in the lockwire package
+  string(APPEND CPACK_DEBIAN_DEV_PACKAGE_DEPENDS ", lockwire (= ${PROJECT_VERSION})")
 endif()
 include(CPack)
