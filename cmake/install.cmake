@@ -33,6 +33,9 @@ foreach(lib name IN ZIP_LISTS lockwire_libs lockwire_export_names)
                                           EXPORT_NAME ${name}
                                           VERSION ${PROJECT_VERSION}
                                           SOVERSION ${PROJECT_VERSION_MAJOR})
+  if(BUILD_SHARED_LIBS)  # each library finds the others beside it (relocatable)
+    set_target_properties(${lib} PROPERTIES INSTALL_RPATH "$ORIGIN")
+  endif()
   if(NOT TARGET lockwire::${name})
     add_library(lockwire::${name} ALIAS ${lib})
   endif()
