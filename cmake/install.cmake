@@ -7,6 +7,8 @@
 #   lockwire_lock -> lockwire::lock    lockwire_lock_blocking -> lockwire::blocking
 #   lockwire_sim -> lockwire::sim (simulator + test harness)
 #   lockwire::lockwire: everything a service links (lock, blocking, uv, loop, resp), not sim.
+# Shared builds keep the default symbol visibility: hiding it needs an export macro on every
+# public class and function of four layers, which is not done yet.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

@@ -16,9 +16,12 @@ using namespace std::chrono_literals;
 void job_runner_scenario(simtest::Context& ctx, bool fenced) {
   auto& redis = ctx.add_redis();
   job_runner::Store store;
-  store.on_write = [&ctx](int job, const std::string& worker, std::uint64_t token, bool ok) {
-    ctx.note("store", ok ? "write" : "REFUSED",
-             "job " + std::to_string(job) + " by " + worker + " token " + std::to_string(token));
+  store.on_write = [&](int job, const std::string& worker, std::uint64_t token, bool ok) {
+    const std::string what =
+        "job " + std::to_string(job) + " by " + worker + " token " + std::to_string(token);
+    ctx.note("store", ok ? "write" : "REFUSED", what);
+    // Failing at the write (not only at the end) puts the failure where it happens in the trace.
+    if (ok && store.writes().at(job).size() == 2) ctx.fail("second write of " + what);
   };
   std::vector<int> jobs;
   for (int j = 1; j <= 12; ++j) jobs.push_back(j);
@@ -75,6 +78,7 @@ TEST(JobRunnerHarness, CatchesUnfencedWorkers) {
   ASSERT_TRUE(r.failed.has_value());
   EXPECT_FALSE(r.nondeterministic) << r.text;
   EXPECT_NE(r.text.find("written 2 times"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("second write of job"), std::string::npos) << r.text;
   EXPECT_NE(r.replay_line.find("LOCKWIRE_SIM_SEED=" + std::to_string(r.failed->seed)),
             std::string::npos);
   // The failing seed replays to the same trace, in this process too.

@@ -333,13 +333,23 @@ Report run(std::string_view name, const Scenario& scenario, Options o) {
         lines.push_back(t.substr(0, nl));
         t = nl == std::string_view::npos ? std::string_view{} : t.substr(nl + 1);
       }
-      const std::size_t skip = lines.size() > o.timeline_lines ? lines.size() - o.timeline_lines : 0;
-      say("  timeline" + (skip ? " (last " + std::to_string(o.timeline_lines) + " of " +
-                                     std::to_string(lines.size()) + " lines)"
-                               : std::string()) +
+      // The lines that lead to the first failed check (what came after it explains less).
+      std::size_t end = lines.size();
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (lines[i].find(" check FAILED ") != std::string_view::npos) {
+          end = std::min(lines.size(), i + 6);
+          break;
+        }
+      }
+      const std::size_t begin = end > o.timeline_lines ? end - o.timeline_lines : 0;
+      say("  timeline" +
+          (begin > 0 || end < lines.size()
+               ? " (lines " + std::to_string(begin + 1) + ".." + std::to_string(end) + " of " +
+                     std::to_string(lines.size()) + ", up to the first failed check)"
+               : std::string()) +
           ":\n");
       std::string block;
-      for (std::size_t i = skip; i < lines.size(); ++i) block.append("    ").append(lines[i]) += '\n';
+      for (std::size_t i = begin; i < end; ++i) block.append("    ").append(lines[i]) += '\n';
       say(block);
     }
     rep.replay_line = "LOCKWIRE_SIM_SEED=" + std::to_string(seed) +
