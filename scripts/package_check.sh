@@ -77,6 +77,7 @@ dpkg-deb -f "${debs[0]}" Depends | grep -q libssl3 || fail "lockwire.deb does no
 root=$tmp/root
 rm -rf "$root"
 for d in "${debs[@]}"; do dpkg -x "$d" "$root"; done
+if grep -rIl -e "$src" -e "$tmp" "$root"; then fail "absolute build paths in the .debs (above)"; fi
 "$root/usr/bin/lockwire" --version
 "$root/usr/bin/respcat" --help >/dev/null
 "$root/usr/bin/lockwire-sim" --help >/dev/null

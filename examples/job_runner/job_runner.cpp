@@ -43,7 +43,11 @@ Worker::Worker(lockwire::loop::Loop& loop, lockwire::loop::ConnectionOptions con
 }
 
 Worker::~Worker() {
-  if (timer_) timer_->stop();
+  close();
+}
+
+void Worker::close() {
+  timer_->stop();
   locks_.close();
 }
 

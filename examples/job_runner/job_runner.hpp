@@ -64,6 +64,7 @@ class Worker {
          std::vector<int> jobs, WorkerOptions options);
   ~Worker();
   void start();
+  void close();  // stops taking jobs; leases still held expire (see lock::Client::close)
   [[nodiscard]] bool finished() const { return queue_.empty(); }
   [[nodiscard]] const std::string& name() const { return options_.name; }
 
