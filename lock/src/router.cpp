@@ -48,16 +48,13 @@ void Client::Router::refresh(std::function<void(bool)> done, bool force) {
 
 void Client::Router::ask_next() {
   if (closed) return;
-  if (next_candidate >= asked.size()) return refreshed(false);
-  loop::ConnectionOptions o = base;
-  o.endpoint = asked[next_candidate++];
-  o.seeds.clear();
-  o.sentinel.reset();
-  o.locate = nullptr;
-  o.auto_reconnect = false;
-  o.fence_abandoned = false;
-  asking = std::make_unique<loop::Connection>(loop, std::move(o));
-  asking->start();
+  if (asking && asking->state() == loop::ConnectionState::ready) {
+    next_candidate = asked.size();  // the kept connection answers first; then the others
+  } else {
+    asking.reset();
+    if (next_candidate >= asked.size()) return refreshed(false);
+  }
+  if (!asking) open_asking();
   std::weak_ptr<Router> w = weak_from_this();
   loop::RequestOptions ro;
   ro.timeout = base.connect_timeout * 2;
@@ -66,35 +63,48 @@ void Client::Router::ask_next() {
       [w](std::error_code ec, const loop::Replies& r) {
         auto self = w.lock();
         if (!self || self->closed) return;
-        const loop::Endpoint& at = self->asked[self->next_candidate - 1];
-        const std::string where = at.host + ":" + std::to_string(at.port);
-        std::string why;
-        bool ok = false;
-        if (!ec && r.size() == 1) {
-          loop::cluster::SlotMap m;
-          if (m.parse_shards(r[0]) && !m.primaries().empty()) {
-            self->map = std::move(m);
-            ok = true;
-          } else {
-            why = "unexpected reply to CLUSTER SHARDS";
-          }
-        } else if (r.size() == 1) {
-          const resp::Frame f = r[0];
-          const std::size_t v = resp::value_index(f);
-          why = v < f.size() ? std::string(f[v].value) : ec.message();
-        } else {
-          why = self->asking ? self->asking->last_error() : ec.message();
-          if (why.empty()) why = ec.message();
-        }
-        // The asking connection is done either way; it goes from the loop, not from inside
-        // its own handler.
-        self->loop.post([a = std::shared_ptr<loop::Connection>(std::move(self->asking))] {});
-        if (ok) return self->refreshed(true);
-        if (!self->map_error.empty()) self->map_error += "; ";
-        self->map_error += where + ": " + why;
-        self->ask_next();
+        self->on_shards(ec, r);
       },
       ro);
+}
+
+void Client::Router::open_asking() {
+  loop::ConnectionOptions o = base;
+  o.endpoint = asked[next_candidate++];
+  o.seeds.clear();
+  o.sentinel.reset();
+  o.locate = nullptr;
+  o.auto_reconnect = false;
+  o.fence_abandoned = false;
+  asking_at = o.endpoint;
+  asking = std::make_unique<loop::Connection>(loop, std::move(o));
+  asking->start();
+}
+
+void Client::Router::on_shards(std::error_code ec, const loop::Replies& r) {
+  const std::string where = asking_at.host + ":" + std::to_string(asking_at.port);
+  std::string why;
+  if (!ec && r.size() == 1) {
+    loop::cluster::SlotMap m;
+    if (m.parse_shards(r[0]) && !m.primaries().empty()) {
+      map = std::move(m);
+      return refreshed(true);  // the connection is kept for the next refresh
+    }
+    why = "unexpected reply to CLUSTER SHARDS";
+  } else if (r.size() == 1) {
+    const resp::Frame f = r[0];
+    const std::size_t v = resp::value_index(f);
+    why = v < f.size() ? std::string(f[v].value) : ec.message();
+  } else {
+    why = asking ? asking->last_error() : ec.message();
+    if (why.empty()) why = ec.message();
+  }
+  // This node cannot tell: its connection goes (from the loop, not from inside its own
+  // handler), and the next candidate is asked.
+  loop.post([a = std::shared_ptr<loop::Connection>(std::move(asking))] {});
+  if (!map_error.empty()) map_error += "; ";
+  map_error += where + ": " + why;
+  ask_next();
 }
 
 void Client::Router::refreshed(bool ok) {
@@ -151,7 +161,30 @@ std::shared_ptr<Client::Core> Client::Router::make_core(std::uint16_t shard) {
   auto c = Core::create(loop, std::move(o), opts);
   c->notice_key = protocol::notice_key(opts.prefix) + "{" + tag_for(shard) + "}";
   c->conn->start();
+  if (!topology_timer && opts.cluster_refresh > Nanos{0}) {
+    topology_timer = loop.make_timer([w] {
+      if (auto self = w.lock(); self && !self->closed) self->check_topology();
+    });
+    topology_timer->start(opts.cluster_refresh, opts.cluster_refresh);
+  }
   return c;
+}
+
+void Client::Router::check_topology() {
+  std::weak_ptr<Router> w = weak_from_this();
+  refresh([w](bool ok) {
+    auto self = w.lock();
+    if (!self || self->closed || !ok) return;
+    for (auto& [shard, c] : self->shards) {
+      const auto* n = self->map.primary_for(shard);
+      if (n == nullptr || c->conn->state() != loop::ConnectionState::ready) continue;
+      const loop::Endpoint& at = c->conn->server();
+      if (at.host == n->host && at.port == n->port) continue;
+      c->conn->relocate("the slot map names " + n->host + ":" + std::to_string(n->port) +
+                        " as the primary of slot " + std::to_string(shard) + ", not " +
+                        c->conn->server_address());
+    }
+  }, true);
 }
 
 void Client::Router::locate(std::uint16_t shard, const loop::ConnectionOptions::Answer& answer) {
@@ -188,6 +221,8 @@ bool Client::Router::moved(Core& c) {
 
 void Client::Router::close() noexcept {
   closed = true;
+  if (topology_timer) topology_timer->stop();
+  topology_timer.reset();
   for (auto& [k, c] : shards) c->shutdown();
   asking.reset();
   for (auto& f : std::exchange(refresh_waiters, {})) {

@@ -51,6 +51,7 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
 
   // Shard Cores by the lowest slot their primary served when they were created.
   std::map<std::uint16_t, std::shared_ptr<Core>> shards;
+  std::unique_ptr<loop::Timer> topology_timer;  // every opts.cluster_refresh while shards exist
   Core* last = nullptr;  // the Core that answered the last call (Client::last_error)
 
   static constexpr int kMaxRedirects = 3;
@@ -59,6 +60,9 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   // Reads the slot map again unless it was read within the last 50 ms, then `done(ok)`.
   void refresh(std::function<void(bool ok)> done, bool force = false);
   void ask_next();
+  void open_asking();  // to asked[next_candidate++]
+  void on_shards(std::error_code ec, const loop::Replies& r);
+  loop::Endpoint asking_at;
   void refreshed(bool ok);
   // The lowest slot served by the primary that serves `slot` (the shard's key); kNoShard.
   [[nodiscard]] std::uint16_t shard_of(std::uint16_t slot) const;
@@ -67,6 +71,9 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   void with_core(const std::string& resource, std::function<void(Core*)> fn);
   std::shared_ptr<Core> make_core(std::uint16_t shard);
   void locate(std::uint16_t shard, const loop::ConnectionOptions::Answer& answer);
+  // Reads the map again and moves every shard connection whose server is no longer the
+  // shard's primary (Connection::relocate).
+  void check_topology();
   // `c` refused a call with MOVED: patch the map and say whether to send it again.
   bool moved(Core& c);
   void close() noexcept;

@@ -109,6 +109,11 @@ struct ClientOptions {
   // WAIT holds this client's connection while it waits: keep replica_timeout short.
   int min_replicas = 0;
   Nanos replica_timeout = std::chrono::milliseconds(100);
+  // Redis Cluster: how often the slot map is read again (CLUSTER SHARDS on one kept connection)
+  // to find shards whose primary changed. A failover pauses the old primary's clients, so a
+  // renewal written there can sit unanswered until the pause ends; the check moves the shard's
+  // connection to the new primary, where its leases are renewed (docs/protocol.md, Cluster).
+  Nanos cluster_refresh = std::chrono::seconds(1);
   // Each flag brings back a bug lockwire had, so that the race catalogue's broken strategies
   // show the race on this very client code (sim/races, docs/races.md). Never set one otherwise.
   struct Regressions {

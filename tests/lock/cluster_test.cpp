@@ -1,0 +1,287 @@
+// lock::Client on a real Redis Cluster (issue #14): 3 primaries + 3 replicas of redis-server
+// started by tests/support (RedisCluster), reached through one node or through a seed list.
+// Resources on every primary, force-release on another shard, contention, and a CLUSTER
+// FAILOVER in the middle of a hold.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lock_fixture.hpp"
+#include "lockwire/loop/cluster_map.hpp"
+#include "lockwire/resp/reply.hpp"
+#include "redis_topology.hpp"
+
+namespace lockwire::lock {
+namespace {
+
+using namespace std::chrono_literals;
+
+// pre + r + post, by appends (g++ 12 misfires -Wrestrict on "literal" + std::string at -O3).
+std::string cat(std::string_view pre, const std::string& r, std::string_view post = "}") {
+  std::string s(pre);
+  s.append(r).append(post);
+  return s;
+}
+
+class ClusterTest : public ::testing::Test, public testing::SyncCalls<ClusterTest> {
+  friend testing::SyncCalls<ClusterTest>;
+
+ protected:
+  ClusterTest() { EXPECT_TRUE(cluster_.wait_ok()); }
+
+  loop::ConnectionOptions options(const std::string& url) {
+    loop::ConnectionOptions o;
+    std::string why;
+    EXPECT_FALSE(loop::parse_url(url, o, &why)) << why;
+    o.reconnect.initial = 5ms;
+    o.reconnect.max = 100ms;
+    o.connect_timeout = 2s;
+    return o;
+  }
+  // Through node 0 alone (any node suffices), or the whole seed list.
+  std::unique_ptr<Client> make_client(bool seeds = false, ClientOptions co = {}) {
+    const std::string url =
+        seeds ? cluster_.seeds_url() : cat("redis://127.0.0.1:", std::to_string(cluster_.node(0).port()), "");
+    auto c = std::make_unique<Client>(loop_, options(url), std::move(co));
+    c->start();
+    return c;
+  }
+  void run_until(const std::function<bool()>& done, Nanos limit = 30s) {
+    bool expired = false;
+    auto guard = loop_.make_timer([&] { expired = true; });
+    guard->start(limit);
+    while (!done() && !expired) loop_.run_once(true);
+    ASSERT_FALSE(expired) << "test guard expired";
+  }
+  void sleep_loop(Nanos d) {
+    bool fired = false;
+    auto t = loop_.make_timer([&] { fired = true; });
+    t->start(d);
+    run_until([&] { return fired; });
+  }
+  struct Acq {
+    std::error_code ec;
+    Lease lease;
+  };
+  Acq acquire(Client& c, LockRequest r) {
+    Acq out;
+    bool done = false;
+    c.lock(std::move(r), [&](std::error_code ec, Lease l) {
+      out = {ec, std::move(l)};
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  }
+  // A resource name whose slot the primary node `p` serves.
+  std::string resource_on(std::size_t p, const std::string& base) {
+    for (int i = 0;; ++i) {
+      const std::string r = cat(base, std::to_string(i), "");
+      const int slot = loop::cluster::key_slot(cat("lockwire:{", r));
+      if (cluster_.primary_of(slot) == p) return r;
+    }
+  }
+  std::vector<std::size_t> primaries() {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < cluster_.size(); ++i) {
+      if (cluster_.node(i).cli({"ROLE"}).rfind("master", 0) == 0) out.push_back(i);
+    }
+    return out;
+  }
+
+  test::RedisCluster cluster_{3, 1};
+  loop::UvLoop loop_;
+  test::EmptyLoopAtExit at_exit_{loop_};
+};
+
+// Through one node (node 0) and through the seed list: acquire, inspect, renew, release by
+// lease and by owner, force-release, on resources of every primary.
+TEST_F(ClusterTest, EveryOperationOnResourcesOfEveryPrimary) {
+  const auto ps = primaries();
+  ASSERT_EQ(ps.size(), 3u);
+  for (bool seeds : {false, true}) {
+    auto c = make_client(seeds);
+    for (std::size_t p : ps) {
+      const std::string r = resource_on(p, seeds ? "s" : "n");
+      Acq a = acquire(*c, testing::request(r, "w", 10s));
+      ASSERT_FALSE(a.ec) << r << ": " << a.ec.message() << " " << c->last_error();
+      EXPECT_EQ(cluster_.node(p).cli({"HLEN", cat("lockwire:{", r)}), "1\n") << r;
+      const LockInfo i = inspect(*c, r);
+      ASSERT_EQ(i.holders.size(), 1u) << r;
+      EXPECT_EQ(i.last_token, a.lease.token());
+      EXPECT_FALSE(renew(*c, a.lease)) << c->last_error();
+      EXPECT_FALSE(release(*c, a.lease)) << c->last_error();
+      // A lease granted elsewhere, by owner id.
+      Acq b = acquire(*c, testing::request(r, "tool", 10s));
+      ASSERT_FALSE(b.ec) << b.ec.message();
+      std::error_code ec;
+      bool done = false;
+      c->renew(r, "tool", std::nullopt, 20s, [&](std::error_code e) {
+        ec = e;
+        done = true;
+      });
+      run_until([&] { return done; });
+      EXPECT_FALSE(ec) << c->last_error();
+      done = false;
+      c->release(r, "tool", std::nullopt, [&](std::error_code e) {
+        ec = e;
+        done = true;
+      });
+      run_until([&] { return done; });
+      EXPECT_FALSE(ec) << c->last_error();
+      Acq f = acquire(*c, testing::request(r, "held", 10s));
+      ASSERT_FALSE(f.ec);
+      EXPECT_EQ(force_release(*c, r), 1u);
+      EXPECT_EQ(cluster_.node(p).cli({"EXISTS", cat("lockwire:{", r)}), "0\n");
+    }
+  }
+}
+
+// The holder of a resource on one shard learns of a force-release made by another client
+// through its shard's notice key, before any renewal could tell it (TTL 60 s, no auto-renew).
+TEST_F(ClusterTest, ForceReleaseReachesTheHolderOnAnyShard) {
+  auto holder = make_client();
+  auto admin = make_client(true);
+  for (std::size_t p : primaries()) {
+    const std::string r = resource_on(p, "fr");
+    LockRequest req = testing::request(r, "h", 60s);
+    bool lost = false;
+    req.on_lost = [&](std::error_code) { lost = true; };
+    Acq a = acquire(*holder, std::move(req));
+    ASSERT_FALSE(a.ec) << a.ec.message() << " " << holder->last_error();
+    EXPECT_EQ(force_release(*admin, r), 1u);
+    run_until([&] { return lost; }, 5s);
+    EXPECT_EQ(a.lease.state(), LeaseState::lost);
+  }
+}
+
+// Eight clients, each taking the same resource 25 times and doing a read-modify-write of a
+// counter in the resource's slot while holding it: no update lost, every token higher.
+TEST_F(ClusterTest, ContentionWithoutLostUpdates) {
+  const std::size_t p = primaries().back();
+  const std::string r = resource_on(p, "ctr");
+  const std::string counter = cat("n{", r);
+  loop::Connection raw(loop_, options(cat("redis://127.0.0.1:", std::to_string(cluster_.node(p).port()), "")));
+  raw.start();
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 8; ++i) clients.push_back(make_client(i % 2 == 0));
+  int finished = 0;
+  std::uint64_t last_token = 0;
+  bool tokens_increase = true;
+  std::function<void(int, int)> round = [&](int i, int left) {
+    if (left == 0) {
+      ++finished;
+      return;
+    }
+    clients[i]->lock(testing::request(r, cat("c", std::to_string(i), ""), 5s, 20s),
+                     [&, i, left](std::error_code ec, Lease l) {
+                       ASSERT_FALSE(ec) << ec.message() << " " << clients[i]->last_error();
+                       tokens_increase = tokens_increase && l.token() > last_token;
+                       last_token = l.token();
+                       raw.command({"GET", counter}, [&, i, left, l](std::error_code,
+                                                                     const loop::Replies& rr) {
+                         std::int64_t n = 0;
+                         if (rr.size() == 1 && !rr[0].empty()) n = resp::to_int64(rr[0][0]).value_or(0);
+                         const std::string next = std::to_string(n + 1);
+                         raw.command({"SET", counter, next}, [&, i, left, l](std::error_code,
+                                                                             const loop::Replies&) {
+                           clients[i]->release(l, [&, i, left](std::error_code) {
+                             round(i, left - 1);
+                           });
+                         });
+                       });
+                     });
+  };
+  for (int i = 0; i < 8; ++i) round(i, 25);
+  run_until([&] { return finished == 8; }, 60s);
+  EXPECT_EQ(cluster_.node(p).cli({"GET", counter}), "200\n");
+  EXPECT_TRUE(tokens_increase);
+}
+
+// CLUSTER FAILOVER on the replica of the shard that holds the lock, while the holder
+// auto-renews and a contender waits: the holder keeps the lease (renewed on the promoted
+// replica) or is told it lost it; the contender is granted only after the holder's end, with a
+// higher token.
+TEST_F(ClusterTest, FailoverMidHoldNeverTwoHolders) {
+  const std::size_t p = primaries().front();
+  const std::string r = resource_on(p, "fo");
+  std::optional<std::size_t> replica;
+  std::string id = cluster_.node(p).cli({"CLUSTER", "MYID"});
+  id.pop_back();
+  for (int tries = 0; tries < 50 && !replica; ++tries) {  // the replica may still be joining
+    const std::string replicas = cluster_.node(p).cli({"CLUSTER", "REPLICAS", id});
+    for (std::size_t i = 0; i < cluster_.size(); ++i) {
+      if (replicas.find(cat(":", std::to_string(cluster_.node(i).port()), "@")) !=
+              std::string::npos &&
+          replicas.find("connected") != std::string::npos) {
+        replica = i;
+      }
+    }
+    if (!replica) sleep_loop(100ms);
+  }
+  ASSERT_TRUE(replica) << "no replica of node " << p << " (" << id << ")";
+  auto holder = make_client();
+  auto contender = make_client(true);
+  // TTL 8 s: a manual failover pauses the old primary's writes until it is over (~1-4 s here),
+  // so no renewal can land anywhere meanwhile; a shorter lease is (correctly) lost.
+  LockRequest hr = testing::request(r, "holder", 8s);
+  hr.auto_renew = true;
+  std::optional<loop::MonoTime> lost_at;
+  std::error_code lost_why;
+  hr.on_lost = [&](std::error_code ec) {
+    lost_at = loop_.now();
+    lost_why = ec;
+  };
+  Acq h = acquire(*holder, hr);
+  ASSERT_FALSE(h.ec) << h.ec.message() << " " << holder->last_error();
+  std::optional<loop::MonoTime> granted_at;
+  Lease cl;
+  bool cdone = false;
+  std::error_code cec;
+  contender->lock(testing::request(r, "contender", 10s, 40s), [&](std::error_code ec, Lease l) {
+    cdone = true;
+    cec = ec;
+    if (!ec) granted_at = loop_.now();
+    cl = std::move(l);
+  });
+  ASSERT_EQ(cluster_.node(*replica).cli({"CLUSTER", "FAILOVER"}), "OK\n");
+  const loop::MonoTime failover_at = loop_.now();
+  const int slot = loop::cluster::key_slot(cat("lockwire:{", r));
+  for (int i = 0; i < 100 && cluster_.primary_of(slot) != *replica; ++i) sleep_loop(100ms);
+  ASSERT_EQ(cluster_.primary_of(slot), *replica) << "the failover did not happen";
+  std::printf("the replica was primary %lld ms after CLUSTER FAILOVER\n",
+              static_cast<long long>((loop_.now() - failover_at).count() / 1'000'000));
+  sleep_loop(9s);  // past the TTL: the lease lives only if it was renewed on the new primary
+  if (granted_at) {
+    ASSERT_TRUE(lost_at) << "the contender was granted while the holder held";
+    ASSERT_GE(*granted_at, *lost_at) << "the contender was granted before the holder was told";
+  }
+  if (!lost_at) {
+    EXPECT_EQ(h.lease.state(), LeaseState::held);
+    EXPECT_EQ(cluster_.node(*replica).cli({"HEXISTS", cat("lockwire:{", r), "x:holder"}), "1\n");
+    ASSERT_FALSE(release(*holder, h.lease)) << holder->last_error();
+  }
+  const loop::MonoTime end = lost_at.value_or(loop_.now());
+  run_until([&] { return cdone; });
+  ASSERT_FALSE(cec) << cec.message() << " " << contender->last_error();
+  EXPECT_GE(*granted_at, end);
+  EXPECT_GT(cl.token(), h.lease.token());
+  if (lost_at) {
+    std::printf("holder lost %lld ms after CLUSTER FAILOVER: %s (%s)\n",
+                static_cast<long long>((*lost_at - failover_at).count() / 1'000'000),
+                lost_why.message().c_str(), holder->last_error().c_str());
+  }
+  std::printf("holder %s; contender token %llu > %llu\n", lost_at ? "was told it lost" : "kept",
+              static_cast<unsigned long long>(cl.token()),
+              static_cast<unsigned long long>(h.lease.token()));
+  EXPECT_FALSE(release(*contender, cl)) << contender->last_error();
+}
+
+}  // namespace
+}  // namespace lockwire::lock
