@@ -41,6 +41,7 @@ SimRedis::SimRedis(World& world, Node& node, SimRedisOptions options)
   };
   h.stall = [this](std::int64_t us) { stall(Nanos(us * 1000)); };
   h.wall_us = [this] { return node_.wall_now().since_epoch.count() / 1000; };
+  h.sentinel = options_.sentinel;
   h.trace = [this](std::string_view what, std::string_view detail) {
     world_.trace().record(world_.now(), node_.name(), what, detail);
   };
@@ -199,20 +200,24 @@ void SimRedis::add_replica(SimRedis& replica, Nanos lag) {
   replica.model_->restore(*snap);
 }
 
+void SimRedis::detach() {
+  if (primary_ == nullptr) return;
+  auto& v = primary_->replicas_;
+  for (auto& l : v)
+    if (l.replica == this) *l.open = false;
+  v.erase(std::remove_if(v.begin(), v.end(), [this](const Link& l) { return l.replica == this; }),
+          v.end());
+  primary_ = nullptr;
+}
+
 void SimRedis::promote() {
-  if (primary_ != nullptr) {
-    auto& v = primary_->replicas_;
-    for (auto& l : v)
-      if (l.replica == this) *l.open = false;
-    v.erase(std::remove_if(v.begin(), v.end(), [this](const Link& l) { return l.replica == this; }),
-            v.end());
-    primary_ = nullptr;
-  }
+  detach();
   model_->set_replica(false);
   world_.trace().record(world_.now(), node_.name(), "promote");
 }
 
 void SimRedis::demote_to_replica_of(SimRedis& primary, Nanos lag) {
+  detach();
   primary.add_replica(*this, lag);
   world_.trace().record(world_.now(), node_.name(), "demote", primary.node().name());
 }
