@@ -83,6 +83,7 @@ SimSentinels::SimSentinels(World& world, std::vector<Node*> nodes, SimRedis& pri
         // after the loss, as measured: 1.03-1.07 s for down-after 1 s).
         Impl::Instance& x = p->s[i].inst[d];
         if (x.pending_since == kNone) x.pending_since = p->world.now();
+        x.ping_now = true;
       };
     }
     // Each sentinel's timer runs at its own phase.
@@ -176,8 +177,9 @@ void SimSentinels::Impl::check_instance(std::size_t i, std::size_t d) {
   const Nanos now = world.now();
   if (!in.link->connected()) {
     in.link->connect();
-  } else if ((in.last_ok == kNone || now - in.last_ok > kPingPeriod) &&
-             (in.last_ping == kNone || now - in.last_ping > kPingPeriod / 2)) {
+  } else if (in.ping_now || ((in.last_ok == kNone || now - in.last_ok > kPingPeriod) &&
+                              (in.last_ping == kNone || now - in.last_ping > kPingPeriod / 2))) {
+    in.ping_now = false;
     in.link->ping();
     in.last_ping = now;
     if (in.pending_since == kNone) in.pending_since = now;

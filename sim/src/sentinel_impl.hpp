@@ -63,6 +63,7 @@ struct SimSentinels::Impl {
     Nanos last_ok = sentinel::kNone;        // last valid reply
     bool sdown = false;
     Nanos sdown_since = sentinel::kNone;
+    bool ping_now = false;  // the link was lost: PING as soon as it is back
     // Reachable and reporting master while this sentinel's configuration says replica.
     Nanos wrong_role_since = sentinel::kNone;
     bool reported_master = true;

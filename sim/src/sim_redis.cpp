@@ -158,8 +158,25 @@ void SimRedis::drop_connections() {
 }
 
 void SimRedis::kill() {
+  die(false);
+}
+
+void SimRedis::crash() {
+  die(true);
+}
+
+void SimRedis::die(bool crashed) {
   if (!node_.alive()) return;
-  node_.kill();
+  if (crashed) {
+    for (auto& l : replicas_) {
+      *l.open = false;  // the replication stream's unsent and in-flight bytes are gone
+      l.open = std::make_shared<bool>(true);
+      l.last_at = Nanos(0);
+    }
+    node_.crash();
+  } else {
+    node_.kill();
+  }
   for (auto& [id, p] : peers_) p->closed = true;
   model_->drop_all_clients();
   reap();

@@ -106,20 +106,40 @@ struct Run::Impl {
            (l.release_end == kNever || l.release_end >= t);
   }
 
+  // The servers that grant leases now: every live one that is not a replica (after a failover
+  // the old primary stays writable until it is reconfigured: a lease held there counts).
+  std::vector<sim::SimRedis*> granting() const {
+    std::vector<sim::SimRedis*> v;
+    for (const auto& srv : run.servers_)
+      if (srv->node().alive() && !srv->model().is_replica()) v.push_back(srv.get());
+    return v;
+  }
+  bool holds(const Attempt& a, std::int64_t* exp) {
+    bool held = false;
+    for (sim::SimRedis* srv : granting()) {
+      std::int64_t e = -1;
+      if (oracle().server_holds(srv->model(), a.resource, a.owner, a.shared, &e)) {
+        held = true;
+        if (exp != nullptr) *exp = std::max(*exp, e);
+      }
+    }
+    return held;
+  }
+
   void sample() {
     sim::World& w = run.world();
-    sim::RedisModel& m = run.redis().model();
     const Nanos now = w.now();
-    const std::uint64_t processed = m.commands_processed();
+    std::uint64_t processed = 0;
+    for (const auto& srv : run.servers_) processed += srv->model().commands_processed();
     if (!dirty && now == last_sample && processed == last_processed) return;
     dirty = false;
     last_sample = now;
     last_processed = processed;
     const bool alive = run.redis().node().alive();
-    const std::int64_t wall = m.wall_ms();
+    const std::int64_t wall = run.redis().model().wall_ms();
     for (Attempt& a : attempts) {
       std::int64_t exp = -1;
-      const bool held = alive && oracle().server_holds(m, a.resource, a.owner, a.shared, &exp);
+      const bool held = holds(a, &exp);
       if (held && !a.held) {
         a.server.push_back(Interval{now, w.events_run()});
       } else if (!held && a.held) {
@@ -150,10 +170,7 @@ struct Run::Impl {
   }
 
   // Ground truth right now, for report-time checks.
-  bool held_now(const Attempt& a) {
-    return run.redis().node().alive() &&
-           oracle().server_holds(run.redis().model(), a.resource, a.owner, a.shared, nullptr);
-  }
+  bool held_now(const Attempt& a) { return holds(a, nullptr); }
 
   void do_release(int li) {
     LeaseRec& l = leases[static_cast<std::size_t>(li)];

@@ -69,6 +69,12 @@ const std::vector<Entry>& entries() {
        true,
        {},
        LockwireTweaks{.allow_eviction = true}},
+      {{"single-node",
+        "lockwire's lock::Client without sentinel discovery: connects to the service address "
+        "(re-pointed at +switch-master) and stays on the old primary while it answers"},
+       true,
+       {},
+       LockwireTweaks{.direct = true}},
       {{"get-then-del", "release = GET, compare, then DEL in a second round trip"},
        false,
        flaw(&Flaws::get_then_del)},

@@ -48,6 +48,9 @@ class SimRedis {
   void stall(Nanos d);      // like DEBUG SLEEP: nothing is processed for d, bytes queue up
   void drop_connections();  // every client connection is reset
   void kill();              // process dies (clients see EOF); restart() brings it back
+  // Machine death (power loss, a partition that never heals): nobody is told (connections stay
+  // half-open) and writes still in flight to replicas are lost; restart() brings it back.
+  void crash();
   void restart(Persistence keep = Persistence::none);
   void save();  // take the RDB snapshot used by Persistence::last_save
   void set_loading(bool on) { model_->set_loading(on); }
@@ -89,6 +92,7 @@ class SimRedis {
   void install_listener();
   void reap();
   void detach();  // leaves the current primary's replication stream
+  void die(bool crashed);
   World& world_;
   Node& node_;
   SimRedisOptions options_;
