@@ -197,7 +197,7 @@ void Client::Core::attempt(const QueuePtr& q) {
   q->state = Queue::State::in_flight;
   const loop::MonoTime t_send = loop.now();
   if (w->req.kind == Kind::exclusive) {
-    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms),
+    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, fence_floor()),
          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
          }));
@@ -261,7 +261,11 @@ Ec Client::Core::map(Ec ec) {
 void Client::Core::fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r,
                              bool may_claim) {
   // The words are taken now: `r` is valid only during this call.
-  const Ec ec = refused(r, w->req.resource);
+  fail_withdrawing(q, w, refused(r, w->req.resource), may_claim);
+}
+
+void Client::Core::fail_withdrawing(const QueuePtr& q, const WaiterPtr& w, Ec ec,
+                                    bool may_claim) {
   auto answer = [this, q, w, ec, words = last_error](bool absent) {
     if (absent) {
       last_error = words;
@@ -285,7 +289,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
   const protocol::AcquireReply a = protocol::parse_exclusive_acquire(r.back());
   switch (a.outcome) {
     case protocol::Outcome::granted:
-      grant(q, w, a.token, t_send);
+      on_granted(q, w, a.token, t_send);
       return;
     case protocol::Outcome::already_held:
       complete(w, Errc::already_held);
@@ -335,7 +339,7 @@ void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::M
   }
   const protocol::Decision d = protocol::decide_shared(w->req.owner, read);
   if (d == protocol::Decision::free && !w->leaving()) {
-    exec(txn, metrics(), protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms),
+    exec(txn, metrics(), protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, fence_floor()),
          guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
            self->on_shared_grant(q, w, t_send, ec2, r2);
          }));
@@ -370,7 +374,7 @@ void Client::Core::on_shared_grant(const QueuePtr& q, const WaiterPtr& w, loop::
   }
   const protocol::AcquireReply a = protocol::parse_shared_grant(r.back());
   if (a.outcome == protocol::Outcome::granted) {
-    grant(q, w, a.token, t_send);
+    on_granted(q, w, a.token, t_send);
   } else if (a.outcome == protocol::Outcome::aborted) {
     attempt(q);  // someone changed the keys between our read and EXEC: read again
   } else {
@@ -532,6 +536,38 @@ Nanos Client::Core::poll_delay(int n) {
   const auto half = d.count() / 2;
   return Nanos(half +
                static_cast<std::int64_t>(loop.random() % static_cast<std::uint64_t>(half + 1)));
+}
+
+void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
+                              loop::MonoTime t_send) {
+  if (opts.min_replicas <= 0) return grant(q, w, token, t_send);
+  replicated(w->req.resource, guard([q, w, token, t_send](Core* self, Ec ec) {
+               if (!ec) return self->grant(q, w, token, t_send);
+               // Granted on the primary only (or unknown): withdraw it, then answer.
+               if (ec.category() != lock_category()) {  // the connection's: outcome unknown
+                 self->on_attempt_transport(q, w, ec, true);
+               } else {
+                 self->fail_withdrawing(q, w, ec, true);
+               }
+             }));
+}
+
+void Client::Core::replicated(const std::string& resource, std::function<void(Ec)> then) {
+  if (opts.min_replicas <= 0) return then({});
+  const std::int64_t ms = std::max<std::int64_t>(1, ttl_millis(opts.replica_timeout));
+  send(protocol::wait_replicas(opts.min_replicas, ms),
+       guard([resource, ms, then = std::move(then)](Core* self, Ec ec, const loop::Replies& r) {
+         if (is_transport(ec) || r.size() != 1) {
+           return then(ec ? ec : make_error_code(loop::Errc::protocol_error));
+         }
+         const std::optional<std::int64_t> acked = protocol::parse_wait_replicas(r[0]);
+         if (!acked) return then(self->refused(r, resource));
+         if (*acked >= self->opts.min_replicas) return then({});
+         self->last_error = resource + ": acknowledged by " + std::to_string(*acked) + " of " +
+                            std::to_string(self->opts.min_replicas) + " replicas within " +
+                            std::to_string(ms) + " ms (WAIT)";
+         then(Errc::not_replicated);
+       }));
 }
 
 void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,

@@ -165,6 +165,13 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::vector<std::weak_ptr<Waiter>> one_shots;
   std::string notice_key;        // force_release notices (protocol::notice_key), tracked
   std::int64_t notice_seq = -1;  // its `seq` at our last read; -1 = not read yet
+  // The server's clock (TIME in the connect probe) and our monotonic time when its reply came:
+  // fence_floor() extrapolates it.
+  std::uint64_t server_us = 0;
+  loop::MonoTime server_us_at{};
+  // loop::Connection::primary_epoch() at the last probe: a change means a new primary, on which
+  // every held lease is renewed before it is trusted further (reconfirm_leases).
+  std::uint64_t primary_epoch = 0;
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
   // Transparent: a doorbell push finds its queue by a string_view, without a copy.
@@ -281,6 +288,17 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void wake(const QueuePtr& q);
 
+  // The primary changed: renew every held lease there (reported lost if it is not held there).
+  void reconfirm_leases();
+  // A lower bound of the server's clock now, in microseconds (0 when unknown or with the
+  // counter_tokens regression): the floor the next token is raised to.
+  [[nodiscard]] std::uint64_t fence_floor() const noexcept;
+  // min_replicas: WAIT for the replicas after a grant or renewal of `resource`, then `then(ec)`:
+  // ok, not_replicated (last_error says how many acknowledged), server_refused/unavailable (the
+  // server's words) — all lock::Errc — or the connection's own error (loop::Errc: the WAIT's
+  // outcome is unknown). At once with ok when min_replicas is 0.
+  void replicated(const std::string& resource, std::function<void(Ec)> then);
+
   // ---- acquire -----------------------------------------------------------------------------
 
   void complete(const WaiterPtr& w, Ec ec, Lease lease = {});
@@ -326,6 +344,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // (any block that ran HSETNX/HSET, or that was to remove our claim), withdraw it first: no
   // claim outlives a failed block (an EXECABORT discards the block's HDEL along with the rest).
   void fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r, bool may_claim);
+  // fail_step with the error already known (last_error set): withdraw, then answer `ec`.
+  void fail_withdrawing(const QueuePtr& q, const WaiterPtr& w, Ec ec, bool may_claim);
+  // A block granted `w` with `token`: with min_replicas, only once the replicas have it.
+  void on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
+                  loop::MonoTime t_send);
 
   void on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
                           const loop::Replies& r);
@@ -373,7 +396,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void auto_renew(const LeasePtr& d);
 
-  void do_renew(const LeasePtr& d, std::function<void(Ec)> done);
+  // keep_end: renew to the end the holder already counts on, not a full TTL (re-confirmation).
+  void do_renew(const LeasePtr& d, std::function<void(Ec)> done, bool keep_end = false);
 
   // Renews a lease held by `owner` that this client did not grant (a tool, another process):
   // the same WATCH/MULTI steps on a lease record of its own. `then_shared`: not held as

@@ -38,6 +38,8 @@ class Category final : public std::error_category {
         return "the server may evict lock keys (maxmemory-policy is not noeviction)";
       case Errc::cancelled:
         return "the wait was cancelled";
+      case Errc::not_replicated:
+        return "not acknowledged by enough replicas";
     }
     return "unknown lock error";
   }

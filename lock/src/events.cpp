@@ -154,10 +154,19 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   caps.maxmemory = p.maxmemory;
   caps.maxmemory_policy = p.maxmemory_policy;
   caps.info_error = p.info_error;
+  caps.clock_known = p.clock_known;
+  caps.clock_error = p.ok ? p.clock_error : "malformed reply to the connect probe";
+  server_us = p.server_us;
+  server_us_at = loop.now();  // TIME ran before its reply left: a lower bound from here on
   if (auto* m = metrics()) {
     if (!caps.push_wakeups && had_wakeups) {
       m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
                      caps.tracking_error);
+    }
+    if (!caps.clock_known) {
+      m->on_degraded("TIME refused: fencing tokens come from the counter alone and can repeat "
+                     "after a failover or restart that loses it",
+                     caps.clock_error);
     }
     if (!caps.memory_known) {
       m->on_degraded("INFO memory refused: the eviction policy is unknown", caps.info_error);
@@ -169,7 +178,44 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   wake_all();
   for (auto& q : std::exchange(parked, {})) attempt(q);
   notice_seq = p.notice.ok ? p.notice.seq : -1;
-  check_leases({});
+  // On a new primary (a failover, or the address now names another server) a lease is trusted
+  // only once renewed there: the renewals it had may not have reached it (asynchronous
+  // replication, or written to the old primary after the promotion).
+  const std::uint64_t epoch = conn->primary_epoch();
+  const bool moved = primary_epoch != 0 && epoch != primary_epoch;
+  primary_epoch = epoch;
+  if (moved && !opts.regressions.no_reconfirm) {
+    reconfirm_leases();
+  } else {
+    check_leases({});
+  }
+}
+
+std::uint64_t Client::Core::fence_floor() const noexcept {
+  if (!caps.clock_known || opts.regressions.counter_tokens) return 0;
+  const auto since = std::chrono::duration_cast<std::chrono::microseconds>(loop.now() - server_us_at);
+  const std::uint64_t f = server_us + static_cast<std::uint64_t>(std::max<std::int64_t>(0, since.count()));
+  // Room above the floor for the counter's increments before the doubles stop being exact.
+  return std::min(f, protocol::kMaxToken / 2);
+}
+
+void Client::Core::reconfirm_leases() {
+  std::vector<LeasePtr> held;
+  for (auto& [k, wl] : leases) {
+    auto d = wl.lock();
+    if (d && d->state.load() == LeaseState::held) held.push_back(std::move(d));
+  }
+  for (const auto& d : held) {
+    if (d->renew_in_flight) {
+      // Its renewal was written to the old primary: its outcome is unknown there and says
+      // nothing here. Check the lease on the new one instead (lost if gone); the renewal's own
+      // retry renews it.
+      check_lease(d);
+      continue;
+    }
+    // Not held there: lost. A transient error: auto-renew retries, the expiry timer decides.
+    do_renew(d, [](Ec) {}, true);
+  }
 }
 
 // Why no lease is granted on this server (empty: granting is fine).

@@ -94,12 +94,12 @@ void Client::Core::auto_renew(const LeasePtr& d) {
   });
 }
 
-void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
+void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, bool keep_end) {
   d->renew_in_flight = true;
   const loop::MonoTime t_send = loop.now();
   watch(protocol::renew_watch(d->kind, d->keys, d->owner),
-        guard([d, t_send, done = std::move(done)](Core* self, Ec ec, const loop::Replies& r,
-                                                  loop::WatchTxn txn) mutable {
+        guard([d, t_send, keep_end, done = std::move(done)](
+                  Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) mutable {
           if (is_transport(ec) || !txn.valid()) {
             d->renew_in_flight = false;
             self->finish_renew(d, self->map(ec ? ec : loop::Errc::protocol_error), t_send, done);
@@ -125,10 +125,12 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
             }
             return;
           }
-          exec(txn, self->metrics(),
-               protocol::renew_exec(d->kind, d->keys, d->owner, ttl_millis(d->ttl)),
-               self->guard([d, t_send, done = std::move(done)](Core* s, Ec ec2,
-                                                               const loop::Replies& r2) mutable {
+          // keep_end: the lease keeps the end its holder already counts on (a re-confirmation
+          // on a new primary); otherwise a full TTL from the request.
+          const Nanos ttl = keep_end ? d->valid_until - t_send : d->ttl;
+          exec(txn, self->metrics(), protocol::renew_exec(d->kind, d->keys, d->owner, ttl_millis(ttl)),
+               self->guard([d, t_send, ttl, keep_end, done = std::move(done)](
+                               Core* s, Ec ec2, const loop::Replies& r2) mutable {
                  d->renew_in_flight = false;
                  if (is_transport(ec2) || r2.size() == 0) {
                    s->finish_renew(d, s->map(ec2 ? ec2 : loop::Errc::protocol_error), t_send, done);
@@ -136,16 +138,21 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done) {
                  }
                  switch (protocol::parse_renew_exec(d->kind, r2.back())) {
                    case protocol::RenewResult::renewed:
-                     if (d->state.load() == LeaseState::held) {
-                       d->valid_until = t_send + d->ttl;
-                       s->arm_lease_timers(d);
-                     }
-                     s->finish_renew(d, {}, t_send, done);
+                     // With min_replicas the new end counts only once replicas have it.
+                     s->replicated(d->resource, s->guard([d, t_send, ttl, done = std::move(done)](
+                                                             Core* s2, Ec ec3) {
+                       if (!ec3 && d->state.load() == LeaseState::held) {
+                         d->valid_until = std::max(d->valid_until, t_send + ttl);
+                         s2->arm_lease_timers(d);
+                       }
+                       const bool ours = !ec3 || ec3.category() == lock_category();
+                       s2->finish_renew(d, ours ? ec3 : s2->map(ec3), t_send, done);
+                     }));
                      return;
                    case protocol::RenewResult::aborted:
                      // The holder set changed between read and EXEC (a contender's claim, or
                      // expiry): read again while the lease is still valid locally.
-                     s->do_renew(d, std::move(done));
+                     s->do_renew(d, std::move(done), keep_end);
                      return;
                    case protocol::RenewResult::not_held:
                      s->lose(d, Errc::lost);

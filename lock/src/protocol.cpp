@@ -81,7 +81,7 @@ Keys make_keys(std::string_view prefix, std::string_view resource) {
   Keys k;
   k.holders.reserve(prefix.size() + resource.size() + 2);
   k.holders.append(prefix).append("{").append(resource).append("}");
-  k.token = k.holders + ":tok";
+  k.fence = k.holders + ":fence";
   k.queue = k.holders + ":q";
   return k;
 }

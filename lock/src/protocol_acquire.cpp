@@ -16,20 +16,22 @@ namespace lockwire::lock::protocol {
 
 using namespace detail;  // NOLINT(google-build-using-namespace): this file's own helpers
 
-loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_t ttl_ms) {
+loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_t ttl_ms,
+                                std::uint64_t floor_us) {
   return Builder()
       .add("MULTI")
       .add("HSETNX", k.holders, fld, ttl_ms)
       .add("HLEN", k.holders)
       .add("PEXPIRE", k.holders, ttl_ms, "NX")
-      .add("INCR", k.token)
+      .add("ZADD", k.fence, "GT", floor_us, kTokenMember)
+      .add("ZADD", k.fence, "INCR", 1, kTokenMember)
       .add("EXEC")
       .done();
 }
 
 AcquireReply parse_exclusive_acquire(resp::Frame exec) {
   AcquireReply out;
-  std::array<std::size_t, 4> el{};
+  std::array<std::size_t, 5> el{};
   std::size_t n = 0;
   bool aborted = false;
   if (!exec_elements_fixed(exec, el, n, aborted)) return out;
@@ -37,12 +39,12 @@ AcquireReply parse_exclusive_acquire(resp::Frame exec) {
     out.outcome = Outcome::aborted;
     return out;
   }
-  if (n != 4) return out;
+  if (n != 5) return out;
   const auto setnx = int_at(exec, el[0]);
   const auto len = int_at(exec, el[1]);
-  const auto tok = int_at(exec, el[3]);
-  if (!setnx || !len || !tok || *tok <= 0) return out;
-  out.token = static_cast<std::uint64_t>(*tok);  // a loser's burnt token is its queue ticket
+  const auto tok = token_at(exec, el[4]);
+  if (!setnx || !len || !tok) return out;
+  out.token = *tok;  // a loser's burnt token is its queue ticket
   if (*setnx == 0) {
     out.outcome = Outcome::already_held;
   } else if (*setnx == 1 && *len == 1) {
@@ -233,14 +235,16 @@ Decision decide_shared(std::string_view owner, const SharedRead& read) {
   return Decision::free;
 }
 
-loop::Request shared_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms) {
+loop::Request shared_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms,
+                           std::uint64_t floor_us) {
   return Builder()
       .add("MULTI")
       .add("HSET", k.holders, field(Kind::shared, owner), ttl_ms)
       .add("SET", k.companion(owner), "1", "PX", ttl_ms)
       .add("PEXPIRE", k.holders, ttl_ms, "NX")
       .add("PEXPIRE", k.holders, ttl_ms, "GT")
-      .add("INCR", k.token)
+      .add("ZADD", k.fence, "GT", floor_us, kTokenMember)
+      .add("ZADD", k.fence, "INCR", 1, kTokenMember)
       .add("EXEC")
       .done();
 }
@@ -254,11 +258,11 @@ AcquireReply parse_shared_grant(resp::Frame exec) {
     out.outcome = Outcome::aborted;
     return out;
   }
-  if (el.size() != 5) return out;
-  const auto tok = int_at(exec, el[4]);
-  if (!tok || *tok <= 0 || resp::is_error(exec[el[1]])) return out;
+  if (el.size() != 6) return out;
+  const auto tok = token_at(exec, el[5]);
+  if (!tok || resp::is_error(exec[el[1]])) return out;
   out.outcome = Outcome::granted;
-  out.token = static_cast<std::uint64_t>(*tok);
+  out.token = *tok;
   return out;
 }
 

@@ -41,7 +41,7 @@ loop::Request inspect(const Keys& k) {
       .add("MULTI")
       .add("HGETALL", k.holders)
       .add("PTTL", k.holders)
-      .add("GET", k.token)
+      .add("ZSCORE", k.fence, kTokenMember)
       .add("EXEC")
       .done();
 }
@@ -67,9 +67,9 @@ InspectReply parse_inspect(resp::Frame exec) {
   }
   const resp::Node& t = exec[el[2]];
   if (!resp::is_null(t)) {
-    const auto tok = resp::to_int64(t);
-    if (!tok || *tok < 0) return out;
-    out.last_token = static_cast<std::uint64_t>(*tok);
+    const auto tok = token_at(exec, el[2]);
+    if (!tok) return out;
+    out.last_token = *tok;
   }
   out.ok = true;
   return out;
@@ -106,6 +106,7 @@ loop::Request connect_probe(std::string_view notice_key) {
       .add("CLIENT", "CACHING", "YES")
       .add("HMGET", notice_key, "res", "seq")
       .add("INFO", "memory")
+      .add("TIME")
       .done();
 }
 
@@ -136,7 +137,7 @@ std::string error_words(resp::Frame f) {
 
 ConnectProbe parse_connect_probe(const loop::Replies& r) {
   ConnectProbe out;
-  if (r.size() != 4) return out;
+  if (r.size() != 5) return out;
   out.tracking_error = error_words(r[0]);
   if (out.tracking_error.empty()) out.tracking_error = error_words(r[1]);
   out.push_wakeups = out.tracking_error.empty();
@@ -157,6 +158,27 @@ ConnectProbe parse_connect_probe(const loop::Replies& r) {
       }
     }
     if (!out.memory_known) out.info_error = "INFO memory has no maxmemory/maxmemory_policy";
+  }
+  out.clock_error = error_words(r[4]);
+  if (out.clock_error.empty()) {
+    // TIME: [seconds, microseconds] as blob strings.
+    const resp::Frame f = r[4];
+    const std::size_t v = resp::value_index(f);
+    std::vector<std::size_t> el;
+    if (v < f.size() && f[v].type == resp::Type::array) resp::elements(f, v, el);
+    std::uint64_t sec = 0, usec = 0;
+    auto num = [&](std::size_t i, std::uint64_t& n) {
+      const std::string_view s = f[i].value;
+      const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+      return f[i].type == resp::Type::blob_string && ec == std::errc() && p == s.data() + s.size();
+    };
+    if (el.size() == 2 && num(el[0], sec) && num(el[1], usec) && usec < 1'000'000 &&
+        sec < kMaxToken / 2'000'000) {
+      out.clock_known = true;
+      out.server_us = sec * 1'000'000 + usec;
+    } else {
+      out.clock_error = "malformed TIME reply";
+    }
   }
   out.ok = true;
   return out;

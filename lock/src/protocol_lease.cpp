@@ -129,4 +129,14 @@ RenewCheck parse_lease_check(Kind kind, const loop::Replies& r, bool track) {
   return lease_reads(kind, r, track ? 1 : 0);
 }
 
+loop::Request wait_replicas(int n, std::int64_t timeout_ms) {
+  return Builder().add("WAIT", n, timeout_ms).done();
+}
+
+std::optional<std::int64_t> parse_wait_replicas(resp::Frame reply) {
+  const auto n = int_at(reply, resp::value_index(reply));
+  if (!n || *n < 0) return std::nullopt;
+  return n;
+}
+
 }  // namespace lockwire::lock::protocol

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <charconv>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@
 #include "lockwire/resp/reply.hpp"
 
 namespace lockwire::lock::protocol::detail {
+
+// The one member of P{R}:fence; its score is the last token handed out.
+inline constexpr std::string_view kTokenMember = "t";
 
 using Builder = loop::RequestBuilder;
 
@@ -58,6 +62,21 @@ inline bool exec_elements(resp::Frame exec, std::vector<std::size_t>& out, bool&
 inline std::optional<std::int64_t> int_at(resp::Frame f, std::size_t i) {
   if (i >= f.size() || f[i].type != resp::Type::number) return std::nullopt;
   return resp::to_int64(f[i]);
+}
+
+// A fencing token: a sorted-set score (ZADD INCR), a RESP3 double or a RESP2 blob string, that
+// must be a whole number in [1, 2^53] (exact as a double).
+inline std::optional<std::uint64_t> token_at(resp::Frame f, std::size_t i) {
+  if (i >= f.size()) return std::nullopt;
+  const resp::Type t = f[i].type;
+  if (t != resp::Type::double_ && t != resp::Type::blob_string) return std::nullopt;
+  const std::string_view v = f[i].value;
+  std::uint64_t n = 0;
+  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n == 0 || n > kMaxToken) {
+    return std::nullopt;
+  }
+  return n;
 }
 
 // Strings of an array/set node at i: appended to out.

@@ -81,48 +81,59 @@ TEST(ErrorCategory, NamesEveryCode) {
 TEST(Keys, ShareOneHashTag) {
   const auto k = p::make_keys("lw:", "res");
   EXPECT_EQ(k.holders, "lw:{res}");
-  EXPECT_EQ(k.token, "lw:{res}:tok");
+  EXPECT_EQ(k.fence, "lw:{res}:fence");
   EXPECT_EQ(k.companion("o1"), "lw:{res}:s:o1");
   EXPECT_EQ(p::field(Kind::exclusive, "o"), "x:o");
   EXPECT_EQ(p::field(Kind::shared, "o"), "s:o");
 }
 
 TEST(ExclusiveAcquire, RequestIsOneAtomicBlock) {
-  const auto r = p::exclusive_acquire(p::make_keys("P", "R"), "x:o", 500);
+  const auto r = p::exclusive_acquire(p::make_keys("P", "R"), "x:o", 500, 1780000000000000);
   EXPECT_EQ(r.kind, loop::RequestKind::atomic);
-  EXPECT_EQ(r.commands, 6u);
+  EXPECT_EQ(r.commands, 7u);
   EXPECT_EQ(r.bytes,
             "*1\r\n$5\r\nMULTI\r\n"
             "*4\r\n$6\r\nHSETNX\r\n$4\r\nP{R}\r\n$3\r\nx:o\r\n$3\r\n500\r\n"
             "*2\r\n$4\r\nHLEN\r\n$4\r\nP{R}\r\n"
             "*4\r\n$7\r\nPEXPIRE\r\n$4\r\nP{R}\r\n$3\r\n500\r\n$2\r\nNX\r\n"
-            "*2\r\n$4\r\nINCR\r\n$8\r\nP{R}:tok\r\n"
+            "*5\r\n$4\r\nZADD\r\n$10\r\nP{R}:fence\r\n$2\r\nGT\r\n$16\r\n1780000000000000\r\n"
+            "$1\r\nt\r\n"
+            "*5\r\n$4\r\nZADD\r\n$10\r\nP{R}:fence\r\n$4\r\nINCR\r\n$1\r\n1\r\n$1\r\nt\r\n"
             "*1\r\n$4\r\nEXEC\r\n");
   EXPECT_EQ(r.bytes.find("EVAL"), std::string::npos);
 }
 
+// EXEC replies as redis-server 7.0.15 sends them (the token: a RESP3 double; RESP2: a blob).
 TEST(ExclusiveAcquire, InterpretsReplies) {
   {
-    Parsed f("*4\r\n:1\r\n:1\r\n:1\r\n:3\r\n");
+    Parsed f("*5\r\n:1\r\n:1\r\n:1\r\n:1\r\n,1780000000000001\r\n");
     const auto a = p::parse_exclusive_acquire(f.frame());
     EXPECT_EQ(a.outcome, p::Outcome::granted);
-    EXPECT_EQ(a.token, 3u);
+    EXPECT_EQ(a.token, 1780000000000001u);
   }
   {
-    Parsed f("*4\r\n:1\r\n:2\r\n:0\r\n:4\r\n");
+    Parsed f("*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n$1\r\n3\r\n");  // RESP2, a plain counter
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).token, 3u);
+  }
+  {
+    Parsed f("*5\r\n:1\r\n:2\r\n:0\r\n:0\r\n,4\r\n");
     EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::contended);
   }
   {
-    Parsed f("*4\r\n:0\r\n:1\r\n:0\r\n:5\r\n");
+    Parsed f("*5\r\n:0\r\n:1\r\n:0\r\n:0\r\n,5\r\n");
     EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::already_held);
   }
   {
     Parsed f("_\r\n");
     EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::aborted);
   }
-  for (const char* bad : {"*3\r\n:1\r\n:1\r\n:1\r\n", "-WRONGTYPE x\r\n",
-                          "*4\r\n:1\r\n:1\r\n:1\r\n-ERR not an integer\r\n",
-                          "*4\r\n:1\r\n:1\r\n:1\r\n:0\r\n", "+OK\r\n"}) {
+  for (const char* bad :
+       {"*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n", "-WRONGTYPE x\r\n",
+        "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n-WRONGTYPE Operation against a key holding the wrong "
+        "kind of value\r\n",
+        "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n,0\r\n", "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n,1.5\r\n",
+        "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n,9007199254740993\r\n",  // beyond 2^53: not exact
+        "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n:7\r\n", "+OK\r\n"}) {
     Parsed f(bad);
     EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::bad_reply) << bad;
   }
@@ -155,7 +166,7 @@ TEST(ExclusiveWaitRead, RequestQueuesAndTracksDoorbellAndHolders) {
   ASSERT_TRUE(p::split_doorbell(k.doorbell("a:w:b"), holders, owner));
   EXPECT_EQ(holders, "t{r}");
   EXPECT_EQ(owner, "a:w:b");
-  for (const char* other : {"t{r}", "t{r}:q", "t{r}:tok", "t{r}:s:me", "t:force-released"}) {
+  for (const char* other : {"t{r}", "t{r}:q", "t{r}:fence", "t{r}:s:me", "t:force-released"}) {
     EXPECT_FALSE(p::split_doorbell(other, holders, owner)) << other;
   }
   const auto r = p::exclusive_wait_read(k, "x:me", "me", 7, 2000);
@@ -264,7 +275,7 @@ TEST(ForceNotice, KeyReadAndLeaseCheck) {
             std::string::npos);
   EXPECT_EQ(p::notice_read("t:force-released").commands, 2u);
   const auto connect = p::connect_probe("t:force-released");  // the first read, at each connect
-  EXPECT_EQ(connect.commands, 4u);
+  EXPECT_EQ(connect.commands, 5u);
   EXPECT_EQ(connect.bytes.find("*4\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$2\r\nON\r\n$"
                                "5\r\nOPTIN\r\n"),
             0u);
@@ -310,15 +321,30 @@ TEST(Decide, Rules) {
 }
 
 TEST(SharedGrant, InterpretsExec) {
-  Parsed ok("*5\r\n:1\r\n+OK\r\n:1\r\n:0\r\n:7\r\n");
+  Parsed ok("*6\r\n:1\r\n+OK\r\n:1\r\n:0\r\n:0\r\n,1780000000000007\r\n");
   const auto a = p::parse_shared_grant(ok.frame());
   EXPECT_EQ(a.outcome, p::Outcome::granted);
-  EXPECT_EQ(a.token, 7u);
+  EXPECT_EQ(a.token, 1780000000000007u);
   Parsed nil("_\r\n");
   EXPECT_EQ(p::parse_shared_grant(nil.frame()).outcome, p::Outcome::aborted);
-  const auto r = p::shared_grant(p::make_keys("P", "R"), "o", 100);
-  EXPECT_EQ(r.commands, 7u);
+  const auto r = p::shared_grant(p::make_keys("P", "R"), "o", 100, 42);
+  EXPECT_EQ(r.commands, 8u);
+  EXPECT_NE(r.bytes.find("$4\r\nZADD\r\n$10\r\nP{R}:fence\r\n$2\r\nGT\r\n$2\r\n42\r\n"),
+            std::string::npos);
   EXPECT_NE(r.bytes.find("GT"), std::string::npos);
+}
+
+TEST(WaitReplicas, CountsAcknowledgements) {
+  const auto r = p::wait_replicas(1, 100);
+  EXPECT_EQ(r.bytes, "*3\r\n$4\r\nWAIT\r\n$1\r\n1\r\n$3\r\n100\r\n");
+  Parsed none(":0\r\n");
+  EXPECT_EQ(p::parse_wait_replicas(none.frame()), 0);
+  Parsed two(":2\r\n");
+  EXPECT_EQ(p::parse_wait_replicas(two.frame()), 2);
+  Parsed err("-ERR WAIT cannot be used with replica instances. Please also note that since Redis "
+             "4.0 if a replica is configured to be writable (which is not the default) writes to "
+             "replicas are just local and are not propagated.\r\n");
+  EXPECT_FALSE(p::parse_wait_replicas(err.frame()));
 }
 
 TEST(RenewExec, InterpretsExec) {
@@ -332,7 +358,7 @@ TEST(RenewExec, InterpretsExec) {
 }
 
 TEST(Inspect, ParsesHolders) {
-  Parsed f("*3\r\n%2\r\n$3\r\ns:a\r\n$2\r\n10\r\n$3\r\ns:b\r\n$2\r\n10\r\n:900\r\n$2\r\n42\r\n");
+  Parsed f("*3\r\n%2\r\n$3\r\ns:a\r\n$2\r\n10\r\n$3\r\ns:b\r\n$2\r\n10\r\n:900\r\n,42\r\n");
   const auto i = p::parse_inspect(f.frame());
   ASSERT_TRUE(i.ok);
   EXPECT_EQ(i.pttl, 900);
@@ -371,14 +397,16 @@ namespace {
 // Replies captured from redis-server 7.0.15 (RESP3) for the connect probe.
 TEST(ConnectProbe, LearnsWhatTheServerAllows) {
   const auto req = p::connect_probe("t:force-released");
-  EXPECT_EQ(req.commands, 4u);
-  EXPECT_NE(req.bytes.find("$4\r\nINFO\r\n$6\r\nmemory\r\n"), std::string::npos);
+  EXPECT_EQ(req.commands, 5u);
+  EXPECT_NE(req.bytes.find("$4\r\nINFO\r\n$6\r\nmemory\r\n*1\r\n$4\r\nTIME\r\n"),
+            std::string::npos);
   const std::string info =
       "# Memory\r\nused_memory:1018312\r\nmaxmemory:3145728\r\nmaxmemory_human:3.00M\r\n"
       "maxmemory_policy:allkeys-lru\r\n";
   std::string verbatim("=");  // (appends: g++ 12 -Wrestrict misfires on literal + string)
   verbatim.append(std::to_string(info.size() + 4)).append("\r\ntxt:").append(info).append("\r\n");
-  ParsedReplies full({"+OK\r\n", "+OK\r\n", "*2\r\n_\r\n_\r\n", verbatim});
+  ParsedReplies full({"+OK\r\n", "+OK\r\n", "*2\r\n_\r\n_\r\n", verbatim,
+                      "*2\r\n$10\r\n1796130511\r\n$6\r\n528412\r\n"});
   const auto a = p::parse_connect_probe(full.replies());
   ASSERT_TRUE(a.ok);
   EXPECT_TRUE(a.push_wakeups);
@@ -386,6 +414,8 @@ TEST(ConnectProbe, LearnsWhatTheServerAllows) {
   EXPECT_EQ(a.maxmemory, 3145728);
   EXPECT_EQ(a.maxmemory_policy, "allkeys-lru");
   EXPECT_TRUE(a.notice.ok);
+  EXPECT_TRUE(a.clock_known);
+  EXPECT_EQ(a.server_us, 1796130511528412u);
 
   const std::string denied =
       "-NOPERM this user has no permissions to run the 'client|tracking' command\r\n";
@@ -393,7 +423,8 @@ TEST(ConnectProbe, LearnsWhatTheServerAllows) {
       {denied,
        "-ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN "
        "or OPTOUT mode enabled\r\n",
-       "*2\r\n_\r\n_\r\n", "-NOPERM this user has no permissions to run the 'info' command\r\n"});
+       "*2\r\n_\r\n_\r\n", "-NOPERM this user has no permissions to run the 'info' command\r\n",
+       "-NOPERM this user has no permissions to run the 'time' command\r\n"});
   const auto b = p::parse_connect_probe(refused.replies());
   ASSERT_TRUE(b.ok);
   EXPECT_FALSE(b.push_wakeups);
@@ -401,8 +432,10 @@ TEST(ConnectProbe, LearnsWhatTheServerAllows) {
             "NOPERM this user has no permissions to run the 'client|tracking' command");
   EXPECT_FALSE(b.memory_known);
   EXPECT_NE(b.info_error.find("'info'"), std::string::npos);
+  EXPECT_FALSE(b.clock_known);
+  EXPECT_NE(b.clock_error.find("'time'"), std::string::npos);
 
-  ParsedReplies three({"+OK\r\n", "+OK\r\n", "*2\r\n_\r\n_\r\n"});
+  ParsedReplies three({"+OK\r\n", "+OK\r\n", "*2\r\n_\r\n_\r\n", verbatim});
   EXPECT_FALSE(p::parse_connect_probe(three.replies()).ok);
 }
 

@@ -95,18 +95,18 @@ TEST_F(ServerConditionsTest, OneShotAcquireOnSilentServerIsBounded) {
 }
 
 TEST_F(ServerConditionsTest, RefusedWaitBlockWithdrawsTheClaim) {
-  // The wait block is refused at queue time (NOPERM for ZADD), so EXEC answers EXECABORT and
+  // The wait block is refused at queue time (NOPERM for ZRANGE, which only the wait block uses), so EXEC answers EXECABORT and
   // the block's HDEL never runs: the claim field of the first attempt must still go.
-  server_.cli({"ACL", "SETUSER", "nozadd", "on", ">pw", "~lockwire:*", "resetchannels", "+@all",
-               "-@scripting", "-zadd"});
+  server_.cli({"ACL", "SETUSER", "nozrange", "on", ">pw", "~lockwire:*", "resetchannels", "+@all",
+               "-@scripting", "-zrange"});
   auto holder = make_client();
   auto hl = acquire(*holder, req("r", "holder", 30s));
   ASSERT_FALSE(hl.ec);
-  auto a = make_user_client("nozadd");
+  auto a = make_user_client("nozrange");
   const Acq res = acquire(*a, req("r", "waiter", 30s, 1s));
   EXPECT_EQ(res.ec, Errc::server_refused);
   EXPECT_NE(a->last_error().find("NOPERM"), std::string::npos) << a->last_error();
-  EXPECT_NE(a->last_error().find("zadd"), std::string::npos) << a->last_error();
+  EXPECT_NE(a->last_error().find("zrange"), std::string::npos) << a->last_error();
   EXPECT_EQ(server_.cli({"HEXISTS", "lockwire:{r}", "x:waiter"}), "0\n");
   EXPECT_EQ(holders_on_server("r"), "1\n");
 }

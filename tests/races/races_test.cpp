@@ -97,7 +97,7 @@ TEST(Checkers, EachFiresOnABrokenStrategy) {
       {"pause-during-acquire-deadline", "answer-at-deadline", Check::no_orphan},
       {"wait-block-refused", "keep-failed-claim", Check::no_orphan},
       {"tracking-refused", "reread-untracked", Check::liveness},
-      {"lock-keys-evicted", "ignore-eviction", Check::mutual_exclusion},
+      {"lock-keys-evicted", "ignore-eviction", Check::lease_loss_notice},
   };
   std::set<Check> covered;
   for (const auto& c : cases) {

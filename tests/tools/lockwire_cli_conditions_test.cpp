@@ -85,11 +85,11 @@ TEST_F(CliConditions, PausedServerBeyondTheSettleBoundSaysWhatMayRemain) {
 TEST_F(CliConditions, RefusedWaitBlockLeavesNoClaim) {
   // Finding 2: the wait block is refused (NOPERM inside MULTI, then EXECABORT), so its HDEL never
   // ran; the claim of the first attempt must be withdrawn, and the server's words printed.
-  cli({"ACL", "SETUSER", "nozadd", "on", ">pw", "~lockwire:*", "resetchannels", "+@all",
-       "-@scripting", "-zadd"});
+  cli({"ACL", "SETUSER", "nozrange", "on", ">pw", "~lockwire:*", "resetchannels", "+@all",
+       "-@scripting", "-zrange"});
   ASSERT_EQ(lw({"acquire", "R", "--ttl", "30s", "--owner", "holder"}).status, 0);
   const Result r =
-      lw({"acquire", "R", "--ttl", "30s", "--owner", "waiter", "--wait", "1s"}, user_url("nozadd"));
+      lw({"acquire", "R", "--ttl", "30s", "--owner", "waiter", "--wait", "1s"}, user_url("nozrange"));
   EXPECT_EQ(r.status, 69) << r.err;
   EXPECT_NE(r.err.find("NOPERM"), std::string::npos) << r.err;
   EXPECT_EQ(cli({"HEXISTS", "lockwire:{R}", "x:waiter"}), "0\n");

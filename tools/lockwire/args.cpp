@@ -1,6 +1,7 @@
 #include "args.hpp"
 
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <limits>
 
@@ -270,6 +271,20 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
       if (!flag(out.verbose)) return fail("--verbose takes no value");
     } else if (name == "--allow-eviction") {
       if (!flag(out.allow_eviction)) return fail("--allow-eviction takes no value");
+    } else if (name == "--min-replicas") {
+      constexpr const char* kBad = "--min-replicas needs a number of replicas from 0 to 64";
+      if (!value(v)) return fail(kBad);
+      int n = -1;
+      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec != std::errc() || p != v.data() + v.size() || n < 0 || n > 64) {
+        return fail(kBad);
+      }
+      out.min_replicas = n;
+    } else if (name == "--replica-timeout") {
+      Nanos d{};
+      if (auto st = duration(d, 0); st != ParseStatus::ok) return st;
+      if (d < std::chrono::milliseconds(1)) return fail("--replica-timeout must be at least 1ms");
+      out.replica_timeout = d;
     } else {
       return fail("unknown option '" + name + "'");
     }
@@ -367,6 +382,9 @@ Options:
   -v, --verbose        progress messages on stderr (reconnects, degraded server modes)
   --allow-eviction     lock even where the server may evict lock keys (maxmemory-policy is
                        not noeviction): holders and fencing counters can then vanish
+  --min-replicas N     report a grant or renewal only once N replicas have it (WAIT); else
+                       the grant is withdrawn (exit 69) and a renewal does not count
+  --replica-timeout D  how long WAIT waits for them (default 100ms)
   -h, --help, --version
 Durations: 250ms, 10s, 1.5s, 2m, 1h (also us; "forever" = one year); 0 needs no unit.
 

@@ -59,6 +59,8 @@ struct Options {
   bool verbose = false;
   // Lock even on a server that may evict lock keys (maxmemory-policy other than noeviction).
   bool allow_eviction = false;
+  int min_replicas = 0;  // lock::ClientOptions::min_replicas
+  Nanos replica_timeout{std::chrono::milliseconds(100)};
 };
 
 enum class ParseStatus : std::uint8_t { ok, help, version, error };

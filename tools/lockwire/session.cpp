@@ -11,6 +11,8 @@ int Session::run() {
   lock::ClientOptions copts;
   copts.prefix = o_.prefix;
   copts.allow_eviction = o_.allow_eviction;
+  copts.min_replicas = o_.min_replicas;
+  copts.replica_timeout = o_.replica_timeout;
   if (o_.verbose) copts.metrics = std::make_shared<VerboseMetrics>(o_.resource);
   client_ = std::make_unique<lock::Client>(loop_, conn_opts_, copts);
   watchdog_ = loop_.make_timer([this] {

@@ -1,5 +1,5 @@
 // Scenarios on servers an operator changed (issue #13): a CLIENT PAUSE holding an acquire past
-// its wait, an ACL user denied ZADD (the wait block is refused) or CLIENT TRACKING (no push
+// its wait, an ACL user denied ZRANGE (the wait block is refused) or CLIENT TRACKING (no push
 // wake-ups), and maxmemory with an evicting policy. Each replays one bug lockwire had on real
 // servers; the matching ClientOptions::Regressions flag brings it back as the broken strategy.
 #include "conditions.hpp"
@@ -65,19 +65,21 @@ void pause_during_acquire_deadline(Run& r) {
       r.mark("paused-acquire-granted-after-deadline");
 }
 
-// Users for wait-block-refused: "nozadd" may do everything on lockwire keys but ZADD.
+// Users for wait-block-refused: "nozrange" may do everything on lockwire keys but ZRANGE
+// (only the wait block uses it; the acquire block's token needs ZADD).
 void configure_wait_block_refused(RunConfig& c) {
-  c.server.model.users = {{"nozadd", "on >pw ~lockwire:* resetchannels +@all -zadd"}};
+  c.server.model.users = {{"nozrange", "on >pw ~lockwire:* resetchannels +@all -zrange"}};
   c.connection = [](int client, loop::ConnectionOptions& o) {
     if (client != 1) return;
-    o.username = "nozadd";
+    o.username = "nozrange";
     o.password = "pw";
   };
 }
 
-// Client 1, logged in as an ACL user denied ZADD, waits behind a holder: its acquire block
+// Client 1, logged in as an ACL user denied ZRANGE, waits behind a holder: its acquire block
 // claims (HSETNX x:O, contended), then its wait block — HDEL of the claim, ZADD into the wait
-// queue, ... in one MULTI — is refused: ZADD's NOPERM at queue time makes EXEC answer
+// queue, ZRANGE of its head, ... in one MULTI — is refused: ZRANGE's NOPERM at queue time makes
+// EXEC answer
 // EXECABORT, which discards the HDEL too. The claim stays in the holder set; when the holder
 // releases, it is the first field, i.e. a grant nobody holds, until the key's TTL (2 s) ends.
 // Client 2 waits for the lock meanwhile.

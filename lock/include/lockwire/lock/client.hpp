@@ -102,6 +102,13 @@ struct ClientOptions {
   // capped exponential backoff with jitter, starting at poll_initial, at most poll_max apart.
   Nanos poll_initial = std::chrono::milliseconds(10);
   Nanos poll_max = std::chrono::milliseconds(250);
+  // Replica-acknowledged grants: with min_replicas > 0, a grant or renewal is reported only after
+  // `WAIT min_replicas replica_timeout` (sent right after the block's reply: one more round trip
+  // plus the replicas' acknowledgement) says that many replicas have it. Otherwise the grant is
+  // withdrawn and the caller gets Errc::not_replicated, and a renewal does not extend the lease.
+  // WAIT holds this client's connection while it waits: keep replica_timeout short.
+  int min_replicas = 0;
+  Nanos replica_timeout = std::chrono::milliseconds(100);
   // Each flag brings back a bug lockwire had, so that the race catalogue's broken strategies
   // show the race on this very client code (sim/races, docs/races.md). Never set one otherwise.
   struct Regressions {
@@ -109,6 +116,8 @@ struct ClientOptions {
     bool keep_claim_on_failed_block = false;  // no withdrawal after an error reply to a block
     bool ignore_refused_tracking = false;     // re-read at once when a read was not tracked
     bool ignore_eviction_policy = false;      // grant where the server may evict lock keys
+    bool counter_tokens = false;  // tokens from the counter alone: they repeat after data loss
+    bool no_reconfirm = false;    // keep leases across a primary change without renewing there
   } regressions;
 };
 
@@ -121,6 +130,10 @@ struct ServerCapabilities {
   std::int64_t maxmemory = 0;
   std::string maxmemory_policy;
   std::string info_error;  // the server's words when INFO memory was refused
+  // TIME was answered: fencing tokens are kept above the server's clock, so they keep
+  // increasing across a restart or failover that lost the counter (docs/protocol.md).
+  bool clock_known = false;
+  std::string clock_error;  // the server's words when TIME was refused
   [[nodiscard]] bool may_evict() const noexcept {
     return maxmemory > 0 && !maxmemory_policy.empty() && maxmemory_policy != "noeviction";
   }

@@ -30,6 +30,10 @@ enum class Errc {
   // ClientOptions::allow_eviction says so. last_error() names the policy.
   unsafe_server,
   cancelled,  // Client::cancel() gave up the wait (no claim of ours was left behind)
+  // ClientOptions::min_replicas: fewer replicas than asked acknowledged the grant (withdrawn)
+  // or the renewal (the lease is not extended) within replica_timeout. last_error() says how
+  // many did.
+  not_replicated,
 };
 
 [[nodiscard]] const std::error_category& lock_category() noexcept;

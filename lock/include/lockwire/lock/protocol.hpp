@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -47,10 +48,14 @@ namespace protocol {
 inline constexpr std::int64_t kDoorbellMaxMs = 10'000;
 inline constexpr std::int64_t kQueueTtlMs = 2 * kDoorbellMaxMs;
 
+// Fencing tokens are sorted-set scores, exact as doubles up to 2^53 (docs/protocol.md,
+// "Fencing tokens"): about 285 years of microseconds since 1970.
+inline constexpr std::uint64_t kMaxToken = std::uint64_t{1} << 53;
+
 // Keys of one resource; all share the hash tag {resource}.
 struct Keys {
   std::string holders;  // P{R}      hash: x:<owner> / s:<owner>
-  std::string token;    // P{R}:tok  fencing counter
+  std::string fence;    // P{R}:fence zset {t: last token}: a counter kept >= the server's clock
   std::string queue;    // P{R}:q    zset: exclusive waiters, score = ticket (a wake-up hint)
   [[nodiscard]] std::string companion(std::string_view owner) const;  // P{R}:s:<owner>
   [[nodiscard]] std::string doorbell(std::string_view owner) const;   // P{R}:w:<owner>
@@ -58,9 +63,13 @@ struct Keys {
 [[nodiscard]] Keys make_keys(std::string_view prefix, std::string_view resource);
 [[nodiscard]] std::string field(Kind kind, std::string_view owner);
 
-// --- exclusive acquire: MULTI HSETNX HLEN PEXPIRE-NX INCR EXEC -------------------------------
+// --- exclusive acquire: MULTI HSETNX HLEN PEXPIRE-NX ZADD-GT ZADD-INCR EXEC -------------------
+// The token: `ZADD fence GT floor t` raises the counter to `floor_us` (the client's lower bound
+// of the server's clock, in microseconds; 0 = a plain counter), then `ZADD fence INCR 1 t`
+// takes the next value. So tokens keep increasing even after the counter was lost or went back
+// (a restart without persistence, a failover that lost writes): docs/protocol.md.
 [[nodiscard]] loop::Request exclusive_acquire(const Keys& k, std::string_view field,
-                                              std::int64_t ttl_ms);
+                                              std::int64_t ttl_ms, std::uint64_t floor_us = 0);
 enum class Outcome : std::uint8_t { granted, contended, already_held, aborted, bad_reply };
 struct AcquireReply {
   Outcome outcome = Outcome::bad_reply;
@@ -135,9 +144,17 @@ struct SharedRead {
 // Decision for the shared claimant from the watched read (already_held if s:owner is live).
 [[nodiscard]] Decision decide_shared(std::string_view owner, const SharedRead& read);
 [[nodiscard]] loop::Request shared_grant(const Keys& k, std::string_view owner,
-                                         std::int64_t ttl_ms);
+                                         std::int64_t ttl_ms, std::uint64_t floor_us = 0);
 // granted (token) / aborted (EXEC nil) / bad_reply.
 [[nodiscard]] AcquireReply parse_shared_grant(resp::Frame exec);
+
+// --- replica acknowledgement (ClientOptions::min_replicas): WAIT n timeout_ms ------------------
+// Sent after a grant's or renewal's reply (never pipelined with the block: a plain request may
+// be written before a transaction that waits for the connection's lane, and a WAIT written
+// before the block would confirm nothing).
+[[nodiscard]] loop::Request wait_replicas(int n, std::int64_t timeout_ms);
+// The number of replicas that acknowledged; nullopt for an error or a malformed reply.
+[[nodiscard]] std::optional<std::int64_t> parse_wait_replicas(resp::Frame reply);
 
 // --- release ------------------------------------------------------------------------------------
 [[nodiscard]] loop::Request exclusive_release(const Keys& k, std::string_view owner);
@@ -188,7 +205,8 @@ struct Notice {
 // The HMGET reply frame (Replies::back()).
 [[nodiscard]] Notice parse_notice_read(resp::Frame hmget);
 // What the server lets a lock client do, asked at every (re)connect in one request: CLIENT
-// TRACKING ON OPTIN; CLIENT CACHING YES; HMGET <notice> res seq (tracked); INFO memory. A refusal
+// TRACKING ON OPTIN; CLIENT CACHING YES; HMGET <notice> res seq (tracked); INFO memory; TIME
+// (the server's clock, the fencing tokens' floor). A refusal
 // (NOPERM, unknown command) is an answer, not a failure.
 [[nodiscard]] loop::Request connect_probe(std::string_view notice_key);
 struct ConnectProbe {
@@ -200,6 +218,9 @@ struct ConnectProbe {
   std::int64_t maxmemory = 0;
   std::string maxmemory_policy;
   std::string info_error;
+  bool clock_known = false;
+  std::uint64_t server_us = 0;  // TIME, in microseconds since 1970
+  std::string clock_error;
 };
 [[nodiscard]] ConnectProbe parse_connect_probe(const loop::Replies& r);
 // The server's own words for a failed request: the first error reply (inside an EXEC reply too),
@@ -214,7 +235,7 @@ struct ConnectProbe {
                                         bool track = false);
 [[nodiscard]] RenewCheck parse_lease_check(Kind kind, const loop::Replies& r, bool track = false);
 
-// --- inspect: MULTI HGETALL PTTL GET EXEC, then PTTL of each shared companion ----------------
+// --- inspect: MULTI HGETALL PTTL ZSCORE EXEC, then PTTL of each shared companion ----------------
 [[nodiscard]] loop::Request inspect(const Keys& k);
 struct Holder {
   Kind kind = Kind::exclusive;
