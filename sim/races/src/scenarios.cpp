@@ -818,9 +818,9 @@ const std::vector<Scenario>& all() {
       {"crash-failover-lost-token",
        "the primary's machine dies before a grant, its token and its release reached the "
        "replica; the sentinels promote the replica; the next grant's token must still be higher",
-       "naive",
+       "counter-tokens",
        "grant-lost-in-crash-failover",
-       {Check::mutual_exclusion},  // until the hybrid tokens of main are merged
+       {},
        failovers::crash_failover_lost_token,
        3,
        {},

@@ -69,6 +69,17 @@ const std::vector<Entry>& entries() {
        true,
        {},
        LockwireTweaks{.allow_eviction = true}},
+      {{"counter-tokens",
+        "lockwire with tokens from the counter alone (INCR-like): they repeat after a failover or "
+        "restart lost the counter's last write (#15)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::counter_tokens)},
+      {{"no-reconfirm",
+        "lockwire keeping its leases across a primary change without renewing them there (#15)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::no_reconfirm)},
       {{"single-node",
         "lockwire's lock::Client without sentinel discovery: connects to the service address "
         "(re-pointed at +switch-master) and stays on the old primary while it answers"},
