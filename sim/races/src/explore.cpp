@@ -11,6 +11,11 @@ namespace {
 
 constexpr Nanos kFaultsEnd{2500ms};
 constexpr Nanos kHeal{3s};
+// With a failover: detection (down-after 1 s) + election + promotion + switch take up to
+// ~3.5 s after the fault, and a cut-off lasts up to 3 s: healed from 7 s on.
+constexpr Nanos kHealFailover{7s};
+constexpr const char* kFailoverKinds[] = {"sentinel-failover", "primary-killed",
+                                          "primary-cut-off"};
 
 bool has(std::string_view list, std::string_view item) {
   std::size_t pos = 0;
@@ -49,6 +54,7 @@ std::string Profile::describe() const {
   add(acl_tracking, "acl-tracking");
   add(acl_caching, "acl-caching");
   add(oom, "oom");
+  add(failovers, "failovers");
   if (s.empty()) s = "none";
   std::string out = "faults=" + s + " intensity=" + std::to_string(intensity) +
                     " clients=" + std::to_string(clients) +
@@ -58,11 +64,18 @@ std::string Profile::describe() const {
     for (int i = 0; i < clients; ++i)
       if (restricted & (1u << i)) out += std::to_string(i + 1);
   }
+  if (failovers) {
+    out += std::string(" failover=") + kFailoverKinds[failover_kind] + "@" +
+           std::to_string(failover_at_ms) + "ms";
+    if (failover_kind != 0) out += "+" + std::to_string(failover_ms) + "ms";
+    out += " replica-lag=" + std::to_string(replica_lag_us) + "us";
+  }
   return out;
 }
 
 Profile profile_for(std::uint64_t seed, std::string_view forced) {
   const bool conditions = seed >= kConditionsFrom;  // (splitmix64 advances `seed` in place)
+  const std::uint64_t seed_was = seed;
   sim::Rng r(sim::splitmix64(seed));
   Profile p;
   const bool all = forced == "all";
@@ -103,6 +116,13 @@ Profile profile_for(std::uint64_t seed, std::string_view forced) {
     p.restricted = static_cast<std::uint32_t>(mask) & ((1u << p.clients) - 1);
     if (p.restricted == 0) p.restricted = 1;
   }
+  // Failovers (issue #15), drawn after everything above.
+  const bool fo = pick("failovers");
+  p.failovers = swarm ? fo && seed_was >= kFailoversFrom : fo;
+  p.failover_kind = static_cast<int>(r.below(3));
+  p.failover_at_ms = static_cast<std::int64_t>(r.between(200, 2000));
+  p.failover_ms = static_cast<std::int64_t>(r.between(300, 3000));
+  p.replica_lag_us = static_cast<std::int64_t>(r.between(50, 5000));
   return p;
 }
 
@@ -126,6 +146,7 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
       o.password = "pw";
     };
   }
+  if (p.failovers) c.sentinels = Nanos(p.replica_lag_us * 1000);
   Run run(c);
   sim::World& w = run.world();
   sim::Rng& r = w.scenario_rng();
@@ -218,7 +239,28 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
         break;
     }
   }
-  run.set_healed_at(kHeal);
+  // The failover, after the faults were drawn (so the draws above are those of the same seed
+  // without it).
+  if (p.failovers) {
+    const Nanos t = ms(p.failover_at_ms), d = ms(p.failover_ms);
+    switch (p.failover_kind) {
+      case 0:
+        run.at(t, [&run] { (void)run.sentinels()->failover(0); });
+        break;
+      case 1:
+        run.at(t, [&run] { run.server_at(0).kill(); });
+        run.at(t + d, [&run] { run.server_at(0).restart(sim::Persistence::all); });
+        break;
+      default:
+        run.at(t, [&run, d] {
+          for (std::size_t i = 0; i < run.sentinels()->size(); ++i)
+            run.world().net().clog(run.server_at(0).node(), run.sentinels()->server(i).node(), d);
+        });
+        break;
+    }
+  }
+  const Nanos heal = p.failovers ? kHealFailover : kHeal;
+  run.set_healed_at(heal);
 
   // Liveness phase: after the heal every client must still get the lock on every resource.
   for (int i = 0; i < p.clients; ++i) {
@@ -229,10 +271,10 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
       j.wait = 4s;
       j.writes = {Nanos{0}};
       j.release_after = 5ms;
-      run.job(i, kHeal + ms(r.between(0, 100)), std::move(j));
+      run.job(i, heal + ms(r.between(0, 100)), std::move(j));
     }
   }
-  run.run_until(kHeal + 5s);
+  run.run_until(heal + 5s);
   run.finish(2s);
   ExploreResult out;
   out.verdicts = run.verdicts();

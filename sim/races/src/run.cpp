@@ -284,7 +284,8 @@ bool Run::marked(std::string_view name) const {
 sim::SimRedis& Run::add_replica(Nanos lag) {
   sim::Node& n =
       world_->add_node("redis-" + std::string(1, static_cast<char>('a' + servers_.size())));
-  servers_.push_back(std::make_unique<sim::SimRedis>(*world_, n));
+  // Configured as the primary (ACL users, maxmemory): an operator sets up every node alike.
+  servers_.push_back(std::make_unique<sim::SimRedis>(*world_, n, config_.server));
   primary_->add_replica(*servers_.back(), lag);
   return *servers_.back();
 }

@@ -45,6 +45,9 @@ struct Run::Impl {
     Nanos end = kNever;
     bool expired = false;      // ended because its TTL ran out on the server clock
     bool own_release = false;  // ended while its holder's release was in progress
+    // Ended because the primary changed (+switch-master) and the new one lacks it: a grant or
+    // renewal the old primary made after the replica's promotion, or one not yet replicated.
+    bool moved = false;
   };
   struct Attempt {
     int client = 0;
@@ -90,6 +93,7 @@ struct Run::Impl {
   std::set<std::string, std::less<>> marks;
   std::vector<std::string> honest_violations, leak_violations;
   std::uint64_t last_processed = ~std::uint64_t{0};
+  const sim::SimRedis* truth = nullptr;  // the primary of the last sample
   Nanos last_sample{-1};
   bool dirty = true;
   Nanos end{0};
@@ -106,36 +110,29 @@ struct Run::Impl {
            (l.release_end == kNever || l.release_end >= t);
   }
 
-  // The servers that grant leases now: every live one that is not a replica (after a failover
-  // the old primary stays writable until it is reconfigured: a lease held there counts).
-  std::vector<sim::SimRedis*> granting() const {
-    std::vector<sim::SimRedis*> v;
-    for (const auto& srv : run.servers_)
-      if (srv->node().alive() && !srv->model().is_replica()) v.push_back(srv.get());
-    return v;
-  }
+  // Ground truth is the primary: Run::redis(), which follows +switch-master (what the sentinels'
+  // newest configuration names). An old primary's leftovers are not leases anyone is granted
+  // through the sentinels; what its clients still believe is judged by beliefs and writes.
   bool holds(const Attempt& a, std::int64_t* exp) {
-    bool held = false;
-    for (sim::SimRedis* srv : granting()) {
-      std::int64_t e = -1;
-      if (oracle().server_holds(srv->model(), a.resource, a.owner, a.shared, &e)) {
-        held = true;
-        if (exp != nullptr) *exp = std::max(*exp, e);
-      }
-    }
-    return held;
+    return run.redis().node().alive() &&
+           oracle().server_holds(run.redis().model(), a.resource, a.owner, a.shared, exp);
   }
 
   void sample() {
     sim::World& w = run.world();
     const Nanos now = w.now();
-    std::uint64_t processed = 0;
+    std::uint64_t processed = 0;  // (the old primary's commands too: it may still change)
     for (const auto& srv : run.servers_) processed += srv->model().commands_processed();
     if (!dirty && now == last_sample && processed == last_processed) return;
     dirty = false;
     last_sample = now;
     last_processed = processed;
     const bool alive = run.redis().node().alive();
+    // While the primary is down nothing is granted or released: its leases are as they were
+    // until it is back (restart) or another primary replaces it (failover).
+    if (!alive) return;
+    const bool moved = truth != nullptr && truth != &run.redis();
+    truth = &run.redis();
     const std::int64_t wall = run.redis().model().wall_ms();
     for (Attempt& a : attempts) {
       std::int64_t exp = -1;
@@ -147,6 +144,7 @@ struct Run::Impl {
         iv.end = now;
         iv.expired = alive && a.expire_at >= 0 && wall > a.expire_at;  // Redis: now > when
         iv.own_release = in_release(a, now);
+        iv.moved = moved && !iv.expired;
       }
       a.held = held;
       a.expire_at = exp;
