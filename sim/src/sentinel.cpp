@@ -21,6 +21,9 @@ constexpr Nanos kElection{50ms};      // +try-failover -> +elected-leader (measu
 constexpr Nanos kPromoteCrash{70ms};  // +elected-leader -> REPLICAOF NO ONE applied
 constexpr Nanos kPromoteGraceful{200ms};  // SENTINEL FAILOVER -> promoted (measured 0.20 s)
 constexpr Nanos kSwitch{1100ms};      // start -> +switch-master (measured 1.095 / 1.106 s)
+// The leader sees the promotion (failover-state reconf-slaves) and names the promoted replica
+// in GET-MASTER-ADDR-BY-NAME this long before +switch-master (measured 91 ms).
+constexpr Nanos kNamedEarly{90ms};
 constexpr Nanos kMaxDesync{1s};       // SENTINEL_MAX_DESYNC: spread of the others' retries
 
 std::string hex_id(Rng& rng) {
@@ -138,6 +141,10 @@ std::uint64_t SimSentinels::config_epoch() const {
 
 int SimSentinels::switches() const noexcept {
   return impl_->switches;
+}
+
+std::vector<SimSentinels::Window> SimSentinels::windows() const {
+  return impl_->windows;
 }
 
 // ---- the cron ----------------------------------------------------------------------------------
@@ -314,12 +321,16 @@ std::string SimSentinels::Impl::start_failover(std::size_t leader, bool graceful
     fo = Failover{true, true, leader, m, best, epoch, now, kNone};
   } else {
     fo.to = best;
+    fo.started = now;
   }
   const loop::Endpoint ep = data[best].redis->endpoint();
   trace(leader, "+selected-slave", ep.host + ":" + std::to_string(ep.port));
   std::weak_ptr<bool> a = alive;
   world.schedule(now + (graceful ? kPromoteGraceful : kPromoteCrash), st.node, [this, a] {
     if (!a.expired()) promote();
+  });
+  world.schedule(now + kSwitch - kNamedEarly, st.node, [this, a] {
+    if (!a.expired()) name_promoted();
   });
   world.schedule(now + kSwitch, st.node, [this, a] {
     if (!a.expired()) switch_master();
@@ -340,7 +351,14 @@ void SimSentinels::Impl::promote() {
   r.promote();
   r.drop_connections();
   fo.promoted = world.now();
+  windows.push_back({fo.promoted, kNone});
   trace(fo.leader, "+promoted-slave", r.node().name());
+}
+
+void SimSentinels::Impl::name_promoted() {
+  if (!fo.active || fo.promoted == kNone) return;
+  fo.named = true;
+  trace(fo.leader, "+failover-state-reconf-slaves", cfg().master_name);
 }
 
 void SimSentinels::Impl::switch_master() {
@@ -352,6 +370,7 @@ void SimSentinels::Impl::switch_master() {
   const std::uint64_t epoch = fo.epoch;
   fo.active = false;
   ++switches;
+  windows.back().switched = world.now();
   learn_config(leader, to, epoch);
   // The other replicas of the old master follow the new one (failover-state-reconf-slaves).
   for (std::size_t d = 0; d < data.size(); ++d) {

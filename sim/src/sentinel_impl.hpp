@@ -87,6 +87,7 @@ struct SimSentinels::Impl {
     std::uint64_t epoch = 0;
     Nanos started{0};
     Nanos promoted = sentinel::kNone;
+    bool named = false;  // the leader names the promoted replica (reconf-slaves)
   };
 
   Impl(SimSentinels& o, World& w) : self(o), world(w) {}
@@ -97,6 +98,7 @@ struct SimSentinels::Impl {
   std::vector<Sentinel> s;
   Failover fo;
   int switches = 0;
+  std::vector<Window> windows;
   Rng rng{0};
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
 
@@ -116,6 +118,7 @@ struct SimSentinels::Impl {
   void try_election(std::size_t i);
   std::string start_failover(std::size_t leader, bool graceful);
   void promote();
+  void name_promoted();
   void switch_master();
   void learn_config(std::size_t j, std::size_t master, std::uint64_t epoch);
   void convert(std::size_t i, std::size_t d);

@@ -38,8 +38,7 @@ void error(std::string& out, std::string_view msg) {
 std::size_t SimSentinels::Impl::reported_master(std::size_t i) const {
   // During a failover the leader already names the promoted replica once it saw the promotion
   // (failover-state reconf-slaves, ~90 ms before +switch-master).
-  if (fo.active && fo.leader == i && fo.promoted != kNone &&
-      world.now() >= fo.started + std::chrono::milliseconds(1010)) {
+  if (fo.active && fo.leader == i && fo.named) {
     return fo.to;
   }
   return s[i].master;

@@ -55,7 +55,7 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
       world_->net().add_address("redis", to.node());
       primary_ = &to;
       impl_->dirty = true;
-      note("switch-master", from.node().name() + " -> " + to.node().name());
+      note("new-primary", from.node().name() + " -> " + to.node().name());
     };
     if (loop::parse_url(sentinels_->url(), via)) via.sentinel.reset();
   }

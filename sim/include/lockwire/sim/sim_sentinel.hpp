@@ -74,6 +74,15 @@ class SimSentinels {
   // Failovers that reached +switch-master so far.
   [[nodiscard]] int switches() const noexcept;
 
+  // Two writable primaries: from a replica's promotion to its +switch-master (switched -1
+  // while that has not happened). Clients still on the old primary are granted there, and the
+  // leader already names the new one in the last ~90 ms.
+  struct Window {
+    Nanos promoted;
+    Nanos switched;
+  };
+  [[nodiscard]] std::vector<Window> windows() const;
+
   // Called at the first +switch-master of each failover (from, to): e.g. a harness re-pointing
   // a service address as an operator's DNS would.
   std::function<void(SimRedis& from, SimRedis& to)> on_switch;
