@@ -56,11 +56,7 @@ SimRedis::SimRedis(World& world, Node& node, SimRedisOptions options)
         // Bytes in flight on a replication link that was torn down (failover) are lost.
         if (alive.expired() || !*open) return;
         r->model_->apply(db, argv);
-        std::vector<std::pair<std::string, std::int64_t>> acks;
-        for (auto& x : replicas_)
-          acks.emplace_back(x.replica->node_.name() + ":" + std::to_string(x.replica->port()),
-                            x.replica->model_->repl_offset());
-        model_->set_replica_acks(std::move(acks));
+        publish_acks();
       });
     }
   };
@@ -224,7 +220,16 @@ void SimRedis::detach() {
     if (l.replica == this) *l.open = false;
   v.erase(std::remove_if(v.begin(), v.end(), [this](const Link& l) { return l.replica == this; }),
           v.end());
+  primary_->publish_acks();  // ROLE and WAIT on the old primary no longer count this replica
   primary_ = nullptr;
+}
+
+void SimRedis::publish_acks() {
+  std::vector<std::pair<std::string, std::int64_t>> acks;
+  for (auto& x : replicas_)
+    acks.emplace_back(x.replica->node_.name() + ":" + std::to_string(x.replica->port()),
+                      x.replica->model_->repl_offset());
+  model_->set_replica_acks(std::move(acks));
 }
 
 void SimRedis::promote() {

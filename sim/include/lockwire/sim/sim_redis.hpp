@@ -93,6 +93,7 @@ class SimRedis {
   void reap();
   void detach();  // leaves the current primary's replication stream
   void die(bool crashed);
+  void publish_acks();  // what the replicas acknowledged, to the model (ROLE, WAIT)
   World& world_;
   Node& node_;
   SimRedisOptions options_;
