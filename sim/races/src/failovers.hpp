@@ -12,5 +12,6 @@ void configure_lagging_replica(RunConfig& c);    // replica lag 300 ms
 void graceful_failover_mid_hold(Run& r);
 void crash_failover_lost_token(Run& r);
 void old_primary_still_writable(Run& r);
+void reconfirm_after_switch(Run& r);
 
 }  // namespace lockwire::races::failovers

@@ -837,6 +837,18 @@ const std::vector<Scenario>& all() {
        {},
        {},
        failovers::configure_sentinels},
+      {"reconfirm-after-switch",
+       "the replica's copy of a held lease expires before +switch-master (renewals reached only "
+       "the old primary); a waiter reaches the new primary before the holder re-confirms",
+       "no-reconfirm",
+       "lease-lost-in-switch-while-believed",
+       {Check::lease_loss_notice},
+       failovers::reconfirm_after_switch,
+       3,
+       "a lease still counts as held while its re-confirmation on the new primary is in flight "
+       "(found by the failover swarm, seed 2000063); not fixed in lock/ yet",
+       {},
+       failovers::configure_sentinels},
   };
   return v;
 }
