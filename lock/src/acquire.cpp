@@ -590,6 +590,7 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
   d->valid_until = t_send + w->req.ttl;
   d->keys = w->keys;
   d->registry_key = registry_key(w->keys.holders, w->req.owner);
+  d->core = weak_from_this();
   d->auto_renew = w->req.auto_renew;
   d->on_lost = std::move(w->req.on_lost);
   leases[d->registry_key] = d;
@@ -600,8 +601,8 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
   advance(q);
 }
 
-void Client::lock(LockRequest req, AcquireHandler handler) {
-  Core& c = *core_;
+void Client::Core::lock(LockRequest req, AcquireHandler handler) {
+  Core& c = *this;
   auto fail = [&](Ec ec) {
     if (auto* m = c.metrics()) m->on_op(Op::acquire, req.kind, ec, Nanos{0});
     c.loop.post([h = std::move(handler), ec] {
@@ -660,8 +661,8 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
   if (q->state == Queue::State::idle) c.attempt(q);
 }
 
-void Client::cancel(std::string_view resource, std::string_view owner) {
-  Core& c = *core_;
+void Client::Core::cancel(std::string_view resource, std::string_view owner) {
+  Core& c = *this;
   if (c.closed) return;
   auto it = c.queues.find(protocol::make_keys(c.opts.prefix, resource).holders);
   if (it == c.queues.end()) return;

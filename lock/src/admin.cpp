@@ -18,9 +18,9 @@ Ec Client::Core::check_resource(std::string_view resource) {
   return validate_name("resource", resource, opts.limits.max_resource_bytes, &last_error);
 }
 
-void Client::release(std::string resource, std::string owner, std::optional<Kind> kind,
+void Client::Core::release(std::string resource, std::string owner, std::optional<Kind> kind,
                      DoneHandler handler) {
-  Core& c = *core_;
+  Core& c = *this;
   if (Ec ec = c.check_by_owner(resource, owner)) return post_done(c.loop, std::move(handler), ec);
   const auto keys = protocol::make_keys(c.opts.prefix, resource);
   const loop::MonoTime t0 = c.loop.now();
@@ -66,9 +66,9 @@ void Client::release(std::string resource, std::string owner, std::optional<Kind
   }
 }
 
-void Client::renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
+void Client::Core::renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
                    DoneHandler handler) {
-  Core& c = *core_;
+  Core& c = *this;
   Ec ec = c.check_by_owner(resource, owner);
   if (!ec) ec = validate_ttl(ttl, c.opts.limits, &c.last_error);
   if (ec) return post_done(c.loop, std::move(handler), ec);
@@ -76,9 +76,9 @@ void Client::renew(std::string resource, std::string owner, std::optional<Kind> 
                 !kind.has_value(), ttl, std::move(handler));
 }
 
-void Client::force_release(std::string resource,
+void Client::Core::force_release(std::string resource,
                            std::function<void(std::error_code, std::size_t)> h) {
-  Core& c = *core_;
+  Core& c = *this;
   if (Ec ec = c.check_resource(resource)) {
     c.loop.post([h = std::move(h), ec] {
       if (h) h(ec, 0);
@@ -115,9 +115,9 @@ void Client::force_release(std::string resource,
   c.send(protocol::force_notice(c.notice_key, resource), [](Ec, const loop::Replies&) {});
 }
 
-void Client::inspect(std::string resource,
+void Client::Core::inspect(std::string resource,
                      std::function<void(std::error_code, const LockInfo&)> h) {
-  Core& c = *core_;
+  Core& c = *this;
   if (Ec ec = c.check_resource(resource)) {
     c.loop.post([h = std::move(h), ec] {
       if (h) h(ec, LockInfo{});

@@ -1,5 +1,5 @@
 // The lock client's facade and metrics; the machine itself is Client::Core (core.hpp).
-#include "core.hpp"
+#include "router.hpp"
 
 namespace lockwire::lock {
 
@@ -76,30 +76,125 @@ void Client::Core::shutdown() noexcept {
 
 // --- Client ------------------------------------------------------------------------------------
 
-Client::Client(loop::Loop& loop, loop::ConnectionOptions connection, ClientOptions options)
-    : core_(std::make_shared<Core>(loop, std::move(options))) {
+std::shared_ptr<Client::Core> Client::Core::create(loop::Loop& loop,
+                                                 loop::ConnectionOptions connection,
+                                                 ClientOptions options) {
+  auto core = std::make_shared<Core>(loop, std::move(options));
   // A lock request written on an abandoned connection must never be applied after the new
   // connection's (split-brain reconnect): kill the old one first (see ConnectionOptions).
-  connection.fence_abandoned = core_->opts.fence_abandoned;
-  core_->conn = std::make_unique<loop::Connection>(loop, std::move(connection));
-  std::weak_ptr<Core> w = core_;
-  core_->push_id = core_->conn->add_push_handler([w](resp::Frame f) {
+  connection.fence_abandoned = core->opts.fence_abandoned;
+  core->conn = std::make_unique<loop::Connection>(loop, std::move(connection));
+  std::weak_ptr<Core> w = core;
+  core->push_id = core->conn->add_push_handler([w](resp::Frame f) {
     if (auto c = w.lock(); c && !c->closed) c->on_push(f);
   });
-  core_->state_id = core_->conn->add_state_handler([w](loop::ConnectionState s, std::error_code) {
+  core->state_id = core->conn->add_state_handler([w](loop::ConnectionState s, std::error_code) {
     if (auto c = w.lock(); c && !c->closed) c->on_state(s);
   });
+  return core;
+}
+
+Client::Client(loop::Loop& loop, loop::ConnectionOptions connection, ClientOptions options) {
+  loop::ConnectionOptions base = connection;
+  core_ = Core::create(loop, std::move(connection), std::move(options));
+  if (!base.sentinel && !base.locate) {
+    core_->on_cluster = [this, base = std::move(base)]() mutable { enter_cluster(std::move(base)); };
+  }
+}
+
+// The first server said "cluster" at its first ready: from now on every call is routed. The
+// waits made so far were parked (attempts wait for the connect probe, which this server never
+// gets): they start again through the router with what is left of their wait.
+void Client::enter_cluster(loop::ConnectionOptions connection) {
+  router_ = std::make_shared<Router>(core_->loop, std::move(connection), core_->opts);
+  Core& seed = *core_;
+  std::vector<WaiterPtr> moving;
+  for (auto& [k, q] : seed.queues) {
+    q->stop_timers();
+    for (auto& w : q->waiters) moving.push_back(w);
+  }
+  for (auto& ww : seed.one_shots) {
+    if (auto w = ww.lock()) moving.push_back(std::move(w));
+  }
+  seed.queues.clear();
+  seed.parked.clear();
+  seed.one_shots.clear();
+  for (auto& w : moving) {
+    if (w->done) continue;
+    w->done = true;
+    w->deadline_timer.reset();
+    w->settle_timer.reset();
+    LockRequest req = std::move(w->req);
+    req.wait = std::max(Nanos{0}, w->deadline - seed.loop.now());
+    router_->lock(std::move(req), std::move(w->cb));
+  }
 }
 
 Client::~Client() {
+  if (router_) router_->close();
   core_->shutdown();
   // The connection goes with the core; its pending handlers see an expired weak_ptr.
+}
+
+void Client::lock(LockRequest req, AcquireHandler handler) {
+  if (router_) {
+    if (auto ec = validate(req)) {
+      core_->lock(std::move(req), std::move(handler));  // reports the invalid request
+      return;
+    }
+    return router_->lock(std::move(req), std::move(handler));
+  }
+  core_->lock(std::move(req), std::move(handler));
+}
+void Client::cancel(std::string_view resource, std::string_view owner) {
+  core_->cancel(resource, owner);
+  if (router_) {
+    for (auto& [k, c] : router_->shards) c->cancel(resource, owner);
+  }
+}
+// A lease goes back to the Core that granted it.
+void Client::release(const Lease& lease, DoneHandler handler) {
+  auto c = lease.valid() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
+  if (router_ && c) router_->last = c.get();
+  (c ? *c : *core_).release(lease, std::move(handler));
+}
+void Client::renew(const Lease& lease, DoneHandler handler) {
+  auto c = lease.valid() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
+  if (router_ && c) router_->last = c.get();
+  (c ? *c : *core_).renew(lease, std::move(handler));
+}
+void Client::release(std::string resource, std::string owner, std::optional<Kind> kind,
+                     DoneHandler handler) {
+  if (router_) {
+    return router_->by_owner(true, std::move(resource), std::move(owner), kind, Nanos{0},
+                             std::move(handler));
+  }
+  core_->release(std::move(resource), std::move(owner), kind, std::move(handler));
+}
+void Client::renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
+                   DoneHandler handler) {
+  if (router_) {
+    return router_->by_owner(false, std::move(resource), std::move(owner), kind, ttl,
+                             std::move(handler));
+  }
+  core_->renew(std::move(resource), std::move(owner), kind, ttl, std::move(handler));
+}
+void Client::force_release(std::string resource,
+                           std::function<void(std::error_code, std::size_t)> h) {
+  if (router_) return router_->force_release(std::move(resource), std::move(h));
+  core_->force_release(std::move(resource), std::move(h));
+}
+void Client::inspect(std::string resource,
+                     std::function<void(std::error_code, const LockInfo&)> h) {
+  if (router_) return router_->inspect(std::move(resource), std::move(h));
+  core_->inspect(std::move(resource), std::move(h));
 }
 
 void Client::start() {
   core_->conn->start();
 }
 void Client::close() noexcept {
+  if (router_) router_->close();
   core_->shutdown();
 }
 loop::Connection& Client::connection() noexcept {
@@ -109,15 +204,22 @@ const ClientOptions& Client::options() const noexcept {
   return core_->opts;
 }
 const ServerCapabilities& Client::capabilities() const noexcept {
+  if (router_ && router_->last != nullptr) return router_->last->caps;
+  if (router_ && !router_->shards.empty()) return router_->shards.begin()->second->caps;
   return core_->caps;
 }
 const std::string& Client::last_error() const noexcept {
+  if (router_) return router_->last != nullptr ? router_->last->last_error : router_->map_error;
   return core_->last_error;
 }
 
 std::error_code Client::validate(const LockRequest& req, std::string* why) const {
-  const Limits& lim = core_->opts.limits;
-  if (auto ec = validate_prefix(core_->opts.prefix, lim, why)) return ec;
+  return core_->validate(req, why);
+}
+
+std::error_code Client::Core::validate(const LockRequest& req, std::string* why) const {
+  const Limits& lim = opts.limits;
+  if (auto ec = validate_prefix(opts.prefix, lim, why)) return ec;
   if (auto ec = validate_name("resource", req.resource, lim.max_resource_bytes, why)) return ec;
   if (auto ec = validate_name("owner", req.owner, lim.max_owner_bytes, why)) return ec;
   if (auto ec = validate_ttl(req.ttl, lim, why)) return ec;

@@ -43,6 +43,9 @@ struct LeaseData {
   std::unique_ptr<loop::Timer> expiry_timer;
   std::unique_ptr<loop::Timer> renew_timer;
   bool renew_in_flight = false;
+  // The Client::Core that granted it (weak: a lease handle may outlive its client); its
+  // release and renewals go there (one Core per cluster shard).
+  std::weak_ptr<void> core;
 };
 
 using Ec = std::error_code;
@@ -151,9 +154,16 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   Core(loop::Loop& l, ClientOptions o)
       : loop(l), opts(std::move(o)), notice_key(protocol::notice_key(opts.prefix)) {}
 
+  // A Core with its connection (handlers wired, not started).
+  static std::shared_ptr<Core> create(loop::Loop& loop, loop::ConnectionOptions connection,
+                                      ClientOptions options);
   loop::Loop& loop;
   ClientOptions opts;
   std::unique_ptr<loop::Connection> conn;
+  // Set on the Client's first Core: called (once) instead of the connect probe when the
+  // server's HELLO says "cluster" (Client::Router takes over).
+  std::function<void()> on_cluster;
+  bool control_only = false;
   bool closed = false;
   ServerCapabilities caps;   // of the current connection (connect probe)
   std::string last_error;    // detail of the last failure reported (Client::last_error)
@@ -408,6 +418,18 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
                     const std::function<void(Ec)>& done);
 
+  // ---- the public operations on this Core (Client routes each call to its Core) -------------
+  void lock(LockRequest req, AcquireHandler handler);
+  void cancel(std::string_view resource, std::string_view owner);
+  void release(const Lease& lease, DoneHandler handler);
+  void renew(const Lease& lease, DoneHandler handler);
+  void release(std::string resource, std::string owner, std::optional<Kind> kind,
+               DoneHandler handler);
+  void renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
+             DoneHandler handler);
+  void force_release(std::string resource, std::function<void(std::error_code, std::size_t)> h);
+  void inspect(std::string resource, std::function<void(std::error_code, const LockInfo&)> h);
+  [[nodiscard]] std::error_code validate(const LockRequest& req, std::string* why = nullptr) const;
   [[nodiscard]] Ec check_by_owner(std::string_view resource, std::string_view owner);
   [[nodiscard]] Ec check_resource(std::string_view resource);
 

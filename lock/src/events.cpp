@@ -134,6 +134,11 @@ void Client::Core::on_state(loop::ConnectionState s) {
     caps.probed = false;
   }
   if (s != loop::ConnectionState::ready || closed) return;
+  if (control_only) return;  // a cluster's first connection, kept for Client::connection()
+  if (on_cluster && conn->server_mode() == "cluster") {
+    control_only = true;
+    return on_cluster();
+  }
   // Tracking is connection state: re-enable it after every (re)connect, together with the
   // tracked read of the force-release notice, and learn what the server lets us do (a refusal
   // is an answer); then let every waiter re-check and every holder check its lease (pushes
@@ -193,8 +198,11 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
 
 std::uint64_t Client::Core::fence_floor() const noexcept {
   if (!caps.clock_known || opts.regressions.counter_tokens) return 0;
-  const auto since = std::chrono::duration_cast<std::chrono::microseconds>(loop.now() - server_us_at);
-  const std::uint64_t f = server_us + static_cast<std::uint64_t>(std::max<std::int64_t>(0, since.count()));
+  // Our monotonic clock may run up to 100 ppm faster than the server's: count elapsed time at
+  // 1 - 1e-4 so the floor never passes the server's clock (docs/protocol.md, "Fencing tokens").
+  const std::int64_t us = std::max<std::int64_t>(
+      0, std::chrono::duration_cast<std::chrono::microseconds>(loop.now() - server_us_at).count());
+  const std::uint64_t f = server_us + static_cast<std::uint64_t>(us - us / 10'000);
   // Room above the floor for the counter's increments before the doubles stop being exact.
   return std::min(f, protocol::kMaxToken / 2);
 }

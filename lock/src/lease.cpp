@@ -194,8 +194,8 @@ void Client::Core::finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
   if (done) done(ec);
 }
 
-void Client::release(const Lease& lease, DoneHandler handler) {
-  Core& c = *core_;
+void Client::Core::release(const Lease& lease, DoneHandler handler) {
+  Core& c = *this;
   auto post = [&](Ec ec) { post_done(c.loop, std::move(handler), ec); };
   if (c.closed) return post(Errc::closed);
   if (!lease.valid()) return post(Errc::invalid_argument);
@@ -248,8 +248,8 @@ void Client::release(const Lease& lease, DoneHandler handler) {
   }));
 }
 
-void Client::renew(const Lease& lease, DoneHandler handler) {
-  Core& c = *core_;
+void Client::Core::renew(const Lease& lease, DoneHandler handler) {
+  Core& c = *this;
   auto post = [&](Ec ec) { post_done(c.loop, std::move(handler), ec); };
   if (c.closed) return post(Errc::closed);
   if (!lease.valid()) return post(Errc::invalid_argument);

@@ -528,6 +528,12 @@ void Connection::remove_state_handler(std::uint64_t id) noexcept {
 Loop& Connection::loop() noexcept {
   return impl_->loop;
 }
+const std::string& Connection::server_mode() const noexcept {
+  return impl_->handshake.server_mode();
+}
+void Connection::relocate(std::string why) {
+  impl_->left_primary(std::move(why));
+}
 std::int64_t Connection::client_id() const noexcept {
   return impl_->handshake.client_id();
 }

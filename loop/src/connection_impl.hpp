@@ -115,6 +115,7 @@ struct Connection::Impl final : StreamHandler {
   std::string ready_address;
   std::optional<std::uint64_t> ready_config_epoch;
   std::uint64_t primary_epoch = 0;
+  std::uint64_t locate_gen = 0;  // answers of an older opt.locate question are ignored
 
   // Sentinel discovery (set iff opt.sentinel). `link` is the one connection to a sentinel: the
   // one being asked during a round, afterwards the one that answered (discovery->sentinels()
@@ -179,6 +180,7 @@ struct Connection::Impl final : StreamHandler {
   // --- handshake.cpp ----------------------------------------------------------------------------
   void connect_now();
   void connect_server(const Endpoint& ep);
+  void locate_server();  // connect_now() with opt.locate: asks it, then connect_server()
   void schedule_reconnect();
   void on_connected(std::error_code ec) override;
   void after_disconnect();

@@ -44,7 +44,7 @@ std::vector<Handshake::Command> Handshake::begin(const ConnectionOptions& opt,
     resp::append_command(s, "SELECT", static_cast<std::int64_t>(opt.db));
     out.push_back({std::move(s), Step::select});
   }
-  if (opt.sentinel) {
+  if (opt.sentinel || opt.locate) {
     std::string s;
     resp::append_command(s, {"ROLE"});
     out.push_back({std::move(s), Step::role});
@@ -126,10 +126,12 @@ Handshake::Verdict Handshake::reply(resp::Frame frame) {
   } else if (step == Step::hello && v < frame.size() && frame[v].type == resp::Type::map) {
     for (std::size_t i = resp::first_element(frame, v); i < frame.size();
          i = resp::next_element(frame, resp::next_element(frame, i))) {
+      const std::size_t val = resp::next_element(frame, i);
+      if (val >= frame.size()) break;
       if (resp::equals(frame[i], "id")) {
-        const std::size_t val = resp::next_element(frame, i);
-        if (val < frame.size()) client_id_ = resp::to_int64(frame[val]).value_or(-1);
-        break;
+        client_id_ = resp::to_int64(frame[val]).value_or(-1);
+      } else if (resp::equals(frame[i], "mode") && resp::is_string_like(frame[val].type)) {
+        mode_.assign(frame[val].value);
       }
     }
   }
@@ -174,7 +176,21 @@ void Connection::Impl::connect_now() {
   acc_bytes.clear();
   if (!notify(ConnectionState::connecting, {})) return;
   if (discovery) return discover();  // the sentinels name the server first
+  if (opt.locate) return locate_server();
   connect_server(opt.endpoint);
+}
+
+void Connection::Impl::locate_server() {
+  const std::uint64_t gen = ++locate_gen;
+  std::weak_ptr<Impl*> alive = token;
+  opt.locate([this, alive, gen](std::optional<Endpoint> ep, std::string why) {
+    if (alive.expired() || gen != locate_gen || state != ConnectionState::connecting) return;
+    if (ep) return connect_server(*ep);
+    last_error = why.empty() ? std::string("no server to connect to") : std::move(why);
+    Guard g(this);
+    if (!notify(ConnectionState::disconnected, make_error_code(Errc::connect_failed))) return;
+    after_disconnect();
+  });
 }
 
 void Connection::Impl::connect_server(const Endpoint& ep) {

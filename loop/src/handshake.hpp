@@ -51,6 +51,7 @@ class Handshake {
 
   // CLIENT ID from the last answered HELLO; -1 before.
   [[nodiscard]] std::int64_t client_id() const noexcept { return client_id_; }
+  [[nodiscard]] const std::string& server_mode() const noexcept { return mode_; }
   // Earlier connections still to kill (id, address as the server saw it).
   [[nodiscard]] const std::deque<std::pair<std::int64_t, std::string>>& fences() const noexcept {
     return fences_;
@@ -60,6 +61,7 @@ class Handshake {
   std::vector<Step> steps_;  // of the last begin(), in order
   std::size_t answered_ = 0;
   std::int64_t client_id_ = -1;
+  std::string mode_;         // HELLO's "mode"
   std::string client_addr_;  // CLIENT INFO addr= of the current connection (fence_abandoned)
   std::string server_;       // of the last begin(): whose connections fences_ are
   // Popped when a CLIENT KILL is answered (killed, already gone, or refused: done either way).

@@ -159,18 +159,22 @@ void Connection::Impl::accumulate(resp::Frame frame) {
 
 void Connection::Impl::complete(InFlight& f, const Replies& replies, bool error) {
   // With sentinel discovery a -READONLY means the server was demoted under us (a move whose
-  // +switch-master we missed): the caller gets its reply, then the connection goes.
-  bool demoted = false;
-  if (error && discovery && f.internal == Internal::user) {
-    for (std::size_t i = 0; i < replies.size() && !demoted; ++i) {
-      demoted = detail::is_readonly(replies[i]);
+  // +switch-master we missed); with opt.locate (a cluster shard) so does -MOVED: the caller
+  // gets its reply, then the connection goes and locates the primary again.
+  std::string_view demoted;
+  if (error && (discovery || opt.locate) && f.internal == Internal::user) {
+    for (std::size_t i = 0; i < replies.size() && demoted.empty(); ++i) {
+      if (detail::is_readonly(replies[i])) demoted = "-READONLY";
+      if (opt.locate && detail::is_moved(replies[i])) demoted = "-MOVED";
     }
   }
-  if (!demoted) return deliver(f, replies, error);
+  if (demoted.empty()) return deliver(f, replies, error);
+  const std::string why = detail::describe(server) + " answered " + std::string(demoted) +
+                          ": it is no longer the primary";
   Guard g(this);
   deliver(f, replies, error);
   if (g.dead) return;
-  left_primary(detail::describe(server) + " answered -READONLY: it is no longer the primary");
+  left_primary(why);
 }
 
 void Connection::Impl::deliver(InFlight& f, const Replies& replies, bool error) {

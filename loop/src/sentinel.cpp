@@ -201,4 +201,9 @@ bool is_readonly(resp::Frame reply) noexcept {
   return v < reply.size() && resp::is_error(reply[v]) && resp::error_code(reply[v]) == "READONLY";
 }
 
+bool is_moved(resp::Frame reply) noexcept {
+  const std::size_t v = resp::value_index(reply);
+  return v < reply.size() && resp::is_error(reply[v]) && resp::error_code(reply[v]) == "MOVED";
+}
+
 }  // namespace lockwire::loop::detail

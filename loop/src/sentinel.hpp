@@ -90,6 +90,8 @@ class Discovery {
 
 // True when a reply is a -READONLY error (what a replica says to a write).
 [[nodiscard]] bool is_readonly(resp::Frame reply) noexcept;
+// A -MOVED error reply (a cluster node that does not serve the key's slot, e.g. demoted).
+[[nodiscard]] bool is_moved(resp::Frame reply) noexcept;
 
 // "host:port", "[v6]:port" or the socket path.
 [[nodiscard]] std::string describe(const Endpoint& ep);

@@ -14,117 +14,12 @@ constexpr Nanos kHeal{3s};
 // With a failover: detection (down-after 1 s) + election + promotion + switch take up to
 // ~3.5 s after the fault, and a cut-off lasts up to 3 s: healed from 7 s on.
 constexpr Nanos kHealFailover{7s};
-constexpr const char* kFailoverKinds[] = {"sentinel-failover", "primary-killed",
-                                          "primary-cut-off"};
-
-bool has(std::string_view list, std::string_view item) {
-  std::size_t pos = 0;
-  while (pos <= list.size()) {
-    const std::size_t c = std::min(list.find(',', pos), list.size());
-    if (list.substr(pos, c - pos) == item) return true;
-    pos = c + 1;
-  }
-  return false;
-}
 
 Nanos ms(std::int64_t v) {
   return std::chrono::milliseconds(v);
 }
 
 }  // namespace
-
-std::string Profile::describe() const {
-  std::string s;
-  auto add = [&](bool on, const char* n) {
-    if (!on) return;
-    if (!s.empty()) s += ",";
-    s += n;
-  };
-  add(latency, "latency");
-  add(jitter, "jitter");
-  add(splits, "splits");
-  add(clogs, "clogs");
-  add(cuts, "cuts");
-  add(pauses, "pauses");
-  add(stalls, "stalls");
-  add(mono_steps, "mono-steps");
-  add(wall_steps, "wall-steps");
-  add(restarts, "restarts");
-  add(client_pauses, "client-pauses");
-  add(acl_tracking, "acl-tracking");
-  add(acl_caching, "acl-caching");
-  add(oom, "oom");
-  add(failovers, "failovers");
-  if (s.empty()) s = "none";
-  std::string out = "faults=" + s + " intensity=" + std::to_string(intensity) +
-                    " clients=" + std::to_string(clients) +
-                    " resources=" + std::to_string(resources);
-  if (acl_tracking || acl_caching) {
-    out += " restricted=";
-    for (int i = 0; i < clients; ++i)
-      if (restricted & (1u << i)) out += std::to_string(i + 1);
-  }
-  if (failovers) {
-    out += std::string(" failover=") + kFailoverKinds[failover_kind] + "@" +
-           std::to_string(failover_at_ms) + "ms";
-    if (failover_kind != 0) out += "+" + std::to_string(failover_ms) + "ms";
-    out += " replica-lag=" + std::to_string(replica_lag_us) + "us";
-  }
-  return out;
-}
-
-Profile profile_for(std::uint64_t seed, std::string_view forced) {
-  const bool conditions = seed >= kConditionsFrom;  // (splitmix64 advances `seed` in place)
-  const std::uint64_t seed_was = seed;
-  sim::Rng r(sim::splitmix64(seed));
-  Profile p;
-  const bool all = forced == "all";
-  const bool none = forced == "none";
-  auto pick = [&](const char* name) {
-    const bool coin = r.chance(500000);
-    if (all) return true;
-    if (none) return false;
-    if (!forced.empty()) return has(forced, name);
-    return coin;
-  };
-  p.latency = pick("latency");
-  p.jitter = pick("jitter");
-  p.splits = pick("splits");
-  p.clogs = pick("clogs");
-  p.cuts = pick("cuts");
-  p.pauses = pick("pauses");
-  p.stalls = pick("stalls");
-  p.mono_steps = pick("mono-steps");
-  p.wall_steps = pick("wall-steps");
-  p.restarts = pick("restarts");
-  p.intensity = static_cast<int>(r.between(1, 3));
-  p.clients = static_cast<int>(r.between(2, 4));
-  p.resources = static_cast<int>(r.between(1, 2));
-  // The server conditions, drawn after everything above (which they leave as it was); a swarm
-  // seed below kConditionsFrom draws them but does not use them, so its run is unchanged.
-  const bool swarm = forced.empty();
-  auto pick_new = [&](const char* name) {
-    const bool on = pick(name);
-    return swarm ? on && conditions : on;
-  };
-  p.client_pauses = pick_new("client-pauses");
-  p.acl_tracking = pick_new("acl-tracking");
-  p.acl_caching = pick_new("acl-caching");
-  p.oom = pick_new("oom");
-  const std::uint64_t mask = r.next();
-  if (p.acl_tracking || p.acl_caching) {
-    p.restricted = static_cast<std::uint32_t>(mask) & ((1u << p.clients) - 1);
-    if (p.restricted == 0) p.restricted = 1;
-  }
-  // Failovers (issue #15), drawn after everything above.
-  const bool fo = pick("failovers");
-  p.failovers = swarm ? fo && seed_was >= kFailoversFrom : fo;
-  p.failover_kind = static_cast<int>(r.below(3));
-  p.failover_at_ms = static_cast<std::int64_t>(r.between(200, 2000));
-  p.failover_ms = static_cast<std::int64_t>(r.between(300, 3000));
-  p.replica_lag_us = static_cast<std::int64_t>(r.between(50, 5000));
-  return p;
-}
 
 ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const Profile& p,
                           bool keep_trace) {

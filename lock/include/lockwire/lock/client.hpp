@@ -241,8 +241,11 @@ class Client {
   [[nodiscard]] const std::string& last_error() const noexcept;
 
  private:
-  struct Core;  // lock/src/core.hpp
+  struct Core;    // lock/src/core.hpp
+  struct Router;  // lock/src/router.hpp: set once the server turned out to be a Redis Cluster
+  void enter_cluster(loop::ConnectionOptions connection);
   std::shared_ptr<Core> core_;
+  std::shared_ptr<Router> router_;
 };
 
 }  // namespace lockwire::lock

@@ -120,6 +120,14 @@ struct ConnectionOptions {
   // Set: before each (re)connect the sentinels name the primary of master_name (see
   // Connection, "Sentinel discovery").
   std::optional<SentinelOptions> sentinel;
+  // Set (and no sentinel): before each (re)connect the connection asks this which server to
+  // connect to — `answer(endpoint, "")`, or `answer(nullopt, why)` to fail that attempt
+  // (state `disconnected`, Errc::connect_failed, last_error = why; retried after the backoff).
+  // As with sentinel discovery, the handshake checks with ROLE that the server is a master, and
+  // a -READONLY or -MOVED reply to a request (a demoted node) drops the connection to locate
+  // again. The Cluster lock client uses it: one connection per shard, following its primary.
+  using Answer = std::function<void(std::optional<Endpoint>, std::string why)>;
+  std::function<void(Answer)> locate;
   std::string username;  // empty: "default" when password is set
   std::string password;
   int db = 0;
@@ -224,6 +232,13 @@ class Connection {
 
   [[nodiscard]] Loop& loop() noexcept;
   [[nodiscard]] std::int64_t client_id() const noexcept;  // CLIENT ID from HELLO; -1 before
+  // HELLO's "mode" at the last handshake: "standalone", "cluster" or "sentinel" ("" before).
+  [[nodiscard]] const std::string& server_mode() const noexcept;
+  // Drops the current stream as if the server had gone (written requests fail with
+  // outcome_unknown; state handlers see `disconnected`, Errc::connection_lost, last_error =
+  // why) and reconnects — through ConnectionOptions::locate or the sentinels when set. For an
+  // upper layer that learnt the server is no longer the one to use (a cluster MOVED).
+  void relocate(std::string why);
 
   // The server of the current (or last) stream: options.endpoint, or with sentinel discovery the
   // primary the sentinels named (its host and port, with endpoint.tls), set when the stream to

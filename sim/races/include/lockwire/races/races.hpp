@@ -22,6 +22,7 @@
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/sim/sim_redis.hpp"
 #include "lockwire/sim/sim_sentinel.hpp"
+#include "lockwire/sim/swarm.hpp"
 #include "lockwire/sim/world.hpp"
 
 namespace lockwire::races {
@@ -281,36 +282,14 @@ struct ScenarioResult {
 
 // ---- exploration -------------------------------------------------------------------------------
 
-struct Profile {
-  bool latency = false, jitter = false, splits = false, clogs = false, cuts = false;
-  bool pauses = false, stalls = false, mono_steps = false, wall_steps = false;
-  bool restarts = false;  // with full persistence (AOF always): no data is lost
-  // Server conditions (issue #13); a swarm seed draws them only from kConditionsFrom on.
-  bool client_pauses = false;  // CLIENT PAUSE WRITE or ALL windows on the server
-  bool acl_tracking = false;   // some clients log in as a user denied CLIENT TRACKING
-  bool acl_caching = false;    // some clients log in as a user denied CLIENT CACHING
-  bool oom = false;            // maxmemory noeviction just above the used memory: OOM windows
-  std::uint32_t restricted = 0;  // acl_*: bit i = client i logs in as a restricted user
-  // Issue #15; a swarm seed draws it only from kFailoversFrom on. Clients connect through three
-  // sentinels (RunConfig::sentinels) and one failover happens: `failover_kind` 0 = SENTINEL
-  // FAILOVER, 1 = the primary's process killed (restarted with AOF after failover_ms),
-  // 2 = the primary cut off from the sentinels (not from its clients) for failover_ms.
-  bool failovers = false;
-  int failover_kind = 0;
-  std::int64_t failover_at_ms = 0, failover_ms = 0, replica_lag_us = 0;
-  int clients = 3;
-  int resources = 1;
-  int intensity = 1;  // 1..3: how many faults and how hard
-  [[nodiscard]] std::string describe() const;
-};
-// Swarm seeds below this keep the profile (and trace) they had before the server conditions
-// existed; from here on a seed also draws client-pauses, acl-tracking, acl-caching and oom.
-inline constexpr std::uint64_t kConditionsFrom = 1'000'000;
-// From here on a swarm seed also draws `failovers` (with probability 1/2): sentinels and one
-// failover of one of three kinds (Profile). Seeds below keep their runs and hashes.
-inline constexpr std::uint64_t kFailoversFrom = 2'000'000;
-// The swarm profile a seed picks (`forced` non-empty: a comma list of faults, or "none"/"all").
-[[nodiscard]] Profile profile_for(std::uint64_t seed, std::string_view forced = {});
+// The swarm profiles live in the simulator (lockwire/sim/swarm.hpp), shared with the user test
+// harness; these names keep explore's callers unchanged.
+using Profile = sim::FaultProfile;
+using sim::kConditionsFrom;
+using sim::kFailoversFrom;
+[[nodiscard]] inline Profile profile_for(std::uint64_t seed, std::string_view forced = {}) {
+  return sim::fault_profile_for(seed, forced);
+}
 
 struct ExploreResult {
   bool ok = true;

@@ -1,0 +1,84 @@
+// Client::Router: a lock::Client on Redis Cluster (docs/protocol.md, "Redis Cluster").
+//
+// The lock protocol needs no change on a cluster: every key of a resource carries the hash tag
+// {R}, so each operation is one slot. What changes is around it:
+// - One Client::Core per shard (a primary and its slots), created when a resource of that shard
+//   is first used. Each Core is the single-server machine unchanged, with its own connection,
+//   tracking, force-release notice, fencing floor (its server's clock) and lease re-confirmation.
+// - Each shard Core's connection finds its primary through ConnectionOptions::locate: the slot
+//   map, read again (CLUSTER SHARDS from any node that answers) before each (re)connect, names
+//   the primary of the shard's first slot. So a cluster failover is followed like a Sentinel
+//   one: the connection drops (the old primary is gone, or answers MOVED / ROLE slave), locates
+//   the promoted replica, and every held lease is renewed there before it is trusted further.
+// - Each shard's force-release notice is a key of its own in one of the shard's slots
+//   ("<prefix>force-released{<tag>}"), tracked by every Core of that shard: a force_release
+//   reaches the holders of any resource, whatever slot it lives in.
+// - A call whose resource the map places elsewhere than the server does (a MOVED reply: the
+//   command did not run) is sent again, at most kMaxRedirects times, to the shard MOVED names.
+//
+// A Client starts as one Core on the URL's first host. If that server's HELLO says "cluster",
+// the Client hands the waits made so far (none was attempted: attempts wait for the first
+// connect probe) to the router; that first connection stays as Client::connection().
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core.hpp"
+#include "lockwire/loop/cluster_map.hpp"
+
+namespace lockwire::lock {
+
+struct Client::Router : std::enable_shared_from_this<Client::Router> {
+  Router(loop::Loop& l, loop::ConnectionOptions b, ClientOptions o)
+      : loop(l), base(std::move(b)), opts(std::move(o)) {}
+
+  loop::Loop& loop;
+  loop::ConnectionOptions base;  // the user's options: credentials, TLS, timeouts, seeds
+  ClientOptions opts;
+  bool closed = false;
+
+  loop::cluster::SlotMap map;
+  bool have_map = false;
+  std::string map_error;               // why there is no map (every node's words)
+  loop::MonoTime map_at{};             // when it was last read
+  std::vector<loop::Endpoint> asked;   // candidates of the refresh in progress
+  std::size_t next_candidate = 0;
+  std::unique_ptr<loop::Connection> asking;
+  std::vector<std::function<void(bool)>> refresh_waiters;  // non-empty: a refresh runs
+
+  // Shard Cores by the lowest slot their primary served when they were created.
+  std::map<std::uint16_t, std::shared_ptr<Core>> shards;
+  Core* last = nullptr;  // the Core that answered the last call (Client::last_error)
+
+  static constexpr int kMaxRedirects = 3;
+  static constexpr std::uint16_t kNoShard = 0xffff;
+
+  // Reads the slot map again unless it was read within the last 50 ms, then `done(ok)`.
+  void refresh(std::function<void(bool ok)> done, bool force = false);
+  void ask_next();
+  void refreshed(bool ok);
+  // The lowest slot served by the primary that serves `slot` (the shard's key); kNoShard.
+  [[nodiscard]] std::uint16_t shard_of(std::uint16_t slot) const;
+  // The Core for `resource`'s slot (created on first use); runs `fn(core or nullptr)` once the
+  // map is known — nullptr when no node serves the slot (last error in map_error).
+  void with_core(const std::string& resource, std::function<void(Core*)> fn);
+  std::shared_ptr<Core> make_core(std::uint16_t shard);
+  void locate(std::uint16_t shard, const loop::ConnectionOptions::Answer& answer);
+  // `c` refused a call with MOVED: patch the map and say whether to send it again.
+  bool moved(Core& c);
+  void close() noexcept;
+
+  // The routed operations (Client's facade calls these in cluster mode).
+  void lock(LockRequest req, AcquireHandler handler, int redirects = 0);
+  void by_owner(bool release, std::string resource, std::string owner, std::optional<Kind> kind,
+                Nanos ttl, DoneHandler handler, int redirects = 0);
+  void force_release(std::string resource, std::function<void(std::error_code, std::size_t)> h,
+                     int redirects = 0);
+  void inspect(std::string resource, std::function<void(std::error_code, const LockInfo&)> h,
+               int redirects = 0);
+};
+
+}  // namespace lockwire::lock

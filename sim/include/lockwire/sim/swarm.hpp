@@ -1,0 +1,50 @@
+// Swarm fault profiles: a seed picks which faults are on and how hard (each fault a coin flip),
+// so that many seeds cover many combinations instead of all faults at once. Shared by
+// `lockwire-sim explore` (sim/races) and the user-facing test harness (lockwire/sim/test.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace lockwire::sim {
+
+struct FaultProfile {
+  bool latency = false, jitter = false, splits = false, clogs = false, cuts = false;
+  bool pauses = false, stalls = false, mono_steps = false, wall_steps = false;
+  bool restarts = false;  // with full persistence (AOF always): no data is lost
+  // Server conditions (issue #13); a swarm seed draws them only from kConditionsFrom on.
+  bool client_pauses = false;  // CLIENT PAUSE WRITE or ALL windows on the server
+  bool acl_tracking = false;   // some clients log in as a user denied CLIENT TRACKING
+  bool acl_caching = false;    // some clients log in as a user denied CLIENT CACHING
+  bool oom = false;            // maxmemory noeviction just above the used memory: OOM windows
+  std::uint32_t restricted = 0;  // acl_*: bit i = client i logs in as a restricted user
+  // Issue #15, for `lockwire-sim explore` (sim/races: the user harness has no sentinels and
+  // ignores it); a swarm seed draws it only from kFailoversFrom on, "all" leaves it off. The
+  // clients connect through three sentinels and one failover happens: `failover_kind` 0 =
+  // SENTINEL FAILOVER, 1 = the primary's process killed (restarted with AOF after failover_ms),
+  // 2 = the primary cut off from the sentinels (not from its clients) for failover_ms.
+  bool failovers = false;
+  int failover_kind = 0;
+  std::int64_t failover_at_ms = 0, failover_ms = 0, replica_lag_us = 0;
+  int clients = 3;
+  int resources = 1;
+  int intensity = 1;  // 1..3: how many faults and how hard
+  // "faults=a,b intensity=N clients=N resources=N[ restricted=...]"
+  [[nodiscard]] std::string describe() const;
+  // Only the faults: "a,b" or "none".
+  [[nodiscard]] std::string fault_list() const;
+};
+// Swarm seeds below this keep the profile (and trace) they had before the server conditions
+// existed; from here on a seed also draws client-pauses, acl-tracking, acl-caching and oom.
+inline constexpr std::uint64_t kConditionsFrom = 1'000'000;
+// From here on a swarm seed also draws `failovers` (probability 1/2). Older seeds keep their runs.
+inline constexpr std::uint64_t kFailoversFrom = 2'000'000;
+// The swarm profile a seed picks (`forced` non-empty: a comma list of faults, or "none"/"all").
+[[nodiscard]] FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced = {});
+// Every fault name fault_profile_for understands, comma-separated.
+inline constexpr std::string_view kFaultNames =
+    "latency,jitter,splits,clogs,cuts,pauses,stalls,mono-steps,wall-steps,restarts,"
+    "client-pauses,acl-tracking,acl-caching,oom";
+
+}  // namespace lockwire::sim

@@ -1,0 +1,124 @@
+// Swarm fault profiles (moved here from sim/races/src/explore.cpp unchanged, so that the user
+// test harness draws the same profiles as `lockwire-sim explore`).
+#include "lockwire/sim/swarm.hpp"
+
+#include <algorithm>
+
+#include "lockwire/sim/rng.hpp"
+
+namespace lockwire::sim {
+
+namespace {
+
+bool has(std::string_view list, std::string_view item) {
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    const std::size_t c = std::min(list.find(',', pos), list.size());
+    if (list.substr(pos, c - pos) == item) return true;
+    pos = c + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string FaultProfile::fault_list() const {
+  std::string s;
+  auto add = [&](bool on, const char* n) {
+    if (!on) return;
+    if (!s.empty()) s += ",";
+    s += n;
+  };
+  add(latency, "latency");
+  add(jitter, "jitter");
+  add(splits, "splits");
+  add(clogs, "clogs");
+  add(cuts, "cuts");
+  add(pauses, "pauses");
+  add(stalls, "stalls");
+  add(mono_steps, "mono-steps");
+  add(wall_steps, "wall-steps");
+  add(restarts, "restarts");
+  add(client_pauses, "client-pauses");
+  add(acl_tracking, "acl-tracking");
+  add(acl_caching, "acl-caching");
+  add(oom, "oom");
+  add(failovers, "failovers");
+  if (s.empty()) s = "none";
+  return s;
+}
+
+std::string FaultProfile::describe() const {
+  std::string out = "faults=" + fault_list() + " intensity=" + std::to_string(intensity) +
+                    " clients=" + std::to_string(clients) +
+                    " resources=" + std::to_string(resources);
+  if (acl_tracking || acl_caching) {
+    out += " restricted=";
+    for (int i = 0; i < clients; ++i)
+      if (restricted & (1u << i)) out += std::to_string(i + 1);
+  }
+  if (failovers) {
+    static constexpr const char* kKinds[] = {"sentinel-failover", "primary-killed",
+                                             "primary-cut-off"};
+    out += std::string(" failover=") + kKinds[failover_kind] + "@" +
+           std::to_string(failover_at_ms) + "ms";
+    if (failover_kind != 0) out += "+" + std::to_string(failover_ms) + "ms";
+    out += " replica-lag=" + std::to_string(replica_lag_us) + "us";
+  }
+  return out;
+}
+
+FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
+  const bool conditions = seed >= kConditionsFrom;  // (splitmix64 advances `seed` in place)
+  const bool failovers = seed >= kFailoversFrom;
+  Rng r(splitmix64(seed));
+  FaultProfile p;
+  const bool all = forced == "all";
+  const bool none = forced == "none";
+  auto pick = [&](const char* name) {
+    const bool coin = r.chance(500000);
+    if (all) return true;
+    if (none) return false;
+    if (!forced.empty()) return has(forced, name);
+    return coin;
+  };
+  p.latency = pick("latency");
+  p.jitter = pick("jitter");
+  p.splits = pick("splits");
+  p.clogs = pick("clogs");
+  p.cuts = pick("cuts");
+  p.pauses = pick("pauses");
+  p.stalls = pick("stalls");
+  p.mono_steps = pick("mono-steps");
+  p.wall_steps = pick("wall-steps");
+  p.restarts = pick("restarts");
+  p.intensity = static_cast<int>(r.between(1, 3));
+  p.clients = static_cast<int>(r.between(2, 4));
+  p.resources = static_cast<int>(r.between(1, 2));
+  // The server conditions, drawn after everything above (which they leave as it was); a swarm
+  // seed below kConditionsFrom draws them but does not use them, so its run is unchanged.
+  const bool swarm = forced.empty();
+  auto pick_new = [&](const char* name) {
+    const bool on = pick(name);
+    return swarm ? on && conditions : on;
+  };
+  p.client_pauses = pick_new("client-pauses");
+  p.acl_tracking = pick_new("acl-tracking");
+  p.acl_caching = pick_new("acl-caching");
+  p.oom = pick_new("oom");
+  const std::uint64_t mask = r.next();
+  if (p.acl_tracking || p.acl_caching) {
+    p.restricted = static_cast<std::uint32_t>(mask) & ((1u << p.clients) - 1);
+    if (p.restricted == 0) p.restricted = 1;
+  }
+  // Failovers (issue #15), drawn after everything above; only by name when forced.
+  const bool fo = r.chance(500000);
+  p.failovers = swarm ? fo && failovers : has(forced, "failovers");
+  p.failover_kind = static_cast<int>(r.below(3));
+  p.failover_at_ms = static_cast<std::int64_t>(r.between(200, 2000));
+  p.failover_ms = static_cast<std::int64_t>(r.between(300, 3000));
+  p.replica_lag_us = static_cast<std::int64_t>(r.between(50, 5000));
+  return p;
+}
+
+}  // namespace lockwire::sim
