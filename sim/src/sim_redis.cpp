@@ -41,6 +41,7 @@ SimRedis::SimRedis(World& world, Node& node, SimRedisOptions options)
   };
   h.stall = [this](std::int64_t us) { stall(Nanos(us * 1000)); };
   h.wall_us = [this] { return node_.wall_now().since_epoch.count() / 1000; };
+  h.sentinel = options_.sentinel;
   h.trace = [this](std::string_view what, std::string_view detail) {
     world_.trace().record(world_.now(), node_.name(), what, detail);
   };
@@ -55,11 +56,7 @@ SimRedis::SimRedis(World& world, Node& node, SimRedisOptions options)
         // Bytes in flight on a replication link that was torn down (failover) are lost.
         if (alive.expired() || !*open) return;
         r->model_->apply(db, argv);
-        std::vector<std::pair<std::string, std::int64_t>> acks;
-        for (auto& x : replicas_)
-          acks.emplace_back(x.replica->node_.name() + ":" + std::to_string(x.replica->port()),
-                            x.replica->model_->repl_offset());
-        model_->set_replica_acks(std::move(acks));
+        publish_acks();
       });
     }
   };
@@ -157,8 +154,25 @@ void SimRedis::drop_connections() {
 }
 
 void SimRedis::kill() {
+  die(false);
+}
+
+void SimRedis::crash() {
+  die(true);
+}
+
+void SimRedis::die(bool crashed) {
   if (!node_.alive()) return;
-  node_.kill();
+  if (crashed) {
+    for (auto& l : replicas_) {
+      *l.open = false;  // the replication stream's unsent and in-flight bytes are gone
+      l.open = std::make_shared<bool>(true);
+      l.last_at = Nanos(0);
+    }
+    node_.crash();
+  } else {
+    node_.kill();
+  }
   for (auto& [id, p] : peers_) p->closed = true;
   model_->drop_all_clients();
   reap();
@@ -199,20 +213,33 @@ void SimRedis::add_replica(SimRedis& replica, Nanos lag) {
   replica.model_->restore(*snap);
 }
 
+void SimRedis::detach() {
+  if (primary_ == nullptr) return;
+  auto& v = primary_->replicas_;
+  for (auto& l : v)
+    if (l.replica == this) *l.open = false;
+  v.erase(std::remove_if(v.begin(), v.end(), [this](const Link& l) { return l.replica == this; }),
+          v.end());
+  primary_->publish_acks();  // ROLE and WAIT on the old primary no longer count this replica
+  primary_ = nullptr;
+}
+
+void SimRedis::publish_acks() {
+  std::vector<std::pair<std::string, std::int64_t>> acks;
+  for (auto& x : replicas_)
+    acks.emplace_back(x.replica->node_.name() + ":" + std::to_string(x.replica->port()),
+                      x.replica->model_->repl_offset());
+  model_->set_replica_acks(std::move(acks));
+}
+
 void SimRedis::promote() {
-  if (primary_ != nullptr) {
-    auto& v = primary_->replicas_;
-    for (auto& l : v)
-      if (l.replica == this) *l.open = false;
-    v.erase(std::remove_if(v.begin(), v.end(), [this](const Link& l) { return l.replica == this; }),
-            v.end());
-    primary_ = nullptr;
-  }
+  detach();
   model_->set_replica(false);
   world_.trace().record(world_.now(), node_.name(), "promote");
 }
 
 void SimRedis::demote_to_replica_of(SimRedis& primary, Nanos lag) {
+  detach();
   primary.add_replica(*this, lag);
   world_.trace().record(world_.now(), node_.name(), "demote", primary.node().name());
 }

@@ -43,6 +43,7 @@ std::string FaultProfile::fault_list() const {
   add(acl_tracking, "acl-tracking");
   add(acl_caching, "acl-caching");
   add(oom, "oom");
+  add(failovers, "failovers");
   if (s.empty()) s = "none";
   return s;
 }
@@ -56,11 +57,20 @@ std::string FaultProfile::describe() const {
     for (int i = 0; i < clients; ++i)
       if (restricted & (1u << i)) out += std::to_string(i + 1);
   }
+  if (failovers) {
+    static constexpr const char* kKinds[] = {"sentinel-failover", "primary-killed",
+                                             "primary-cut-off"};
+    out += std::string(" failover=") + kKinds[failover_kind] + "@" +
+           std::to_string(failover_at_ms) + "ms";
+    if (failover_kind != 0) out += "+" + std::to_string(failover_ms) + "ms";
+    out += " replica-lag=" + std::to_string(replica_lag_us) + "us";
+  }
   return out;
 }
 
 FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
   const bool conditions = seed >= kConditionsFrom;  // (splitmix64 advances `seed` in place)
+  const bool failovers = seed >= kFailoversFrom;
   Rng r(splitmix64(seed));
   FaultProfile p;
   const bool all = forced == "all";
@@ -101,6 +111,13 @@ FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
     p.restricted = static_cast<std::uint32_t>(mask) & ((1u << p.clients) - 1);
     if (p.restricted == 0) p.restricted = 1;
   }
+  // Failovers (issue #15), drawn after everything above; only by name when forced.
+  const bool fo = r.chance(500000);
+  p.failovers = swarm ? fo && failovers : has(forced, "failovers");
+  p.failover_kind = static_cast<int>(r.below(3));
+  p.failover_at_ms = static_cast<std::int64_t>(r.between(200, 2000));
+  p.failover_ms = static_cast<std::int64_t>(r.between(300, 3000));
+  p.replica_lag_us = static_cast<std::int64_t>(r.between(50, 5000));
   return p;
 }
 

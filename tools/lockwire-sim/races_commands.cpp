@@ -184,6 +184,7 @@ int cli_explore(int argc, char** argv) {
       "  faults: latency jitter splits clogs cuts pauses stalls mono-steps wall-steps restarts\n"
       "          client-pauses acl-tracking acl-caching oom (server conditions: swarm seeds\n"
       "          from 1000000 on draw them, or name them with --profile)\n"
+      "          failovers (three sentinels and one failover: swarm seeds from 2000000 on)\n"
       "  --hashes: print every seed's profile and trace hash (behaviour-preservation checks)\n"
       "  exhaustive cuts: a tiny hand-off, run once per single cut of one client's connection\n"
       "  after each byte it sends (up) or receives (down)\n";

@@ -11,6 +11,9 @@ namespace {
 
 constexpr Nanos kFaultsEnd{2500ms};
 constexpr Nanos kHeal{3s};
+// With a failover: detection (down-after 1 s) + election + promotion + switch take up to
+// ~3.5 s after the fault, and a cut-off lasts up to 3 s: healed from 7 s on.
+constexpr Nanos kHealFailover{7s};
 
 Nanos ms(std::int64_t v) {
   return std::chrono::milliseconds(v);
@@ -38,6 +41,7 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
       o.password = "pw";
     };
   }
+  if (p.failovers) c.sentinels = Nanos(p.replica_lag_us * 1000);
   Run run(c);
   sim::World& w = run.world();
   sim::Rng& r = w.scenario_rng();
@@ -130,7 +134,28 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
         break;
     }
   }
-  run.set_healed_at(kHeal);
+  // The failover, after the faults were drawn (so the draws above are those of the same seed
+  // without it).
+  if (p.failovers) {
+    const Nanos t = ms(p.failover_at_ms), d = ms(p.failover_ms);
+    switch (p.failover_kind) {
+      case 0:
+        run.at(t, [&run] { (void)run.sentinels()->failover(0); });
+        break;
+      case 1:
+        run.at(t, [&run] { run.server_at(0).kill(); });
+        run.at(t + d, [&run] { run.server_at(0).restart(sim::Persistence::all); });
+        break;
+      default:
+        run.at(t, [&run, d] {
+          for (std::size_t i = 0; i < run.sentinels()->size(); ++i)
+            run.world().net().clog(run.server_at(0).node(), run.sentinels()->server(i).node(), d);
+        });
+        break;
+    }
+  }
+  const Nanos heal = p.failovers ? kHealFailover : kHeal;
+  run.set_healed_at(heal);
 
   // Liveness phase: after the heal every client must still get the lock on every resource.
   for (int i = 0; i < p.clients; ++i) {
@@ -141,10 +166,10 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
       j.wait = 4s;
       j.writes = {Nanos{0}};
       j.release_after = 5ms;
-      run.job(i, kHeal + ms(r.between(0, 100)), std::move(j));
+      run.job(i, heal + ms(r.between(0, 100)), std::move(j));
     }
   }
-  run.run_until(kHeal + 5s);
+  run.run_until(heal + 5s);
   run.finish(2s);
   ExploreResult out;
   out.verdicts = run.verdicts();

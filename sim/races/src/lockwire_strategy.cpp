@@ -130,6 +130,10 @@ class LockwireStrategy final : public Strategy {
 
 std::unique_ptr<Strategy> make_lockwire_strategy(sim::Node& node, loop::ConnectionOptions options,
                                                  const LockwireTweaks& tweaks) {
+  if (tweaks.direct) {
+    options.sentinel.reset();
+    options.seeds.clear();
+  }
   return std::make_unique<LockwireStrategy>(node, std::move(options), tweaks);
 }
 

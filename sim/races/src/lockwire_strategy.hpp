@@ -13,6 +13,9 @@ namespace lockwire::races::detail {
 struct LockwireTweaks {
   bool fence = true;
   bool allow_eviction = false;
+  // `single-node`: no sentinel discovery; the client connects to ConnectionOptions::endpoint (the
+  // service address) as lockwire did before sentinels were supported.
+  bool direct = false;
   lock::ClientOptions::Regressions regressions{};
 };
 

@@ -42,6 +42,23 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
   servers_.push_back(std::make_unique<sim::SimRedis>(*world_, sn, config_.server));
   primary_ = servers_.back().get();
   world_->net().add_address("redis", sn);
+  loop::ConnectionOptions via;  // the sentinel URL's options, when sentinels are set up
+  if (config_.sentinels) {
+    sim::SimRedis& replica = add_replica(*config_.sentinels);
+    std::vector<sim::Node*> nodes;
+    for (const char* n : {"s1", "s2", "s3"}) nodes.push_back(&world_->add_node(n));
+    sentinels_ = std::make_unique<sim::SimSentinels>(*world_, nodes, *primary_,
+                                                     std::vector<sim::SimRedis*>{&replica},
+                                                     config_.sentinel_config);
+    sentinels_->on_switch = [this](sim::SimRedis& from, sim::SimRedis& to) {
+      impl_->sample();
+      world_->net().add_address("redis", to.node());
+      primary_ = &to;
+      impl_->dirty = true;
+      note("new-primary", from.node().name() + " -> " + to.node().name());
+    };
+    if (loop::parse_url(sentinels_->url(), via)) via.sentinel.reset();
+  }
   for (int i = 0; i < config_.clients; ++i) {
     Impl::Client c;
     c.node = &world_->add_node(std::string("c").append(std::to_string(i + 1)));
@@ -52,6 +69,10 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
     o.reconnect.initial = 5ms;
     o.reconnect.max = 100ms;
     o.health_check_interval = config_.health_check;
+    if (via.sentinel) {  // endpoint stays "redis": what a client without sentinels would use
+      o.sentinel = via.sentinel;
+      o.seeds = via.seeds;
+    }
     if (config_.connection) config_.connection(i, o);
     c.s = make_strategy(config_.strategy, *c.node, o);
     if (!c.s) c.s = make_strategy("lockwire", *c.node, o);
@@ -79,6 +100,7 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
 Run::~Run() {
   impl_->admin.reset();
   for (auto& c : impl_->clients) c.s.reset();
+  sentinels_.reset();
   servers_.clear();
 }
 
@@ -262,7 +284,8 @@ bool Run::marked(std::string_view name) const {
 sim::SimRedis& Run::add_replica(Nanos lag) {
   sim::Node& n =
       world_->add_node("redis-" + std::string(1, static_cast<char>('a' + servers_.size())));
-  servers_.push_back(std::make_unique<sim::SimRedis>(*world_, n));
+  // Configured as the primary (ACL users, maxmemory): an operator sets up every node alike.
+  servers_.push_back(std::make_unique<sim::SimRedis>(*world_, n, config_.server));
   primary_->add_replica(*servers_.back(), lag);
   return *servers_.back();
 }

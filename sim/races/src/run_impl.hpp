@@ -45,6 +45,9 @@ struct Run::Impl {
     Nanos end = kNever;
     bool expired = false;      // ended because its TTL ran out on the server clock
     bool own_release = false;  // ended while its holder's release was in progress
+    // Ended because the primary changed (+switch-master) and the new one lacks it: a grant or
+    // renewal the old primary made after the replica's promotion, or one not yet replicated.
+    bool moved = false;
   };
   struct Attempt {
     int client = 0;
@@ -90,6 +93,7 @@ struct Run::Impl {
   std::set<std::string, std::less<>> marks;
   std::vector<std::string> honest_violations, leak_violations;
   std::uint64_t last_processed = ~std::uint64_t{0};
+  const sim::SimRedis* truth = nullptr;  // the primary of the last sample
   Nanos last_sample{-1};
   bool dirty = true;
   Nanos end{0};
@@ -106,20 +110,45 @@ struct Run::Impl {
            (l.release_end == kNever || l.release_end >= t);
   }
 
+  // Ground truth is the primary: Run::redis(), which follows +switch-master (what the sentinels'
+  // newest configuration names). An old primary's leftovers are not leases anyone is granted
+  // through the sentinels; what its clients still believe is judged by beliefs and writes.
+  bool holds(const Attempt& a, std::int64_t* exp) {
+    return run.redis().node().alive() &&
+           oracle().server_holds(run.redis().model(), a.resource, a.owner, a.shared, exp);
+  }
+
+  // [from, to] meets a failover's two-primary window (sim_sentinel.hpp, Window) or the first
+  // 50 ms after its +switch-master, while clients move: which server a release or renew acted
+  // on is then not the ground truth's, so its honesty cannot be judged from it.
+  bool two_primaries(Nanos from, Nanos to) {
+    if (run.sentinels() == nullptr) return false;
+    for (const auto& w : run.sentinels()->windows()) {
+      const Nanos end = w.switched < Nanos{0} ? Nanos::max() : w.switched + 50ms;
+      if (from <= end && to >= w.promoted) return true;
+    }
+    return false;
+  }
+
   void sample() {
     sim::World& w = run.world();
-    sim::RedisModel& m = run.redis().model();
     const Nanos now = w.now();
-    const std::uint64_t processed = m.commands_processed();
+    std::uint64_t processed = 0;  // (the old primary's commands too: it may still change)
+    for (const auto& srv : run.servers_) processed += srv->model().commands_processed();
     if (!dirty && now == last_sample && processed == last_processed) return;
     dirty = false;
     last_sample = now;
     last_processed = processed;
     const bool alive = run.redis().node().alive();
-    const std::int64_t wall = m.wall_ms();
+    // While the primary is down nothing is granted or released: its leases are as they were
+    // until it is back (restart) or another primary replaces it (failover).
+    if (!alive) return;
+    const bool moved = truth != nullptr && truth != &run.redis();
+    truth = &run.redis();
+    const std::int64_t wall = run.redis().model().wall_ms();
     for (Attempt& a : attempts) {
       std::int64_t exp = -1;
-      const bool held = alive && oracle().server_holds(m, a.resource, a.owner, a.shared, &exp);
+      const bool held = holds(a, &exp);
       if (held && !a.held) {
         a.server.push_back(Interval{now, w.events_run()});
       } else if (!held && a.held) {
@@ -127,6 +156,7 @@ struct Run::Impl {
         iv.end = now;
         iv.expired = alive && a.expire_at >= 0 && wall > a.expire_at;  // Redis: now > when
         iv.own_release = in_release(a, now);
+        iv.moved = moved && !iv.expired;
       }
       a.held = held;
       a.expire_at = exp;
@@ -150,10 +180,7 @@ struct Run::Impl {
   }
 
   // Ground truth right now, for report-time checks.
-  bool held_now(const Attempt& a) {
-    return run.redis().node().alive() &&
-           oracle().server_holds(run.redis().model(), a.resource, a.owner, a.shared, nullptr);
-  }
+  bool held_now(const Attempt& a) { return holds(a, nullptr); }
 
   void do_release(int li) {
     LeaseRec& l = leases[static_cast<std::size_t>(li)];
@@ -170,7 +197,9 @@ struct Run::Impl {
       l2.release_ok = !ec;
       dirty = true;
       run.note("released", a2.label + (ec ? " -> " + ec.message() : " -> ok"));
-      if (!ec) {
+      if (!ec && two_primaries(l2.release_start, l2.release_end)) {
+        run.note("unjudged", a2.label + " released while two primaries were writable");
+      } else if (!ec) {
         if (held_now(a2)) {
           honest_violations.push_back(a2.label + ": release reported success at " +
                                       fmt_t(l2.release_end) + " but the lease is still held");
@@ -202,7 +231,8 @@ struct Run::Impl {
             const Interval& iv = a2.server.back();
             extended = iv.end == kNever || iv.end >= started + a2.ttl - 1ms;
           }
-          if (!ec && !held_now(a2) && !extended && l2.release_start == kNever) {
+          if (!ec && !held_now(a2) && !extended && l2.release_start == kNever &&
+              !two_primaries(started, run.world().now())) {
             honest_violations.push_back(a2.label + ": renew reported success at " +
                                         fmt_t(run.world().now()) +
                                         " but the server does not hold its lease");

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "conditions.hpp"
+#include "failovers.hpp"
 #include "lockwire/races/races.hpp"
 
 namespace lockwire::races {
@@ -803,6 +804,51 @@ const std::vector<Scenario>& all() {
        {},
        conditions::wait_queue_leave_refused,
        4},
+      {"graceful-failover-mid-hold",
+       "SENTINEL FAILOVER while a lease is held (auto-renewed); a contender asks after the "
+       "promoted replica's copy of it would have expired; the old primary stays writable ~10 s",
+       "single-node",
+       "failover-while-held",
+       {},
+       failovers::graceful_failover_mid_hold,
+       3,
+       {},
+       {},
+       failovers::configure_sentinels},
+      {"crash-failover-lost-token",
+       "the primary's machine dies before a grant, its token and its release reached the "
+       "replica; the sentinels promote the replica; the next grant's token must still be higher",
+       "counter-tokens",
+       "grant-lost-in-crash-failover",
+       {},
+       failovers::crash_failover_lost_token,
+       3,
+       {},
+       {},
+       failovers::configure_lagging_replica},
+      {"old-primary-still-writable",
+       "the primary is cut off from the sentinels (not from its clients) for 8 s: failover to "
+       "the replica while the old primary keeps accepting writes",
+       "single-node",
+       "old-primary-writable-after-switch",
+       {},
+       failovers::old_primary_still_writable,
+       3,
+       {},
+       {},
+       failovers::configure_sentinels},
+      {"reconfirm-after-switch",
+       "the replica's copy of a held lease expires before +switch-master (renewals reached only "
+       "the old primary); a waiter reaches the new primary before the holder re-confirms",
+       "no-reconfirm",
+       "lease-lost-in-switch-while-believed",
+       {Check::lease_loss_notice},
+       failovers::reconfirm_after_switch,
+       3,
+       "a lease still counts as held while its re-confirmation on the new primary is in flight "
+       "(found by the failover swarm, seed 2000063); not fixed in lock/ yet",
+       {},
+       failovers::configure_sentinels},
   };
   return v;
 }

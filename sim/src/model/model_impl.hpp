@@ -234,7 +234,12 @@ struct RedisModel::Impl {
   std::uint64_t evicted_keys = 0;
   std::uint64_t expired_keys = 0;
 
-  static const std::vector<CmdDef>& table();  // command_table.cpp
+  static const std::vector<CmdDef>& table();           // command_table.cpp
+  static const std::vector<CmdDef>& sentinel_table();  // sentinel_mode.cpp
+  // The table this server dispatches from (redis-server --sentinel has its own).
+  const std::vector<CmdDef>& commands() const {
+    return opt.sentinel_mode ? sentinel_table() : table();
+  }
 
   Impl(Hooks h, Rng r, RedisModelOptions o);  // redis_model.cpp
 

@@ -70,7 +70,7 @@ void cmd_exec(Impl& s, Client& c, Args&) {
   s.array(c, queued.size());
   s.in_exec = true;
   for (auto& q : queued) {
-    const CmdDef* top = Impl::lookup_in(Impl::table(), q[0]);
+    const CmdDef* top = Impl::lookup_in(s.commands(), q[0]);
     const CmdDef* cmd = top;
     if (top != nullptr && !top->subs.empty()) cmd = Impl::lookup_in(top->subs, q[1]);
     // ACL rules may have changed since the command was queued.

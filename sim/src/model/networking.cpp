@@ -150,7 +150,8 @@ void cmd_hello(Impl& s, Client& c, Args& a) {
                    "client and select the RESP protocol version at the same time");
   if (name != nullptr && !set_name(s, c, *name)) return;
   if (ver != 0) c.resp = static_cast<int>(ver);
-  s.map(c, 7);
+  // A sentinel's reply has no "role" (7.0.15: six fields, mode "sentinel").
+  s.map(c, s.opt.sentinel_mode ? 6 : 7);
   s.bulk(c, "server");
   s.bulk(c, "redis");
   s.bulk(c, "version");
@@ -160,9 +161,11 @@ void cmd_hello(Impl& s, Client& c, Args& a) {
   s.bulk(c, "id");
   s.integer(c, static_cast<std::int64_t>(c.id));
   s.bulk(c, "mode");
-  s.bulk(c, "standalone");
-  s.bulk(c, "role");
-  s.bulk(c, s.replica ? "replica" : "master");
+  s.bulk(c, s.opt.sentinel_mode ? "sentinel" : "standalone");
+  if (!s.opt.sentinel_mode) {
+    s.bulk(c, "role");
+    s.bulk(c, s.replica ? "replica" : "master");
+  }
   s.bulk(c, "modules");
   s.array(c, 0);
 }

@@ -44,7 +44,7 @@ const model::CmdDef* RedisModel::Impl::lookup_in(const std::vector<CmdDef>& t,
 }
 
 const model::CmdDef* RedisModel::Impl::find_command(const Args& a) {
-  const CmdDef* d = lookup_in(table(), a[0]);
+  const CmdDef* d = lookup_in(commands(), a[0]);
   if (d != nullptr && !d->subs.empty() && a.size() >= 2) {
     const CmdDef* s = lookup_in(d->subs, a[1]);
     return s;
@@ -65,7 +65,7 @@ void RedisModel::Impl::reject(Client& c, const CmdDef* cmd, std::string_view msg
 bool RedisModel::Impl::process_command(Client& c, Args& a) {
   ++processed;
   cmd_ms = wall_ms();
-  const CmdDef* top = lookup_in(table(), a[0]);
+  const CmdDef* top = lookup_in(commands(), a[0]);
   const CmdDef* cmd = top;
   std::string fullname = top ? top->name : "";
   if (top != nullptr && !top->subs.empty()) {

@@ -51,6 +51,10 @@ struct RedisModelOptions {
   std::uint64_t max_bulk = 512ull * 1024 * 1024;        // proto-max-bulk-len
   int active_expire_keys_per_cycle = 2000;              // bound on cron work per database
   bool enable_debug_command = false;  // as redis.conf (DEBUG SLEEP is refused by default)
+  // `redis-server --sentinel`: only the sentinel command table (PING, HELLO, AUTH, CLIENT,
+  // (P)(UN)SUBSCRIBE, PUBLISH, INFO, ROLE, SENTINEL); SENTINEL, ROLE and INFO are answered by
+  // Hooks::sentinel (sim/src/sentinel*.cpp), every other command is unknown, as on 7.0.15.
+  bool sentinel_mode = false;
 };
 
 // A full copy of the keyspace (persistence / replication model).
@@ -73,6 +77,9 @@ class RedisModel {
     std::function<void(std::int64_t us)> stall;
     // Optional: a write command applied (argv, database) — the replication stream.
     std::function<void(int db, const std::vector<std::string>& argv)> propagate;
+    // Sentinel mode: the reply bytes (RESP2 or RESP3 as `resp` says) to SENTINEL ..., ROLE or
+    // INFO; arity and unknown subcommands are checked by the model first.
+    std::function<std::string(const std::vector<std::string>& argv, int resp)> sentinel;
   };
 
   RedisModel(Hooks hooks, Rng rng, RedisModelOptions options = {});
@@ -90,6 +97,10 @@ class RedisModel {
   // -1: none) for millisecond precision between crons.
   void tick();
   [[nodiscard]] std::int64_t next_deadline_us() const;
+
+  // PUBLISH from the server itself (a sentinel's events): pushes to every subscriber, flushed;
+  // returns the number of receivers.
+  std::int64_t publish(const std::string& channel, const std::string& message);
 
   // --- fault hooks ---
   // Every command not allowed while loading (or busy) answers with the real server's error.

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +21,8 @@ struct SimRedisOptions {
   std::uint16_t port = 6379;
   RedisModelOptions model;
   Nanos cron_period{100ms};  // hz 10
+  // With model.sentinel_mode: the answers to SENTINEL, ROLE and INFO (SimSentinels sets it).
+  std::function<std::string(const std::vector<std::string>& argv, int resp)> sentinel{};
 };
 
 // What survives a restart.
@@ -45,6 +48,9 @@ class SimRedis {
   void stall(Nanos d);      // like DEBUG SLEEP: nothing is processed for d, bytes queue up
   void drop_connections();  // every client connection is reset
   void kill();              // process dies (clients see EOF); restart() brings it back
+  // Machine death (power loss, a partition that never heals): nobody is told (connections stay
+  // half-open) and writes still in flight to replicas are lost; restart() brings it back.
+  void crash();
   void restart(Persistence keep = Persistence::none);
   void save();  // take the RDB snapshot used by Persistence::last_save
   void set_loading(bool on) { model_->set_loading(on); }
@@ -73,7 +79,10 @@ class SimRedis {
   // Failover: this replica stops following and accepts writes. Its old primary is not told
   // (it keeps accepting writes until demoted, as in a split brain).
   void promote();
+  // Stops following its current primary (if any) and follows `primary` after a full sync.
   void demote_to_replica_of(SimRedis& primary, Nanos lag);
+  // The primary this replica follows (nullptr: it is a primary).
+  [[nodiscard]] SimRedis* primary_of() const noexcept { return primary_; }
 
  private:
   struct Peer;
@@ -82,6 +91,9 @@ class SimRedis {
   void arm_tick();
   void install_listener();
   void reap();
+  void detach();  // leaves the current primary's replication stream
+  void die(bool crashed);
+  void publish_acks();  // what the replicas acknowledged, to the model (ROLE, WAIT)
   World& world_;
   Node& node_;
   SimRedisOptions options_;

@@ -19,6 +19,14 @@ struct FaultProfile {
   bool acl_caching = false;    // some clients log in as a user denied CLIENT CACHING
   bool oom = false;            // maxmemory noeviction just above the used memory: OOM windows
   std::uint32_t restricted = 0;  // acl_*: bit i = client i logs in as a restricted user
+  // Issue #15, for `lockwire-sim explore` (sim/races: the user harness has no sentinels and
+  // ignores it); a swarm seed draws it only from kFailoversFrom on, "all" leaves it off. The
+  // clients connect through three sentinels and one failover happens: `failover_kind` 0 =
+  // SENTINEL FAILOVER, 1 = the primary's process killed (restarted with AOF after failover_ms),
+  // 2 = the primary cut off from the sentinels (not from its clients) for failover_ms.
+  bool failovers = false;
+  int failover_kind = 0;
+  std::int64_t failover_at_ms = 0, failover_ms = 0, replica_lag_us = 0;
   int clients = 3;
   int resources = 1;
   int intensity = 1;  // 1..3: how many faults and how hard
@@ -30,6 +38,8 @@ struct FaultProfile {
 // Swarm seeds below this keep the profile (and trace) they had before the server conditions
 // existed; from here on a seed also draws client-pauses, acl-tracking, acl-caching and oom.
 inline constexpr std::uint64_t kConditionsFrom = 1'000'000;
+// From here on a swarm seed also draws `failovers` (probability 1/2). Older seeds keep their runs.
+inline constexpr std::uint64_t kFailoversFrom = 2'000'000;
 // The swarm profile a seed picks (`forced` non-empty: a comma list of faults, or "none"/"all").
 [[nodiscard]] FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced = {});
 // Every fault name fault_profile_for understands, comma-separated.

@@ -1,5 +1,7 @@
 // Checker lease-loss-notice. Lease-loss notice: a lease ended on the server without its holder's
 // release while the holder still believed it held it (or was never told).
+#include <algorithm>
+
 #include "../run_impl.hpp"
 
 namespace lockwire::races::checks {
@@ -19,6 +21,33 @@ void lease_loss_notice(const Input& in, const Add& add) {
     }
     if (iv == nullptr || iv->end == kNever || iv->own_release) continue;
     const Nanos told = belief_end(l);
+    if (iv->moved) {
+      // Ground truth moved to the new primary at +switch-master, which every client learns from
+      // the same message; the lease was lost there, not ended by anyone. Another client can be
+      // granted only once it reached the new primary too: the holder must stop believing
+      // before any conflicting grant there, not before the switch.
+      // The first moment after the switch at which another attempt both held the resource on
+      // the new primary and believed it did (a copy of an older lease nobody believes is not a
+      // second holder).
+      Nanos other = kNever;
+      for (const auto& b : im.attempts) {
+        if (&b == &a || b.resource != a.resource || (b.shared && a.shared) || b.lease < 0) continue;
+        const auto& bl = im.leases[static_cast<std::size_t>(b.lease)];
+        for (const auto& x : b.server) {
+          const Nanos from = std::max({x.start, bl.granted, iv->end});
+          const Nanos until = std::min(x.end == kNever ? end : x.end, belief_end(bl));
+          if (from < until && (other == kNever || from < other)) other = from;
+        }
+      }
+      if (other != kNever && told > other) {
+        add(Check::lease_loss_notice,
+            a.label + "'s lease was lost in the failover at " + fmt_t(iv->end) +
+                " (the new primary never had it); another client was granted at " +
+                fmt_t(other) + " but the holder believed it held until " +
+                (told >= end ? std::string("the end") : fmt_t(told)));
+      }
+      continue;
+    }
     // A grant reported after its lease had already ended is fine if the holder was told at once.
     if (told > std::max(iv->end, l.granted)) {
       add(Check::lease_loss_notice,

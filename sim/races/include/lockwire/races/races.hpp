@@ -21,6 +21,7 @@
 
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/sim/sim_redis.hpp"
+#include "lockwire/sim/sim_sentinel.hpp"
 #include "lockwire/sim/swarm.hpp"
 #include "lockwire/sim/world.hpp"
 
@@ -104,6 +105,12 @@ struct RunConfig {
   // Per-client connection settings (e.g. username/password of an ACL user), applied after the
   // harness's defaults and before the strategy is made.
   std::function<void(int client, loop::ConnectionOptions&)> connection{};
+  // Set: a replica (redis-b, replicating with this lag) and three sentinels (s1..s3, port 26379)
+  // monitoring redis-a as "mymaster" (sentinel_config); clients connect through them with
+  // redis-sentinel://s1:26379,s2:26379,s3:26379#mymaster, and at each +switch-master the service
+  // address "redis" moves to the new primary (as an operator's DNS would).
+  std::optional<Nanos> sentinels{};
+  sim::SentinelConfig sentinel_config{};
 };
 
 enum class Check : std::uint8_t {
@@ -180,6 +187,9 @@ class Run {
   [[nodiscard]] bool marked(std::string_view name) const;
 
   // --- servers ---
+  // RunConfig::sentinels: the sentinels (nullptr otherwise) and the replica they may promote.
+  [[nodiscard]] sim::SimSentinels* sentinels() noexcept { return sentinels_.get(); }
+  [[nodiscard]] sim::SimRedis& server_at(std::size_t i) { return *servers_.at(i); }
   sim::SimRedis& add_replica(Nanos lag);
   // Clients now reach `to` under the service name; the old primary's connections drop.
   void fail_over_to(sim::SimRedis& to);
@@ -226,6 +236,7 @@ class Run {
   std::unique_ptr<sim::World> world_;
   sim::SimRedis* primary_ = nullptr;
   std::vector<std::unique_ptr<sim::SimRedis>> servers_;
+  std::unique_ptr<sim::SimSentinels> sentinels_;
   Nanos healed_at_{0};
   std::unique_ptr<Impl> impl_;
 };
@@ -275,6 +286,7 @@ struct ScenarioResult {
 // harness; these names keep explore's callers unchanged.
 using Profile = sim::FaultProfile;
 using sim::kConditionsFrom;
+using sim::kFailoversFrom;
 [[nodiscard]] inline Profile profile_for(std::uint64_t seed, std::string_view forced = {}) {
   return sim::fault_profile_for(seed, forced);
 }
