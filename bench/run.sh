@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole side-by-side benchmark in one command: installs what it needs (Debian packages, npm
 # packages into bench/peers/node_modules), builds the release preset, starts a private
-# redis-server (free loopback port, persistence off), runs every suite with the contenders
-# interleaved and repeated, stops the server, and writes <date>-<host>.json, .md and PNG charts.
+# redis-server (free loopback port, persistence off) and one replica of it, runs every suite with
+# the contenders interleaved and repeated, stops the servers, and writes <date>-<host>.json, .md
+# and PNG charts.
 #
 # Usage: bench/run.sh [--quick] [--rounds N] [--suites LIST] [--no-build] [--bin DIR] [--out DIR]
 #   --quick     each suite briefly, one round, results under build/bench-quick/; checks only that
@@ -51,43 +52,74 @@ if [ $build = 1 ]; then
   scripts/build.sh release >&2
 fi
 
-# 3. A private redis-server on a free loopback port, persistence off.
+# 3. A private redis-server on a free loopback port, persistence off, and one replica of it
+#    (for the replica-acknowledged grant rows; collect.py detaches it for every other row, see
+#    bench/results/README.md).
 sdir=$(mktemp -d /tmp/lockwire-bench.XXXXXX)
-rpid=""
-cleanup() {
-  if [ -n "$rpid" ]; then kill "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true; fi
-  rm -rf "$sdir"
+pids=()
+stop_servers() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  pids=()
 }
+cleanup() { stop_servers; rm -rf "$sdir"; }
 trap cleanup EXIT
-for attempt in 1 2 3; do
-  port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+# start_server NAME [redis-server options...]: on a free loopback port (3 attempts); sets
+# srv_port and srv_pid (also kept in pids, for the cleanup).
+start_server() {
+  local name=$1 attempt
+  shift
+  mkdir -p "$sdir/$name"
+  for attempt in 1 2 3; do
+    srv_port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])')
-  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --dir "$sdir" \
-    --logfile "$sdir/redis.log" --daemonize no &
-  rpid=$!
-  for _ in $(seq 50); do
-    timeout 5 redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG && break
-    kill -0 "$rpid" 2>/dev/null || break
-    sleep 0.1
+    redis-server --bind 127.0.0.1 --port "$srv_port" --save '' --appendonly no \
+      --dir "$sdir/$name" --logfile "$sdir/$name.log" --daemonize no "$@" &
+    srv_pid=$!
+    pids+=("$srv_pid")
+    for _ in $(seq 50); do
+      timeout 5 redis-cli -h 127.0.0.1 -p "$srv_port" ping 2>/dev/null | grep -q PONG && break
+      kill -0 "$srv_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    timeout 5 redis-cli -h 127.0.0.1 -p "$srv_port" ping 2>/dev/null | grep -q PONG && return 0
+    kill "$srv_pid" 2>/dev/null || true; wait "$srv_pid" 2>/dev/null || true
+    say "redis-server ($name) did not start on port $srv_port (attempt $attempt):" \
+      "$(tail -2 "$sdir/$name.log")"
   done
-  timeout 5 redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG && break
-  kill "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true; rpid=""
-  say "redis-server did not start on port $port (attempt $attempt): $(tail -2 "$sdir/redis.log")"
+  return 1
+}
+start_server primary || { say "cannot start redis-server"; exit 1; }
+port=$srv_port
+say "redis-server $(redis-server --version | grep -o 'v=[^ ]*') on 127.0.0.1:$port (pid $srv_pid)"
+start_server replica --replicaof 127.0.0.1 "$port" || { say "cannot start the replica"; exit 1; }
+rport=$srv_port
+online=0
+for _ in $(seq 100); do
+  info=$(timeout 5 redis-cli -h 127.0.0.1 -p "$port" info replication 2>/dev/null || true)
+  if grep -q '^connected_slaves:1' <<<"$info" && grep -q '^slave0:.*state=online' <<<"$info"; then
+    online=1
+    break
+  fi
+  sleep 0.1
 done
-[ -n "$rpid" ] || { say "cannot start redis-server"; exit 1; }
-say "redis-server $(redis-server --version | grep -o 'v=[^ ]*') on 127.0.0.1:$port (pid $rpid)"
+if [ $online = 0 ]; then
+  say "the replica on port $rport did not come online: $(tail -2 "$sdir/replica.log")"
+  exit 1
+fi
+say "replica on 127.0.0.1:$rport (pid $srv_pid) online"
 
 # 4. Run the suites.
 mkdir -p "$out"
 name="$(date -u +%Y-%m-%d)-$(hostname -s)"
 json="$out/$name.json"
-collect=(--port "$port" --bin "$bin" --out "$json" --command "$cmdline")
+collect=(--port "$port" --replica-port "$rport" --bin "$bin" --out "$json" --command "$cmdline")
 [ $quick = 1 ] && collect+=(--quick)
 [ -n "$rounds" ] && collect+=(--rounds "$rounds")
 [ -n "$suites" ] && collect+=(--suites "$suites")
 rc=0
 $py bench/report/collect.py "${collect[@]}" || rc=$?
-kill "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true; rpid=""
+stop_servers
 
 # 5. Report (also validates the JSON: any schema error makes it exit non-zero).
 [ -f "$json" ] || { say "no result file"; exit 1; }

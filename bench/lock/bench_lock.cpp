@@ -1,11 +1,16 @@
 // bench_lock: lockwire's lock against the physical floor (PING round trips), one run, one server.
 //
 //   bench_lock [redis://127.0.0.1:6379] [seconds-per-row=2]
+//   LOCKWIRE_BENCH_MIN_REPLICAS=N bench_lock URL [seconds]   (replica-acknowledged grant rows)
 //
 // Rows: serial uncontended acquire+release pairs (µs/pair and RTT/pair, RTT = serial PING);
 // concurrent pairs/s on one connection with 1, 16 and 256 users on distinct resources (floor:
 // PINGs with the same concurrency); contended hand-off (release → next waiter holds); client CPU
 // per pair (getrusage). Peers (redis-py, node-redlock) are measured by bench/lock/peers/.
+// With LOCKWIRE_BENCH_MIN_REPLICAS=N (N > 0; the server needs N replicas attached) it runs only
+// the cost rows of lock::ClientOptions::min_replicas: serial pairs and 16 users on one
+// connection, each with min_replicas = N and = 0, alternated in quarter-row chunks (with a PING
+// chunk each time) so that both see the same machine; one row's time per configuration.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -45,6 +50,12 @@ struct Result {
   [[nodiscard]] double per_sec() const { return ops / seconds; }
   [[nodiscard]] double us_per_op() const { return seconds * 1e6 / ops; }
   [[nodiscard]] double cpu_us_per_op() const { return cpu * 1e6 / ops; }
+  Result& operator+=(const Result& o) {
+    ops += o.ops;
+    seconds += o.seconds;
+    cpu += o.cpu;
+    return *this;
+  }
 };
 
 class Bench {
@@ -66,14 +77,23 @@ class Bench {
     });
   }
 
-  // `users` concurrent acquire+release loops, each on its own resource, one client. Optional:
-  // the requests and commands the client wrote (its metrics hook), and per-pair times (seconds).
-  Result pairs(int users, std::uint64_t* requests = nullptr, std::uint64_t* commands = nullptr,
+  // What a client wrote (its metrics hook) and how many grants were withdrawn as not replicated.
+  struct Sent {
+    std::uint64_t requests = 0, commands = 0, not_replicated = 0;
+  };
+
+  // `users` concurrent acquire+release loops, each on its own resource, one client with
+  // `min_replicas`. Optional: what the client sent (adds to *sent), per-pair times (seconds).
+  // A grant withdrawn as not_replicated is retried (its time counts in the pair's); more than
+  // kMaxNotReplicated of them in one row mean the replica is not acknowledging: exit 1.
+  Result pairs(int users, int min_replicas = 0, Sent* sent = nullptr,
                std::vector<double>* samples = nullptr) {
+    constexpr std::uint64_t kMaxNotReplicated = 20;
     auto m = std::make_shared<lock::CountingMetrics>();
     lock::ClientOptions co;
     co.prefix = "bench:";
     co.metrics = m;
+    co.min_replicas = min_replicas;
     lock::Client cl(loop_, conn_, co);
     cl.start();
     warm(cl.connection());
@@ -86,25 +106,38 @@ class Bench {
     const auto before = m->requests.load();
     const auto before_cmds = m->commands.load();
     std::vector<loop::MonoTime> t0(static_cast<std::size_t>(users));
+    std::uint64_t not_replicated = 0;
+    std::function<void(int, const std::function<void()>&)> pair =
+        [&](int u, const std::function<void()>& done) {
+          cl.lock(reqs[u], [&, u, done](std::error_code ec, const lock::Lease& l) {
+            if (ec == lock::Errc::not_replicated && ++not_replicated <= kMaxNotReplicated) {
+              pair(u, done);
+              return;
+            }
+            if (ec) {
+              std::fprintf(stderr, "acquire failed: %s (%s)\n", ec.message().c_str(),
+                           cl.last_error().c_str());
+              std::exit(1);
+            }
+            cl.release(l, [&, u, done](std::error_code rec) {
+              if (rec) {
+                std::fprintf(stderr, "release failed: %s\n", rec.message().c_str());
+                std::exit(1);
+              }
+              if (samples != nullptr) samples->push_back(seconds_since(t0[u]));
+              done();
+            });
+          });
+        };
     Result r = run_users(users, [&](int u, const std::function<void()>& done) {
       if (samples != nullptr) t0[u] = loop_.now();
-      cl.lock(reqs[u], [&, u, done](std::error_code ec, const lock::Lease& l) {
-        if (ec) {
-          std::fprintf(stderr, "acquire failed: %s\n", ec.message().c_str());
-          std::exit(1);
-        }
-        cl.release(l, [&, u, done](std::error_code rec) {
-          if (rec) {
-            std::fprintf(stderr, "release failed: %s\n", rec.message().c_str());
-            std::exit(1);
-          }
-          if (samples != nullptr) samples->push_back(seconds_since(t0[u]));
-          done();
-        });
-      });
+      pair(u, done);
     });
-    if (requests != nullptr) *requests = m->requests.load() - before;
-    if (commands != nullptr) *commands = m->commands.load() - before_cmds;
+    if (sent != nullptr) {
+      sent->requests += m->requests.load() - before;
+      sent->commands += m->commands.load() - before_cmds;
+      sent->not_replicated += not_replicated;
+    }
     return r;
   }
 
@@ -327,6 +360,117 @@ std::string latency_json(std::vector<double> s) {
   return out;
 }
 
+const char* const kLib = "\"contender\": \"lockwire\", \"library\": \"lockwire lock::Client\"";
+
+// The serial row's JSON line (the peers' schema, for bench/report). requests_per_pair: requests
+// the client wrote (metrics hook, each one round trip); commands_per_pair: server commands
+// inside them (a MULTI..EXEC block counts each command). `extra`: more fields, each ", "-ended.
+std::string serial_json(const Result& pair, const Bench::Sent& sent, const Result& ping,
+                        double rtt_p50_us, const std::vector<double>& samples,
+                        const std::string& extra) {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "{%s, \"mode\": \"serial\", \"users\": 1, %s\"ops\": %.0f, \"seconds\": %.6f, "
+                "\"ops_per_sec\": %.1f, \"us_per_op\": %.3f, \"cpu_us_per_op\": %.3f, "
+                "\"requests_per_pair\": %.3f, \"commands_per_pair\": %.3f, "
+                "\"ping_rtt_us\": %.3f, \"ping_rtt_p50_us\": %.3f, \"ping_cpu_us\": %.3f, ",
+                kLib, extra.c_str(), pair.ops, pair.seconds, pair.per_sec(), pair.us_per_op(),
+                pair.cpu_us_per_op(), static_cast<double>(sent.requests) / pair.ops,
+                static_cast<double>(sent.commands) / pair.ops, ping.us_per_op(), rtt_p50_us,
+                ping.cpu_us_per_op());
+  return buf + latency_json(samples) + "}";
+}
+
+// LOCKWIRE_BENCH_MIN_REPLICAS=n: min_replicas = n against min_replicas = 0, same server (which
+// needs n replicas attached), alternated in kChunks chunks per row, the order swapped each time.
+int replica_rows(const loop::ConnectionOptions& conn, const char* url, double row, int n) {
+  constexpr int kChunks = 4;
+  constexpr int kUsers = 16;
+  Bench b(conn, row / kChunks);
+  struct Config {
+    int min_replicas;
+    Result serial, thr;
+    Bench::Sent serial_sent, thr_sent;
+    std::vector<double> samples;  // serial pairs, seconds
+  };
+  Config cs[2] = {{0, {}, {}, {}, {}, {}}, {n, {}, {}, {}, {}, {}}};
+  Result ping;
+  std::vector<double> ping_s;
+  for (int k = 0; k < kChunks; ++k) {
+    ping += b.ping(1, &ping_s);
+    for (int j = 0; j < 2; ++j) {
+      Config& c = cs[(j + k) % 2];
+      c.serial += b.pairs(1, c.min_replicas, &c.serial_sent, &c.samples);
+    }
+    for (int j = 0; j < 2; ++j) {
+      Config& c = cs[(j + k + 1) % 2];
+      c.thr += b.pairs(kUsers, c.min_replicas, &c.thr_sent);
+    }
+  }
+  std::sort(ping_s.begin(), ping_s.end());
+  const double rtt_us = ping.us_per_op();
+  const double rtt_p50_us = ping_s.empty() ? 0 : quantile(ping_s, 0.5) * 1e6;
+  std::printf(
+      "lockwire bench_lock: replica-acknowledged grants (%s, %.1f s per row and "
+      "configuration, %d chunks)\n\n",
+      url, row, kChunks);
+  const std::string with = "min_replicas=" + std::to_string(n);
+  std::printf("%-44s %14s %14s %8s\n", "row", "min_replicas=0", with.c_str(), "ratio");
+  auto line = [](const char* name, double a, double x) {
+    std::printf("%-44s %14.2f %14.2f %7.2fx\n", name, a, x, x / a);
+  };
+  for (Config& c : cs) std::sort(c.samples.begin(), c.samples.end());
+  auto per = [](std::uint64_t count, const Result& r) {
+    return static_cast<double>(count) / r.ops;
+  };
+  const Config &off = cs[0], &on = cs[1];
+  line("serial pair: acquire+release (us/pair)", off.serial.us_per_op(), on.serial.us_per_op());
+  line("serial pair: p50 (us)", quantile(off.samples, 0.5) * 1e6, quantile(on.samples, 0.5) * 1e6);
+  line("serial pair: p99 (us)", quantile(off.samples, 0.99) * 1e6,
+       quantile(on.samples, 0.99) * 1e6);
+  line("serial pair: round trips per pair (time/RTT)", off.serial.us_per_op() / rtt_us,
+       on.serial.us_per_op() / rtt_us);
+  line("serial pair: requests sent per pair", per(off.serial_sent.requests, off.serial),
+       per(on.serial_sent.requests, on.serial));
+  line("serial pair: commands in them per pair", per(off.serial_sent.commands, off.serial),
+       per(on.serial_sent.commands, on.serial));
+  line("serial pair: client CPU per pair (us)", off.serial.cpu_us_per_op(),
+       on.serial.cpu_us_per_op());
+  line("16 users, one connection (pairs/s)", off.thr.per_sec(), on.thr.per_sec());
+  line("16 users: client CPU per pair (us)", off.thr.cpu_us_per_op(), on.thr.cpu_us_per_op());
+  line("16 users: requests sent per pair", per(off.thr_sent.requests, off.thr),
+       per(on.thr_sent.requests, on.thr));
+  std::printf("%-44s %14.0f %14.0f\n", "grants withdrawn as not replicated (retried)",
+              static_cast<double>(off.serial_sent.not_replicated + off.thr_sent.not_replicated),
+              static_cast<double>(on.serial_sent.not_replicated + on.thr_sent.not_replicated));
+  std::printf("\nratio = %s / min_replicas=0; PING RTT mean %.1f us, p50 %.1f us\n", with.c_str(),
+              rtt_us, rtt_p50_us);
+  if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
+    const auto timeout_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(lock::ClientOptions{}.replica_timeout)
+            .count();
+    for (const Config& c : cs) {
+      char extra[128];
+      std::snprintf(
+          extra, sizeof extra,
+          "\"min_replicas\": %d, \"replica_timeout_ms\": %lld, \"not_replicated\": %llu, ",
+          c.min_replicas, static_cast<long long>(timeout_ms),
+          static_cast<unsigned long long>(c.serial_sent.not_replicated));
+      std::printf("%s\n",
+                  serial_json(c.serial, c.serial_sent, ping, rtt_p50_us, c.samples, extra).c_str());
+      std::printf(
+          "{%s, \"mode\": \"throughput\", \"users\": %d, \"connections\": 1, "
+          "\"min_replicas\": %d, \"ops\": %.0f, \"seconds\": %.6f, \"ops_per_sec\": %.1f, "
+          "\"cpu_us_per_op\": %.3f, \"requests_per_pair\": %.3f, \"commands_per_pair\": %.3f, "
+          "\"not_replicated\": %llu}\n",
+          kLib, kUsers, c.min_replicas, c.thr.ops, c.thr.seconds, c.thr.per_sec(),
+          c.thr.cpu_us_per_op(), per(c.thr_sent.requests, c.thr), per(c.thr_sent.commands, c.thr),
+          static_cast<unsigned long long>(c.thr_sent.not_replicated));
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -337,20 +481,25 @@ int main(int argc, char** argv) {
     return 2;
   }
   const double row = argc > 2 ? std::atof(argv[2]) : 2.0;
+  const char* min_replicas = std::getenv("LOCKWIRE_BENCH_MIN_REPLICAS");
+  if (min_replicas != nullptr && std::atoi(min_replicas) > 0) {
+    return replica_rows(conn, url, row, std::atoi(min_replicas));
+  }
   Bench b(conn, row);
 
   std::vector<double> ping_s, pair_s;
   ping_s.reserve(1 << 16);
   pair_s.reserve(1 << 16);
   const Result ping1 = b.ping(1, &ping_s);
-  std::uint64_t reqs = 0, cmds = 0;
-  const Result pair1 = b.pairs(1, &reqs, &cmds, &pair_s);
+  Bench::Sent sent;
+  const Result pair1 = b.pairs(1, 0, &sent, &pair_s);
   std::sort(ping_s.begin(), ping_s.end());
   std::sort(pair_s.begin(), pair_s.end());
   const double rtt_us = ping1.us_per_op();
   const double rtt_p50_us = ping_s.empty() ? 0 : quantile(ping_s, 0.5) * 1e6;
   const double pair_p50_us = pair_s.empty() ? 0 : quantile(pair_s, 0.5) * 1e6;
   const double pair_p99_us = pair_s.empty() ? 0 : quantile(pair_s, 0.99) * 1e6;
+  const auto reqs = static_cast<double>(sent.requests), cmds = static_cast<double>(sent.commands);
   std::printf("lockwire bench_lock (%s, %.1f s per row)\n\n", url, row);
   std::printf("%-44s %12s %12s %10s\n", "row", "value", "floor", "ratio");
   std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", "serial pair: acquire+release (us/pair)",
@@ -360,10 +509,10 @@ int main(int argc, char** argv) {
   std::printf("%-44s %9.1f us %12s %10s\n", "serial pair: p99", pair_p99_us, "", "");
   std::printf("%-44s %12.2f %12s %10s\n", "serial pair: round trips per pair (time/RTT)",
               pair1.us_per_op() / rtt_us, "2 (Lua)", "");
-  std::printf("%-44s %12.2f %12s %10s\n", "serial pair: requests sent per pair",
-              static_cast<double>(reqs) / pair1.ops, "", "");
+  std::printf("%-44s %12.2f %12s %10s\n", "serial pair: requests sent per pair", reqs / pair1.ops,
+              "", "");
   std::printf("%-44s %12.2f %12s %10s\n", "serial pair: commands in them per pair",
-              static_cast<double>(cmds) / pair1.ops, "", "");
+              cmds / pair1.ops, "", "");
   std::printf("%-44s %12.2f %12.2f %10s\n", "serial pair: client CPU per pair (us)",
               pair1.cpu_us_per_op(), 2 * ping1.cpu_us_per_op(), "");
   constexpr int kUsers[] = {1, 16, 256};
@@ -409,17 +558,7 @@ int main(int argc, char** argv) {
   std::printf("\nfloor = PING on the same kind of connection (pairs: two PINGs per pair)\n");
   if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
     // The peers' schema (bench/peers), for bench/report.
-    const char* lib = "\"contender\": \"lockwire\", \"library\": \"lockwire lock::Client\"";
-    // requests_per_pair: requests the client wrote (metrics hook, each one round trip);
-    // commands_per_pair: server commands inside them (a MULTI..EXEC block counts each command).
-    std::printf(
-        "{%s, \"mode\": \"serial\", \"users\": 1, \"ops\": %.0f, \"seconds\": %.6f, "
-        "\"ops_per_sec\": %.1f, \"us_per_op\": %.3f, \"cpu_us_per_op\": %.3f, "
-        "\"requests_per_pair\": %.3f, \"commands_per_pair\": %.3f, \"ping_rtt_us\": %.3f, "
-        "\"ping_rtt_p50_us\": %.3f, \"ping_cpu_us\": %.3f, %s}\n",
-        lib, pair1.ops, pair1.seconds, pair1.per_sec(), pair1.us_per_op(), pair1.cpu_us_per_op(),
-        static_cast<double>(reqs) / pair1.ops, static_cast<double>(cmds) / pair1.ops, rtt_us,
-        rtt_p50_us, ping1.cpu_us_per_op(), latency_json(pair_s).c_str());
+    std::printf("%s\n", serial_json(pair1, sent, ping1, rtt_p50_us, pair_s, "").c_str());
     for (std::size_t k = 0; k < thr.size(); ++k) {
       const Result& p = thr[k].first;
       const Result& f = thr[k].second;
@@ -427,7 +566,7 @@ int main(int argc, char** argv) {
           "{%s, \"mode\": \"throughput\", \"users\": %d, \"connections\": 1, "
           "\"ops\": %.0f, \"seconds\": %.6f, \"ops_per_sec\": %.1f, "
           "\"cpu_us_per_op\": %.3f, \"ping_floor_pairs_per_sec\": %.1f}\n",
-          lib, kUsers[k], p.ops, p.seconds, p.per_sec(), p.cpu_us_per_op(), f.per_sec() / 2);
+          kLib, kUsers[k], p.ops, p.seconds, p.per_sec(), p.cpu_us_per_op(), f.per_sec() / 2);
     }
     for (const Many& m : many) {
       std::printf(
@@ -435,7 +574,7 @@ int main(int argc, char** argv) {
           "\"cpu_us_per_op\": %.3f, \"requests_per_op\": %.3f, \"commands_per_op\": %.3f, "
           "\"ping_rtt_us\": %.3f, \"settings\": {\"hold_ms\": 2}, \"variant\": \"%s\", "
           "\"connections\": %d, %s}\n",
-          lib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()),
+          kLib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()),
           static_cast<double>(m.sent.first) / static_cast<double>(m.s.size()),
           static_cast<double>(m.sent.second) / static_cast<double>(m.s.size()), rtt_us,
           m.one_client ? "one-client" : "default", m.one_client ? 1 : m.waiters + 1,

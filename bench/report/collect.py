@@ -3,7 +3,8 @@
 
 Called by bench/run.sh (which installs, builds and starts the server); usable alone:
 
-  collect.py --port P --bin build/release/bin --out results.json [--quick] [--rounds R]
+  collect.py --port P [--replica-port P2] --bin build/release/bin --out results.json [--quick]
+             [--rounds R]
 
 Contenders of a suite run interleaved: each round runs every contender once, in an order rotated
 per round, so that machine noise (other processes, frequency changes) hits all of them alike.
@@ -15,8 +16,18 @@ here has a timeout (its whole process group is killed), so a suite fails rather 
 Suites: resp (bench_resp), connection (bench_loop on this server: LOCKWIRE_BENCH_URL, and
 LOCKWIRE_BENCH_QUICK with --quick; each of its repetitions carries the redis-benchmark run made
 right before it), locks (bench_lock, the peers in bench/peers, and `redis-benchmark -c 1 -P 1 -t
-ping` as the floor, interleaved per round), sim (bench_sim's simulated commands/s and
+ping` as the floor, interleaved per round; with --replica-port also lockwire's
+replica-acknowledged grant rows, see below), sim (bench_sim's simulated commands/s and
 `lockwire-sim explore --seeds N` seeds/s from wall and CPU time).
+
+--replica-port: a redis-server that run.sh started as a replica of the --port one. A replica
+attached slows every write on the primary (measured: bench/results/README.md), so it is detached
+(`REPLICAOF NO ONE`) at the start and every row that existed before it runs without one, as in
+earlier reports; it is attached (`REPLICAOF`, waiting until the primary lists it online) only
+for the replica rows, once per locks round in the contenders' rotation, and detached after:
+`LOCKWIRE_BENCH_MIN_REPLICAS=1 bench_lock`, min_replicas=1 against min_replicas=0 on the same
+primary with the replica attached (suites.locks.replicas). Without --replica-port those rows are
+listed as skipped.
 """
 import argparse
 import datetime
@@ -161,6 +172,11 @@ class Redis:
         finally:
             s.close()
 
+    def info(self, section):
+        """INFO section as {field: value}."""
+        return dict(line.split(":", 1) for line in self.call("INFO", section).splitlines()
+                    if ":" in line and not line.startswith("#"))
+
     def commandstats(self):
         stats = {}
         for line in self.call("INFO", "commandstats").splitlines():
@@ -185,6 +201,7 @@ class Collector:
         self.port = a.port
         self.url = f"redis://127.0.0.1:{a.port}"
         self.redis = Redis(a.port)
+        self.replica = Redis(a.replica_port) if a.replica_port else None
         self.quick = a.quick
         self.rounds = a.rounds
         self.failed = []
@@ -398,9 +415,18 @@ class Collector:
     def suite_locks(self):
         exe = self.binary("bench_lock")
         # redis-benchmark: the PING floor (`-c 1 -P 1` p50), interleaved like a contender.
+        # lockwire-replicas: the replica rows (attached only meanwhile), see the docstring.
         contenders = ["lockwire", "redis-py", "node-redlock", "redis-benchmark"]
+        replicas = {"status": "ok", "runs": [], "min_replicas": 1}
         if not exe:
             self.skipped.append("locks: lockwire (bench_lock not built)")
+            replicas = {"status": "missing", "reason": f"bench_lock not found in {self.a.bin}"}
+        elif self.replica is None:
+            self.skipped.append("locks: lockwire replica rows (no --replica-port)")
+            replicas = {"status": "missing", "reason": "no replica (collect.py --replica-port)"}
+        else:
+            contenders.insert(1, "lockwire-replicas")
+            replicas["replica"] = f"127.0.0.1:{self.replica.port}"
         rows = [("serial", 1, "default"), ("throughput", 1, "default"),
                 ("throughput", 16, "default"), ("throughput", 256, "default"),
                 ("handoff", 8, "default"), ("handoff", 64, "default"),
@@ -409,6 +435,11 @@ class Collector:
         for r in range(self.rounds):
             k = r % len(contenders)
             for who in contenders[k:] + contenders[:k]:
+                if who == "lockwire-replicas":
+                    log(f"locks round {r + 1}/{self.rounds}: lockwire replica rows (replica "
+                        "attached)")
+                    replicas["runs"] += self.run_replica_rows(exe, r)
+                    continue
                 if who == "lockwire":
                     if exe:
                         log(f"locks round {r + 1}/{self.rounds}: lockwire (bench_lock)")
@@ -420,9 +451,12 @@ class Collector:
                 for mode, n, variant in rows:
                     log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n} {variant}")
                     runs.append(self.run_peer(who, mode, n, variant, r))
-        bad = [x for x in runs + floor if "error" in x]
+        bad = [x for x in runs + floor + replicas.get("runs", []) if "error" in x]
+        if any("error" in x for x in replicas.get("runs", [])):
+            replicas["status"] = "failed"
         return {"status": "failed" if bad else "ok", "runs": runs, "ping_floor": floor,
-                "rows": [{"mode": m, "n": n, "variant": v} for m, n, v in rows]}
+                "rows": [{"mode": m, "n": n, "variant": v} for m, n, v in rows],
+                "replicas": replicas}
 
     def ping_floor(self, r):
         n = 2000 if self.quick else 20000
@@ -435,6 +469,51 @@ class Collector:
         except (RuntimeError, KeyError, IndexError, ValueError) as e:
             self.failed.append("locks: redis-benchmark PING floor")
             return {"round": r, "error": str(e)}
+
+    def replica_link(self, attach, timeout=30):
+        """Attaches the replica (REPLICAOF this primary) and waits until the primary lists it
+        online, or detaches it (REPLICAOF NO ONE) and waits until the primary lists none.
+        Raises RuntimeError when that does not happen within `timeout` seconds."""
+        if attach:
+            self.replica.call("REPLICAOF", "127.0.0.1", str(self.port))
+        else:
+            self.replica.call("REPLICAOF", "NO", "ONE")
+        deadline = time.monotonic() + timeout
+        while True:
+            info = self.redis.info("replication")
+            n = int(info.get("connected_slaves", "0"))
+            if (n == 1 and "state=online" in info.get("slave0", "")) if attach else n == 0:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"replica {'attach' if attach else 'detach'}: after "
+                                   f"{timeout} s the primary lists {n} replica(s): "
+                                   f"{info.get('slave0', '')}")
+            time.sleep(0.05)
+
+    def run_replica_rows(self, exe, r):
+        """One round of the replica rows: attach, bench_lock with LOCKWIRE_BENCH_MIN_REPLICAS=1
+        (min_replicas=1 and =0 alternated inside one run), detach."""
+        row = 0.2 if self.quick else 2.0
+        cmd = [exe, self.url, str(row)]
+        env = dict(os.environ, LOCKWIRE_BENCH_JSON="1", LOCKWIRE_BENCH_MIN_REPLICAS="1")
+        try:
+            self.replica_link(True)
+            rc, out, err, _ = run(cmd, 120, env)
+        except RuntimeError as e:
+            rc, out, err = 1, "", str(e)
+        try:
+            self.replica_link(False)
+        except RuntimeError as e:
+            rc, err = rc or 1, f"{err}\n{e}"
+        runs = parse_bench_lock(out) if rc == 0 else []
+        if not runs:
+            self.failed.append("locks: lockwire replica rows (bench_lock)")
+            return [{"contender": "lockwire", "round": r, "command": cmd,
+                     "error": tail(err) if rc != 0 else "unparsed: " + tail(out, 20)}]
+        for d in runs:
+            d.update({"contender": "lockwire", "round": r, "command": cmd,
+                      "env": {"LOCKWIRE_BENCH_MIN_REPLICAS": "1"}})
+        return runs
 
     # --- suite 6: simulator ---
     def suite_sim(self):
@@ -574,6 +653,8 @@ def parse_bench_lock(text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--replica-port", type=int, default=None,
+                    help="a replica of --port (attached only for the replica rows)")
     ap.add_argument("--bin", required=True, help="folder holding bench_* binaries")
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
@@ -586,13 +667,17 @@ def main():
     os.makedirs(a.tmp, exist_ok=True)
     c = Collector(a)
     c.redis.call("PING")
+    if c.replica is not None:
+        c.replica_link(False)  # every other row runs without a replica (see the docstring)
     started = datetime.datetime.now(datetime.timezone.utc)
     result = {"schema": SCHEMA, "quick": a.quick, "rounds": a.rounds,
               "command": a.command or " ".join(sys.argv),
               "started": started.isoformat(timespec="seconds"),
               "machine": machine_info(), "versions": versions(a.bin),
               "server": {"address": f"127.0.0.1:{a.port}",
-                         "persistence": "off (save '', appendonly no)"},
+                         "persistence": "off (save '', appendonly no)",
+                         "replica": (f"127.0.0.1:{a.replica_port}, attached only for the "
+                                     "replica rows" if a.replica_port else None)},
               "loadavg_start": os.getloadavg(), "suites_requested": a.suites.split(","),
               "suites": {}}
     for name in a.suites.split(","):

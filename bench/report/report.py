@@ -139,6 +139,7 @@ def check(d):
                 errs.append(f"locks ping_floor round {f.get('round')}: {f['error']}")
             elif not (num(f.get("p50_us")) and f["p50_us"] > 0):
                 errs.append(f"locks ping_floor round {f.get('round')}: p50_us not a number")
+    errs += check_replicas(locks.get("replicas") if "locks" in requested else None)
     # Every round of bench_lock must have yielded every row.
     lw = [r for r in suites.get("locks", {}).get("runs", [])
           if r.get("contender") == "lockwire" and "error" not in r]
@@ -149,6 +150,44 @@ def check(d):
                 errs.append(f"lockwire round {rnd}: bench_lock row {want[0]} {want[1]} missing")
         if not any(m == "handoff" for m, _ in got):
             errs.append(f"lockwire round {rnd}: bench_lock hand-off row missing")
+    return errs
+
+
+REPLICA_ROWS = (("serial", 1), ("throughput", 16))
+
+
+def check_replicas(rep):
+    """suites.locks.replicas (absent in results older than the replica rows: not an error)."""
+    if rep is None:
+        return []
+    if not isinstance(rep, dict) or rep.get("status") not in STATUSES:
+        return ["locks replicas: bad status"]
+    errs = []
+    runs = rep.get("runs", [])
+    for r in runs:
+        if "error" in r:
+            errs.append(f"locks replicas round {r.get('round')}: "
+                        f"{r['error'].splitlines()[-1] if r['error'] else 'error'}")
+    if rep["status"] == "ok" and not runs:
+        errs.append("locks replicas: ok but no runs")
+    good = [r for r in runs if "error" not in r]
+    for rnd in sorted({r.get("round") for r in good}):
+        for mode, n in REPLICA_ROWS:
+            for mr in (0, rep.get("min_replicas", 1)):
+                got = [r for r in good if r.get("round") == rnd and r.get("mode") == mode and
+                       r.get("n") == n and r.get("min_replicas") == mr]
+                who = f"locks replicas round {rnd}: {mode} {n} min_replicas={mr}"
+                if not got:
+                    errs.append(f"{who} missing")
+                    continue
+                for k in ("ops_per_sec", "cpu_us_per_op", "requests_per_pair",
+                          "commands_per_pair", "not_replicated") + (
+                              ("us_per_op", "ping_rtt_us") if mode == "serial" else ()):
+                    if not num(got[0].get(k)):
+                        errs.append(f"{who}: {k} not a number")
+                if mode == "serial" and not (num(got[0].get("latency_us", {}).get("p50")) and
+                                             len(got[0].get("quantiles_us", [])) == 101):
+                    errs.append(f"{who}: no latency distribution")
     return errs
 
 
@@ -260,7 +299,8 @@ class Report:
                f"{' / '.join(f'{x:.1f}' for x in load)} (start / end)")
         self.w("- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val))
         self.w(f"- Server: redis-server on {d['server']['address']}, "
-               f"persistence {d['server']['persistence']}, started by the run")
+               f"persistence {d['server']['persistence']}, started by the run" +
+               (f"; replica {d['server']['replica']}" if d["server"].get("replica") else ""))
         self.w("- Figures: median over rounds [min–max]. Ratios compare medians of this same run; "
                "absolute numbers depend on the machine and on whatever else it was running "
                "(this machine is shared with compile jobs, so they are noisy: trust the ratios, "
@@ -391,6 +431,86 @@ class Report:
                 "node-redlock's waiters, which share one ioredis connection."
                 if self.lock("lockwire", "handoff", 8, "latency_us", "mean") else
                 "lockwire's bench_lock measured one waiter and reported the mean only."))
+        self.w()
+        self.replicas(s.get("replicas"))
+
+    def replicas(self, rep):
+        """The cost of ClientOptions::min_replicas (suites.locks.replicas)."""
+        if rep is None:  # a result from before these rows
+            return
+        n = rep.get("min_replicas", 1)
+        self.w("### Replica-acknowledged grants: cost")
+        self.w()
+        runs = [r for r in rep.get("runs", []) if "error" not in r]
+        if not runs:
+            self.w(f"Not run ({rep.get('status')}: {rep.get('reason', '')}).")
+            self.w()
+            return
+
+        def vals(mode, mr, key, sub=None):
+            """{round: value} of the lockwire replica row (mode, min_replicas=mr)."""
+            out = {}
+            for r in runs:
+                if r.get("mode") == mode and r.get("min_replicas") == mr:
+                    v = r.get(key)
+                    v = (v or {}).get(sub) if sub else v
+                    if num(v):
+                        out[r["round"]] = v
+            return out
+
+        def per_rtt(mr):
+            us, rtt = vals("serial", mr, "us_per_op"), vals("serial", mr, "ping_rtt_us")
+            return {k: us[k] / rtt[k] for k in us if rtt.get(k)}
+
+        def row(label, a, b, digits=None):
+            """a, b: {round: value} without and with; ratio: median of the per-round ratios."""
+            rs = [b[k] / a[k] for k in a if k in b and a[k]]
+            self.w(f"| {label} | {cell(list(a.values()), '', digits)} | "
+                   f"{cell(list(b.values()), '', digits)} | {cell(rs, '×', 2)} |")
+
+        self.w(f"lockwire only: `lock::ClientOptions::min_replicas = {n}` (after each grant's "
+               f"reply `WAIT {n} 100`, one more request) against `min_replicas = 0`, both on "
+               f"this run's primary with its one replica ({rep.get('replica', '?')}, loopback) "
+               "attached. Each round attaches the replica (`REPLICAOF`, until the primary lists "
+               "it online), runs `LOCKWIRE_BENCH_MIN_REPLICAS=1 bench_lock`, which alternates "
+               "the two settings in quarter-row chunks (order swapped each chunk), then detaches "
+               "it: every other row of this report runs without a replica.")
+        self.w()
+        self.w(f"| row | min_replicas=0 | min_replicas={n} | ratio (with ÷ without) |")
+        self.w("| --- | --- | --- | --- |")
+        for mode, key, sub, label in (
+                ("serial", "us_per_op", None, "serial pair, µs (mean)"),
+                ("serial", "latency_us", "p50", "serial pair, p50 µs"),
+                ("serial", "latency_us", "p99", "serial pair, p99 µs")):
+            row(label, vals(mode, 0, key, sub), vals(mode, n, key, sub))
+        row("serial pair, RTT-equivalents (mean ÷ mean PING RTT)", per_rtt(0), per_rtt(n), 2)
+        for mode, key, label in (
+                ("serial", "requests_per_pair", "serial pair, requests sent (on_request)"),
+                ("serial", "commands_per_pair", "serial pair, commands in them"),
+                ("serial", "cpu_us_per_op", "serial pair, client CPU µs"),
+                ("throughput", "ops_per_sec", "16 users, one connection: pairs/s"),
+                ("throughput", "cpu_us_per_op", "16 users: client CPU µs/pair"),
+                ("throughput", "requests_per_pair", "16 users: requests sent per pair")):
+            row(label, vals(mode, 0, key), vals(mode, n, key), 2 if "requests" in key or
+                "commands" in key else None)
+        withdrawn = {mr: sum(r.get("not_replicated", 0) for r in runs
+                             if r.get("min_replicas") == mr) for mr in (0, n)}
+        self.w(f"| grants withdrawn as not replicated (retried), all rounds | {withdrawn[0]} | "
+               f"{withdrawn[n]} | |")
+        self.w()
+        us0, us1 = vals("serial", 0, "us_per_op"), vals("serial", n, "us_per_op")
+        rtt = vals("serial", n, "ping_rtt_us")
+        extra = [us1[k] - us0[k] for k in us1 if k in us0]
+        extra_rtt = [(us1[k] - us0[k]) / rtt[k] for k in us1 if k in us0 and rtt.get(k)]
+        self.w(f"min_replicas={n} adds {cell(extra, ' µs')} per serial pair = "
+               f"{cell(extra_rtt, '', 2)} PING round trips (mean RTT in these runs "
+               f"{cell(list(rtt.values()), ' µs')}): the WAIT request plus the primary → replica "
+               "→ primary acknowledgement. Ratios are medians of the per-round ratios "
+               "[min–max]; requests are counted by the client's metrics hook "
+               "(`CountingMetrics::requests`, one per `on_request`), commands are the commands "
+               "inside them. With 16 users on one connection each WAIT blocks the connection "
+               "on the server until the replica acknowledges, so the other users' commands "
+               "queue behind it.")
         self.w()
 
     def strategy(self, who, variant):
