@@ -587,7 +587,7 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
   d->kind = w->req.kind;
   d->token = token;
   d->ttl = w->req.ttl;
-  d->valid_until = t_send + w->req.ttl;
+  d->valid_until = d->end = t_send + w->req.ttl;
   d->keys = w->keys;
   d->registry_key = registry_key(w->keys.holders, w->req.owner);
   d->core = weak_from_this();

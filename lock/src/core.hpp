@@ -35,7 +35,11 @@ struct LeaseData {
   Nanos ttl{0};
   std::atomic<LeaseState> state{LeaseState::held};
   // Loop thread only from here on.
+  // What Lease::valid_until() says: `end`, or, while the lease is being re-confirmed on a new
+  // primary (suspended), no later than the moment the move was learnt.
   loop::MonoTime valid_until{};
+  loop::MonoTime end{};  // the end the holder counts on (expiry timer, re-confirmation)
+  bool suspended = false;
   protocol::Keys keys;
   std::string registry_key;
   bool auto_renew = false;
@@ -175,13 +179,18 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::vector<std::weak_ptr<Waiter>> one_shots;
   std::string notice_key;        // force_release notices (protocol::notice_key), tracked
   std::int64_t notice_seq = -1;  // its `seq` at our last read; -1 = not read yet
-  // The server's clock (TIME in the connect probe) and our monotonic time when its reply came:
-  // fence_floor() extrapolates it.
+  // The server's clock (TIME in the connect probe, microseconds) and our time when it came:
+  // fence_floor() extrapolates it, at most kFloorHorizonUs.
   std::uint64_t server_us = 0;
   loop::MonoTime server_us_at{};
+  static constexpr std::int64_t kFloorHorizonUs = 1'000'000;
   // loop::Connection::primary_epoch() at the last probe: a change means a new primary, on which
   // every held lease is renewed before it is trusted further (reconfirm_leases).
   std::uint64_t primary_epoch = 0;
+  std::uint64_t seen_moves = 0;  // loop::Connection::moves() at the last suspension
+  // The primary changed (or is changing): held leases stop counting (valid_until = now) until
+  // a renewal on the new primary re-confirms them (reconfirm_leases).
+  void suspend_leases();
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
   // Transparent: a doorbell push finds its queue by a string_view, without a copy.
@@ -300,8 +309,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   // The primary changed: renew every held lease there (reported lost if it is not held there).
   void reconfirm_leases();
-  // A lower bound of the server's clock now, in microseconds (0 when unknown or with the
-  // counter_tokens regression): the floor the next token is raised to.
+  // The floor the next token is raised to: the server's clock at this connection's probe, in
+  // microseconds (0 when unknown or with the counter_tokens regression).
   [[nodiscard]] std::uint64_t fence_floor() const noexcept;
   // min_replicas: WAIT for the replicas after a grant or renewal of `resource`, then `then(ec)`:
   // ok, not_replicated (last_error says how many acknowledged), server_refused/unavailable (the

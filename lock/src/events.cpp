@@ -133,6 +133,10 @@ void Client::Core::on_state(loop::ConnectionState s) {
   if (s != loop::ConnectionState::ready) {
     caps.probed = false;
   }
+  if (conn->moves() != seen_moves) {
+    seen_moves = conn->moves();
+    if (!opts.regressions.no_reconfirm) suspend_leases();
+  }
   if (s != loop::ConnectionState::ready || closed) return;
   if (control_only) return;  // a cluster's first connection, kept for Client::connection()
   if (on_cluster && conn->server_mode() == "cluster") {
@@ -162,7 +166,7 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   caps.clock_known = p.clock_known;
   caps.clock_error = p.ok ? p.clock_error : "malformed reply to the connect probe";
   server_us = p.server_us;
-  server_us_at = loop.now();  // TIME ran before its reply left: a lower bound from here on
+  server_us_at = loop.now();
   if (auto* m = metrics()) {
     if (!caps.push_wakeups && had_wakeups) {
       m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
@@ -190,21 +194,35 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   const bool moved = primary_epoch != 0 && epoch != primary_epoch;
   primary_epoch = epoch;
   if (moved && !opts.regressions.no_reconfirm) {
+    suspend_leases();
     reconfirm_leases();
   } else {
     check_leases({});
   }
 }
 
+// The server's own clock at this connection's probe: never ahead of the server (no client
+// clock is involved: a client clock that steps or runs fast cannot push tokens ahead of the
+// server's time, found by the failover swarm with monotonic steps), and fresh after every event
+// that can lose the counter, since each of them (restart, failover) means a new connection.
 std::uint64_t Client::Core::fence_floor() const noexcept {
   if (!caps.clock_known || opts.regressions.counter_tokens) return 0;
-  // Our monotonic clock may run up to 100 ppm faster than the server's: count elapsed time at
-  // 1 - 1e-4 so the floor never passes the server's clock (docs/protocol.md, "Fencing tokens").
   const std::int64_t us = std::max<std::int64_t>(
       0, std::chrono::duration_cast<std::chrono::microseconds>(loop.now() - server_us_at).count());
-  const std::uint64_t f = server_us + static_cast<std::uint64_t>(us - us / 10'000);
+  const std::uint64_t f =
+      server_us + static_cast<std::uint64_t>(std::min<std::int64_t>(us - us / 2'000, kFloorHorizonUs));
   // Room above the floor for the counter's increments before the doubles stop being exact.
   return std::min(f, protocol::kMaxToken / 2);
+}
+
+void Client::Core::suspend_leases() {
+  const loop::MonoTime now = loop.now();
+  for (auto& [k, wl] : leases) {
+    auto d = wl.lock();
+    if (!d || d->state.load() != LeaseState::held || d->suspended) continue;
+    d->suspended = true;
+    d->valid_until = std::min(d->valid_until, now);
+  }
 }
 
 void Client::Core::reconfirm_leases() {

@@ -37,7 +37,7 @@ void Client::Core::arm_lease_timers(const LeasePtr& d) {
       if (self && dd) self->lose(dd, Errc::lost);
     });
   }
-  const Nanos left = d->valid_until - loop.now();
+  const Nanos left = d->end - loop.now();
   d->expiry_timer->start(left > Nanos{0} ? left : Nanos{0});
   if (d->auto_renew) {
     if (!d->renew_timer) {
@@ -106,7 +106,7 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
             return;
           }
           // Declared lost locally meanwhile (unconfirmed past its TTL): never resurrect it.
-          if (d->state.load() != LeaseState::held || self->loop.now() >= d->valid_until) {
+          if (d->state.load() != LeaseState::held || self->loop.now() >= d->end) {
             txn.unwatch();
             d->renew_in_flight = false;
             self->lose(d, Errc::lost);
@@ -127,7 +127,7 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
           }
           // keep_end: the lease keeps the end its holder already counts on (a re-confirmation
           // on a new primary); otherwise a full TTL from the request.
-          const Nanos ttl = keep_end ? d->valid_until - t_send : d->ttl;
+          const Nanos ttl = keep_end ? d->end - t_send : d->ttl;
           exec(txn, self->metrics(), protocol::renew_exec(d->kind, d->keys, d->owner, ttl_millis(ttl)),
                self->guard([d, t_send, ttl, keep_end, done = std::move(done)](
                                Core* s, Ec ec2, const loop::Replies& r2) mutable {
@@ -142,7 +142,9 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
                      s->replicated(d->resource, s->guard([d, t_send, ttl, done = std::move(done)](
                                                              Core* s2, Ec ec3) {
                        if (!ec3 && d->state.load() == LeaseState::held) {
-                         d->valid_until = std::max(d->valid_until, t_send + ttl);
+                         d->end = std::max(d->end, t_send + ttl);
+                         d->valid_until = d->end;
+                         d->suspended = false;
                          s2->arm_lease_timers(d);
                        }
                        const bool ours = !ec3 || ec3.category() == lock_category();
@@ -177,7 +179,7 @@ void Client::Core::renew_owner(std::string resource, std::string owner, Kind kin
   d->owner = std::move(owner);
   d->kind = kind;
   d->ttl = ttl;
-  d->valid_until = loop::MonoTime{Nanos::max()};  // whether it is still valid is the server's word
+  d->valid_until = d->end = loop::MonoTime{Nanos::max()};  // whether it is still valid is the server's word
   do_renew(d, guard([d, then_shared, h = std::move(handler)](Core* self, Ec ec) mutable {
              Core::drop_lease_timers(d);
              if (ec == Errc::not_held && then_shared) {

@@ -531,6 +531,9 @@ Loop& Connection::loop() noexcept {
 const std::string& Connection::server_mode() const noexcept {
   return impl_->handshake.server_mode();
 }
+std::uint64_t Connection::moves() const noexcept {
+  return impl_->moves;
+}
 void Connection::relocate(std::string why) {
   impl_->left_primary(std::move(why));
 }

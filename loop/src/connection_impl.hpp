@@ -115,7 +115,8 @@ struct Connection::Impl final : StreamHandler {
   std::string ready_address;
   std::optional<std::uint64_t> ready_config_epoch;
   std::uint64_t primary_epoch = 0;
-  std::uint64_t locate_gen = 0;  // answers of an older opt.locate question are ignored
+  std::uint64_t locate_gen = 0;
+  std::uint64_t moves = 0;  // Connection::moves  // answers of an older opt.locate question are ignored
 
   // Sentinel discovery (set iff opt.sentinel). `link` is the one connection to a sentinel: the
   // one being asked during a round, afterwards the one that answered (discovery->sentinels()

@@ -184,6 +184,7 @@ void Connection::Impl::relink() {
 
 void Connection::Impl::left_primary(std::string why) {
   if (state != ConnectionState::ready && state != ConnectionState::connecting) return;
+  ++moves;  // before the state handlers hear of the drop (Connection::moves)
   last_error = std::move(why);
   fail_connection(make_error_code(Errc::connection_lost));
 }

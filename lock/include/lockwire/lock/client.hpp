@@ -180,7 +180,10 @@ class Lease {
   [[nodiscard]] LeaseState state() const noexcept;
   [[nodiscard]] bool held() const noexcept { return valid() && state() == LeaseState::held; }
   // Monotonic instant (loop clock) until which the lease is certainly valid on the server.
-  // Loop thread only.
+  // While the lease is re-confirmed on a new primary (after a failover: its renewals may not
+  // have reached that server), it is the moment the move was learnt — already past: check it
+  // before acting on the resource; it moves forward again once the re-confirmation succeeds
+  // (else the lease turns `lost`). Loop thread only.
   [[nodiscard]] loop::MonoTime valid_until() const noexcept;
 
  private:
