@@ -190,6 +190,21 @@ void Client::inspect(std::string resource,
   core_->inspect(std::move(resource), std::move(h));
 }
 
+void Client::locate_for(const std::string& resource,
+                        const loop::ConnectionOptions::Answer& answer) {
+  if (!router_) return answer(core_->conn->server(), {});
+  const std::uint16_t slot =
+      loop::cluster::key_slot(protocol::make_keys(core_->opts.prefix, resource).holders);
+  std::weak_ptr<Router> w = router_;
+  router_->refresh([w, slot, answer](bool) {
+    auto r = w.lock();
+    if (!r || r->closed) return answer(std::nullopt, "the client is closed");
+    const std::uint16_t shard = r->shard_of(slot);
+    if (shard == Router::kNoShard) return answer(std::nullopt, "no primary serves slot " + std::to_string(slot));
+    r->locate(shard, answer);
+  });
+}
+
 void Client::start() {
   core_->conn->start();
 }

@@ -122,6 +122,15 @@ struct Watch::Impl : std::enable_shared_from_this<Watch::Impl> {
       auto s = w.lock();
       if (s && !s->closed && st == loop::ConnectionState::ready) s->refresh();
     });
+    // On a cluster the resource's keys live on one shard: the tracker connects to its primary
+    // (and follows it), whichever node the URL named.
+    if (!tracker_opts.sentinel) {
+      tracker_opts.locate = [w](const loop::ConnectionOptions::Answer& answer) {
+        auto s = w.lock();
+        if (!s || s->closed) return answer(std::nullopt, "the watch is closed");
+        s->client.locate_for(s->resource, answer);
+      };
+    }
     tracker = std::make_unique<loop::Connection>(client.connection().loop(), tracker_opts);
     // BCAST tracking on the resource's key prefix: an invalidation for every change of the
     // holder set, the token counter and shared companions — expiry included — with no reads.

@@ -237,6 +237,11 @@ class Client {
   void force_release(std::string resource, std::function<void(std::error_code, std::size_t)> h);
   void inspect(std::string resource, std::function<void(std::error_code, const LockInfo&)> h);
 
+  // The server that serves `resource` now, for a connection of one's own to it (lock::Watch's
+  // tracker): on a Redis Cluster its shard's primary (the slot map read again), otherwise the
+  // endpoint this client is connected to. Usable as ConnectionOptions::locate.
+  void locate_for(const std::string& resource, const loop::ConnectionOptions::Answer& answer);
+
   // Checks a request without sending anything.
   [[nodiscard]] std::error_code validate(const LockRequest& req, std::string* why = nullptr) const;
 
