@@ -274,6 +274,14 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // held or after we gave up. A doorbell that is gone means its waiter is too: drop it and ring
   // the next ones.
   void leave_queue(const QueuePtr& q);
+  struct RecentLeave {
+    protocol::Keys keys;
+    std::vector<std::string> owners;
+    loop::MonoTime at;
+  };
+  std::vector<RecentLeave> recent_leaves;  // of the last kQueueTtlMs, at most kMaxRecentLeaves
+  static constexpr std::size_t kMaxRecentLeaves = 1024;
+  void replay_leaves();
 
   // `plain`: without MULTI, after the server refused the block (see leave_queue_plain).
   void hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget, bool plain = false);

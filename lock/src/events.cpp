@@ -89,7 +89,28 @@ void Client::Core::leave_queue(const QueuePtr& q) {
   std::vector<std::string> leaving{std::exchange(q->queued, {})};
   if (!q->suspect.empty() && q->suspect != leaving.front()) leaving.push_back(q->suspect);
   q->suspect.clear();
+  // Kept for the queue's TTL: a failover can bring the entry back (replayed_leaves).
+  const loop::MonoTime now = loop.now();
+  std::erase_if(recent_leaves, [&](const RecentLeave& l) {
+    return now - l.at > std::chrono::milliseconds(protocol::kQueueTtlMs);
+  });
+  if (recent_leaves.size() < kMaxRecentLeaves) recent_leaves.push_back({q->keys, leaving, now});
   hand_on(q, std::move(leaving), kMaxRings);
+}
+
+// On a new primary the wait-queue entries this client removed may be back (the removals went
+// to the old primary after the promotion, or were not replicated): two such entries ahead of
+// a waiter keep it from being woken until their doorbells expire (found by the failover swarm,
+// seed 2001214). Remove them again — ZREM of our own entries only — and ring the waiters that
+// are first now.
+void Client::Core::replay_leaves() {
+  const loop::MonoTime now = loop.now();
+  for (const RecentLeave& l : recent_leaves) {
+    if (now - l.at > std::chrono::milliseconds(protocol::kQueueTtlMs)) continue;
+    auto q = std::make_shared<Queue>();
+    q->keys = l.keys;
+    hand_on(q, l.owners, kMaxRings);
+  }
 }
 
 void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget,
@@ -196,6 +217,7 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   if (moved && !opts.regressions.no_reconfirm) {
     suspend_leases();
     reconfirm_leases();
+    replay_leaves();
   } else {
     check_leases({});
   }
