@@ -96,7 +96,17 @@ std::shared_ptr<Client::Core> Client::Core::create(loop::Loop& loop,
 
 Client::Client(loop::Loop& loop, loop::ConnectionOptions connection, ClientOptions options) {
   loop::ConnectionOptions base = connection;
+  if (!connection.sentinel && !connection.locate && connection.seeds.size() > 1) {
+    // A seed list (a Cluster): the first connection tries the seeds in turn, so that any one
+    // node that is up — and a primary (ROLE) — suffices to find the cluster.
+    auto next = std::make_shared<std::size_t>(0);
+    connection.locate = [seeds = connection.seeds, next](const loop::ConnectionOptions::Answer& a) {
+      a(seeds[(*next)++ % seeds.size()], {});
+    };
+  }
+  const bool seed_list = !connection.sentinel && connection.seeds.size() > 1;
   core_ = Core::create(loop, std::move(connection), std::move(options));
+  core_->seed_list = seed_list;
   if (!base.sentinel && !base.locate) {
     core_->on_cluster = [this, base = std::move(base)]() mutable { enter_cluster(std::move(base)); };
   }

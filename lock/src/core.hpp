@@ -168,6 +168,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // server's HELLO says "cluster" (Client::Router takes over).
   std::function<void()> on_cluster;
   bool control_only = false;
+  bool seed_list = false;  // the URL named several hosts: only a Cluster may answer
   bool closed = false;
   ServerCapabilities caps;   // of the current connection (connect probe)
   std::string last_error;    // detail of the last failure reported (Client::last_error)

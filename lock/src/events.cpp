@@ -164,6 +164,13 @@ void Client::Core::on_state(loop::ConnectionState s) {
     control_only = true;
     return on_cluster();
   }
+  if (seed_list) {
+    // Several independent servers would each grant the same lock: a seed list is for a Cluster.
+    last_error = "the URL lists several hosts, but " + conn->server_address() +
+                 " is not a Redis Cluster node (HELLO mode '" + conn->server_mode() +
+                 "'): a lock must live on one primary";
+    return shutdown();
+  }
   // Tracking is connection state: re-enable it after every (re)connect, together with the
   // tracked read of the force-release notice, and learn what the server lets us do (a refusal
   // is an answer); then let every waiter re-check and every holder check its lease (pushes

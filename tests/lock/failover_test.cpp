@@ -62,6 +62,22 @@ TEST_F(RestartTest, TheCounterAloneRepeatsATokenAfterARestart) {
   ASSERT_FALSE(release(*c, a2.lease));
 }
 
+// A seed list names a Cluster; two standalone servers would each grant the same lock, so a
+// standalone server answering a seed list is refused, in words that say why.
+TEST_F(RestartTest, SeedListOfStandaloneServersIsRefused) {
+  loop::ConnectionOptions o;
+  std::string url = "redis://127.0.0.1:";
+  url.append(std::to_string(server_.port())).append(",127.0.0.1:1");
+  ASSERT_FALSE(loop::parse_url(url, o));
+  auto c = make_client({}, o);
+  Acq a = acquire(*c, req("seeds", "w", 10s, 2s));
+  EXPECT_EQ(a.ec, Errc::closed);
+  EXPECT_NE(c->last_error().find("not a Redis Cluster node (HELLO mode 'standalone')"),
+            std::string::npos)
+      << c->last_error();
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{seeds}"}), "0\n");
+}
+
 // --- a primary, a replica and three sentinels --------------------------------------------------
 
 class FailoverTest : public ::testing::Test, public testing::SyncCalls<FailoverTest> {
