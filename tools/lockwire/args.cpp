@@ -363,7 +363,9 @@ Commands:
   watch RESOURCE [--json]             print each change of holder as it happens (server pushes)
 
 Options:
-  --url URL            redis://[user:pass@]host[:port][/db], rediss://..., unix:///path
+  --url URL            redis://[user:pass@]host[:port][/db], rediss://..., unix:///path,
+                       redis://h1:p1,h2:p2,... (a Redis Cluster's seed nodes; one node works
+                       too), redis-sentinel://s1:p1,s2:p2,...#master (Sentinel)
                        (default: $LOCKWIRE_URL, else redis://127.0.0.1:6379)
   --tls                use TLS even with a redis:// URL (any --tls-* option implies it)
   --tls-ca FILE        CA bundle (PEM) to verify the server with (default: system store)
