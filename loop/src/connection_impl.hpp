@@ -130,6 +130,8 @@ struct Connection::Impl final : StreamHandler {
   std::unique_ptr<Timer> ask_timer;  // bounds the question to one sentinel
   std::unique_ptr<Timer> relink_timer;
   std::uint32_t relink_attempt = 0;
+  // A +switch-master for our master seen while a discovery round runs: it wins over the round.
+  std::optional<detail::PrimaryAddr> switched_during_round;
 
   std::vector<std::function<void()>> deferred;
   std::shared_ptr<Impl*> token = std::make_shared<Impl*>(this);

@@ -42,6 +42,7 @@ void Connection::Impl::discover() {
   if (relink_timer) relink_timer->stop();
   round_for_connect = true;
   if (discovery->active()) return;  // a round re-making the link is under way: it will connect
+  switched_during_round.reset();
   discovery->begin();
   ask_sentinel();
 }
@@ -116,6 +117,15 @@ void Connection::Impl::round_verdict(detail::Discovery::Verdict v) {
       return ask_sentinel();
     case Next::found: {
       relink_attempt = 0;
+      if (switched_during_round) {
+        if (v.primary.host != switched_during_round->host ||
+            v.primary.port != switched_during_round->port) {
+          v.primary.host = switched_during_round->host;
+          v.primary.port = switched_during_round->port;
+          v.primary.config_epoch.reset();  // the round's epoch was for the other address
+        }
+        switched_during_round.reset();
+      }
       if (round_for_connect) {
         round_for_connect = false;
         server_config_epoch = v.primary.config_epoch;
@@ -149,7 +159,12 @@ void Connection::Impl::round_verdict(detail::Discovery::Verdict v) {
 void Connection::Impl::on_link_push(std::uint64_t gen, resp::Frame push) {
   if (gen != link_gen) return;
   const auto moved = detail::parse_switch_master(push, discovery->master());
-  if (!moved || !stream || same_address(server, *moved)) return;
+  if (!moved) return;
+  // A switch announced while a round is finding the primary is newer than what the round's
+  // sentinel said before it (found by the failover swarm, seed 2008652: the round named the
+  // old primary, which stays a writable master until it is reconfigured).
+  if (discovery->active()) switched_during_round = *moved;
+  if (!stream || same_address(server, *moved)) return;
   left_primary("sentinel " + detail::describe(link_to) + ": +switch-master '" +
                discovery->master() + "' from " + detail::describe(server) + " to " + moved->host +
                ":" + std::to_string(moved->port));
