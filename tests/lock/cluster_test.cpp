@@ -29,11 +29,9 @@ std::string cat(std::string_view pre, const std::string& r, std::string_view pos
   return s;
 }
 
-class ClusterTest : public ::testing::Test, public testing::SyncCalls<ClusterTest> {
-  friend testing::SyncCalls<ClusterTest>;
-
+class ClusterTest : public LoopTest {
  protected:
-  ClusterTest() { EXPECT_TRUE(cluster_.wait_ok()); }
+  ClusterTest() : LoopTest(30s) { EXPECT_TRUE(cluster_.wait_ok()); }
 
   loop::ConnectionOptions options(const std::string& url) {
     loop::ConnectionOptions o;
@@ -52,33 +50,6 @@ class ClusterTest : public ::testing::Test, public testing::SyncCalls<ClusterTes
     c->start();
     return c;
   }
-  void run_until(const std::function<bool()>& done, Nanos limit = 30s) {
-    bool expired = false;
-    auto guard = loop_.make_timer([&] { expired = true; });
-    guard->start(limit);
-    while (!done() && !expired) loop_.run_once(true);
-    ASSERT_FALSE(expired) << "test guard expired";
-  }
-  void sleep_loop(Nanos d) {
-    bool fired = false;
-    auto t = loop_.make_timer([&] { fired = true; });
-    t->start(d);
-    run_until([&] { return fired; });
-  }
-  struct Acq {
-    std::error_code ec;
-    Lease lease;
-  };
-  Acq acquire(Client& c, LockRequest r) {
-    Acq out;
-    bool done = false;
-    c.lock(std::move(r), [&](std::error_code ec, Lease l) {
-      out = {ec, std::move(l)};
-      done = true;
-    });
-    run_until([&] { return done; });
-    return out;
-  }
   // A resource name whose slot the primary node `p` serves.
   std::string resource_on(std::size_t p, const std::string& base) {
     for (int i = 0;; ++i) {
@@ -96,8 +67,6 @@ class ClusterTest : public ::testing::Test, public testing::SyncCalls<ClusterTes
   }
 
   test::RedisCluster cluster_{3, 1};
-  loop::UvLoop loop_;
-  test::EmptyLoopAtExit at_exit_{loop_};
 };
 
 // Through one node (node 0) and through the seed list: acquire, inspect, renew, release by

@@ -80,10 +80,10 @@ TEST_F(RestartTest, SeedListOfStandaloneServersIsRefused) {
 
 // --- a primary, a replica and three sentinels --------------------------------------------------
 
-class FailoverTest : public ::testing::Test, public testing::SyncCalls<FailoverTest> {
-  friend testing::SyncCalls<FailoverTest>;
-
+class FailoverTest : public LoopTest {
  protected:
+  FailoverTest() : LoopTest(30s) {}
+
   loop::ConnectionOptions sentinel_options() {
     loop::ConnectionOptions o;
     std::string why;
@@ -98,33 +98,6 @@ class FailoverTest : public ::testing::Test, public testing::SyncCalls<FailoverT
     c->start();
     return c;
   }
-  void run_until(const std::function<bool()>& done, Nanos limit = 30s) {
-    bool expired = false;
-    auto guard = loop_.make_timer([&] { expired = true; });
-    guard->start(limit);
-    while (!done() && !expired) loop_.run_once(true);
-    ASSERT_FALSE(expired) << "test guard expired";
-  }
-  void sleep_loop(Nanos d) {
-    bool fired = false;
-    auto t = loop_.make_timer([&] { fired = true; });
-    t->start(d);
-    run_until([&] { return fired; });
-  }
-  struct Acq {
-    std::error_code ec;
-    Lease lease;
-  };
-  Acq acquire(Client& c, LockRequest r) {
-    Acq out;
-    bool done = false;
-    c.lock(std::move(r), [&](std::error_code ec, Lease l) {
-      out = {ec, std::move(l)};
-      done = true;
-    });
-    run_until([&] { return done; });
-    return out;
-  }
   // Waits until the sentinels name `port` as the primary.
   void wait_primary_is(std::uint16_t port, Nanos limit = 30s) {
     const loop::MonoTime until = loop_.now() + limit;
@@ -135,8 +108,6 @@ class FailoverTest : public ::testing::Test, public testing::SyncCalls<FailoverT
   }
 
   test::RedisSentinels topo_;
-  loop::UvLoop loop_;
-  test::EmptyLoopAtExit at_exit_{loop_};
 };
 
 // One holder auto-renewing through SENTINEL FAILOVER, one contender waiting for the lock, both

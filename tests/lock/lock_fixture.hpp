@@ -29,40 +29,18 @@ inline std::vector<std::string> no_scripting() {
   return a;
 }
 
-class LockTest : public ::testing::Test, public testing::SyncCalls<LockTest> {
-  friend testing::SyncCalls<LockTest>;
+// The loop half of every real-server lock fixture (one server, sentinels, a cluster): a UvLoop
+// that must be empty when the test ends, bounded waits on it, a blocking acquire.
+class LoopTest : public ::testing::Test, public testing::SyncCalls<LoopTest> {
+  friend testing::SyncCalls<LoopTest>;
 
  protected:
-  explicit LockTest(std::vector<std::string> extra = no_scripting()) : server_(std::move(extra)) {}
-
-  loop::ConnectionOptions conn_options() {
-    loop::ConnectionOptions o;
-    EXPECT_FALSE(loop::parse_url(server_.url(), o));
-    o.reconnect.initial = 5ms;
-    o.reconnect.max = 50ms;
-    return o;
-  }
-
-  std::unique_ptr<Client> make_client(std::shared_ptr<Metrics> m = nullptr) {
-    ClientOptions co;
-    co.metrics = std::move(m);
-    return make_client(co, conn_options());
-  }
-  std::unique_ptr<Client> make_client(ClientOptions co, loop::ConnectionOptions o) {
-    auto c = std::make_unique<Client>(loop_, std::move(o), std::move(co));
-    c->start();
-    return c;
-  }
-  // A client logged in as an ACL user (created by the test with server_.cli).
-  std::unique_ptr<Client> make_user_client(const std::string& user, ClientOptions co = {}) {
-    loop::ConnectionOptions o = conn_options();
-    o.username = user;
-    o.password = "pw";
-    return make_client(std::move(co), std::move(o));
-  }
+  // `guard`: the default bound of run_until (topologies with failovers need longer).
+  explicit LoopTest(Nanos guard = 20s) : guard_(guard) {}
 
   // Runs the loop until done() (a guard timer keeps a broken test from hanging forever).
-  void run_until(const std::function<bool()>& done, Nanos limit = 20s) {
+  void run_until(const std::function<bool()>& done) { run_until(done, guard_); }
+  void run_until(const std::function<bool()>& done, Nanos limit) {
     bool expired = false;
     auto guard = loop_.make_timer([&] { expired = true; });
     guard->start(limit);
@@ -97,9 +75,43 @@ class LockTest : public ::testing::Test, public testing::SyncCalls<LockTest> {
     return testing::request(std::move(res), std::move(owner), ttl, wait, kind);
   }
 
-  RedisServer server_;
+  Nanos guard_;
   loop::UvLoop loop_;
   test::EmptyLoopAtExit at_exit_{loop_};  // libuv's rule: every test leaves its loop empty
+};
+
+// One private redis-server with scripting disabled.
+class LockTest : public LoopTest {
+ protected:
+  explicit LockTest(std::vector<std::string> extra = no_scripting()) : server_(std::move(extra)) {}
+
+  loop::ConnectionOptions conn_options() {
+    loop::ConnectionOptions o;
+    EXPECT_FALSE(loop::parse_url(server_.url(), o));
+    o.reconnect.initial = 5ms;
+    o.reconnect.max = 50ms;
+    return o;
+  }
+
+  std::unique_ptr<Client> make_client(std::shared_ptr<Metrics> m = nullptr) {
+    ClientOptions co;
+    co.metrics = std::move(m);
+    return make_client(co, conn_options());
+  }
+  std::unique_ptr<Client> make_client(ClientOptions co, loop::ConnectionOptions o) {
+    auto c = std::make_unique<Client>(loop_, std::move(o), std::move(co));
+    c->start();
+    return c;
+  }
+  // A client logged in as an ACL user (created by the test with server_.cli).
+  std::unique_ptr<Client> make_user_client(const std::string& user, ClientOptions co = {}) {
+    loop::ConnectionOptions o = conn_options();
+    o.username = user;
+    o.password = "pw";
+    return make_client(std::move(co), std::move(o));
+  }
+
+  RedisServer server_;
 };
 
 }  // namespace lockwire::lock
