@@ -17,10 +17,6 @@ std::string tag_for(std::uint16_t slot) {
   }
 }
 
-loop::MonoTime remaining_deadline(loop::Loop& l, Nanos wait) {
-  return l.now() + wait;
-}
-
 }  // namespace
 
 // --- the slot map -------------------------------------------------------------------------------
@@ -88,6 +84,7 @@ void Client::Router::on_shards(std::error_code ec, const loop::Replies& r) {
     loop::cluster::SlotMap m;
     if (m.parse_shards(r[0]) && !m.primaries().empty()) {
       map = std::move(m);
+      index_shards();
       return refreshed(true);  // the connection is kept for the next refresh
     }
     why = "unexpected reply to CLUSTER SHARDS";
@@ -115,15 +112,23 @@ void Client::Router::refreshed(bool ok) {
   for (auto& f : std::exchange(refresh_waiters, {})) f(ok || have_map);
 }
 
-std::uint16_t Client::Router::shard_of(std::uint16_t slot) const {
-  const loop::cluster::Node* n = map.primary_for(slot);
-  if (n == nullptr) return kNoShard;
+// Once per map change, not per call: each slot's shard key (the lowest slot its primary serves).
+void Client::Router::index_shards() {
+  std::vector<std::pair<const loop::cluster::Node*, std::uint16_t>> first;  // a few primaries
   for (std::uint32_t s = 0; s < loop::cluster::kSlots; ++s) {
-    if (const auto* o = map.primary_for(static_cast<std::uint16_t>(s)); o != nullptr && *o == *n) {
-      return static_cast<std::uint16_t>(s);
+    const auto* n = map.primary_for(static_cast<std::uint16_t>(s));
+    if (n == nullptr) {
+      shard_key[s] = kNoShard;
+      continue;
     }
+    auto it = std::find_if(first.begin(), first.end(), [&](const auto& f) { return *f.first == *n; });
+    if (it == first.end()) it = first.insert(first.end(), {n, static_cast<std::uint16_t>(s)});
+    shard_key[s] = it->second;
   }
-  return kNoShard;
+}
+
+std::uint16_t Client::Router::shard_of(std::uint16_t slot) const {
+  return have_map ? shard_key[slot] : kNoShard;
 }
 
 // --- shard Cores ----------------------------------------------------------------------------------
@@ -216,6 +221,7 @@ bool Client::Router::moved(Core& c) {
   auto r = loop::cluster::parse_redirect(text.substr(0, end));
   if (!r || r->kind != loop::cluster::Redirect::Kind::moved) return false;
   map.moved(r->slot, r->host, r->port);
+  index_shards();
   return true;
 }
 
@@ -236,7 +242,7 @@ void Client::Router::close() noexcept {
 // --- routed operations -----------------------------------------------------------------------------
 
 void Client::Router::lock(LockRequest req, AcquireHandler handler, int redirects) {
-  const loop::MonoTime deadline = remaining_deadline(loop, req.wait);
+  const loop::MonoTime deadline = loop.now() + req.wait;
   std::string resource = req.resource;
   with_core(resource, [self = shared_from_this(), req = std::move(req), deadline, redirects,
                        handler = std::move(handler)](Core* c) mutable {

@@ -21,6 +21,7 @@
 // connect probe) to the router; that first connection stays as Client::connection().
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +67,8 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   void refreshed(bool ok);
   // The lowest slot served by the primary that serves `slot` (the shard's key); kNoShard.
   [[nodiscard]] std::uint16_t shard_of(std::uint16_t slot) const;
+  void index_shards();  // shard_key from map, after every change of it
+  std::array<std::uint16_t, loop::cluster::kSlots> shard_key{};
   // The Core for `resource`'s slot (created on first use); runs `fn(core or nullptr)` once the
   // map is known — nullptr when no node serves the slot (last error in map_error).
   void with_core(const std::string& resource, std::function<void(Core*)> fn);
