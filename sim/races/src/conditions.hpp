@@ -1,5 +1,5 @@
 // Scenarios on servers an operator changed (issue #13): CLIENT PAUSE, ACL users, maxmemory.
-// Listed in scenarios.cpp's table; defined in conditions.cpp.
+// Listed in catalogue.cpp's table; defined in conditions.cpp.
 #pragma once
 
 #include "lockwire/races/races.hpp"

@@ -1,6 +1,6 @@
 // Scenarios behind simulated sentinels (issue #15): a graceful failover mid-hold, a crash
 // failover that loses the last grant and its token, and an old primary that stays writable.
-// Listed in scenarios.cpp's table; defined in failovers.cpp.
+// Listed in catalogue.cpp's table; defined in failovers.cpp.
 #pragma once
 
 #include "lockwire/races/races.hpp"
