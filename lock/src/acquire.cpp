@@ -50,6 +50,8 @@ void Client::Core::complete(const WaiterPtr& w, Ec ec, Lease lease) {
 // said something, else Errc::protocol. Sets last_error ("<resource>: <words>").
 Ec Client::Core::refused(const loop::Replies& r, std::string_view resource) {
   std::string words = protocol::server_words(r);
+  // "MOVED <slot> <host:port>" (then " (EXECABORT ...)" for a block): for the cluster router.
+  redirect = loop::cluster::parse_redirect(std::string_view(words).substr(0, words.find(" (")));
   if (words.empty()) {
     last_error = std::string(resource) + ": unexpected reply from the server";
     return Errc::protocol;

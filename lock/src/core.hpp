@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "lockwire/lock/client.hpp"
+#include "lockwire/loop/cluster_map.hpp"
 
 namespace lockwire::lock {
 namespace detail {
@@ -172,6 +173,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   bool closed = false;
   ServerCapabilities caps;   // of the current connection (connect probe)
   std::string last_error;    // detail of the last failure reported (Client::last_error)
+  // The MOVED / ASK in the server's words of the last refused() (the cluster router follows it).
+  std::optional<loop::cluster::Redirect> redirect;
   // Attempts held back until the connect probe of the current connection is answered (so that
   // nothing is granted on a server that may evict lock keys): one-shot queues; registered
   // queues park in need_ready and are woken by wake_all().

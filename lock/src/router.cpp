@@ -209,16 +209,12 @@ void Client::Router::locate(std::uint16_t shard, const loop::ConnectionOptions::
   }, true);
 }
 
+bool Client::Router::redirected(Core& c, std::error_code ec, int redirects) {
+  return ec == Errc::server_refused && redirects < kMaxRedirects && moved(c);
+}
+
 bool Client::Router::moved(Core& c) {
-  const std::string& e = c.last_error;
-  const std::size_t at = e.find("MOVED ");
-  if (at == std::string::npos) return false;
-  // "<resource>: MOVED <slot> <host:port>[ (EXECABORT ...)]": the redirect is three words.
-  std::string_view text(e);
-  text.remove_prefix(at);
-  std::size_t end = text.find(' ', 6);  // after the slot
-  end = end == std::string_view::npos ? end : text.find(' ', end + 1);
-  auto r = loop::cluster::parse_redirect(text.substr(0, end));
+  const auto& r = c.redirect;
   if (!r || r->kind != loop::cluster::Redirect::Kind::moved) return false;
   map.moved(r->slot, r->host, r->port);
   index_shards();
@@ -254,7 +250,7 @@ void Client::Router::lock(LockRequest req, AcquireHandler handler, int redirects
     c->lock(std::move(req), [self, c, again = std::move(again), deadline, redirects,
                              handler = std::move(handler)](std::error_code ec, Lease l) mutable {
       self->last = c;
-      if (ec == Errc::server_refused && redirects < kMaxRedirects && self->moved(*c)) {
+      if (self->redirected(*c, ec, redirects)) {
         again.wait = std::max(Nanos{0}, deadline - self->loop.now());
         return self->lock(std::move(again), std::move(handler), redirects + 1);
       }
@@ -275,7 +271,7 @@ void Client::Router::by_owner(bool release, std::string resource, std::string ow
     auto done = [self, c, release, resource, owner, kind, ttl, redirects,
                  handler = std::move(handler)](std::error_code ec) mutable {
       self->last = c;
-      if (ec == Errc::server_refused && redirects < kMaxRedirects && self->moved(*c)) {
+      if (self->redirected(*c, ec, redirects)) {
         return self->by_owner(release, std::move(resource), std::move(owner), kind, ttl,
                               std::move(handler), redirects + 1);
       }
@@ -300,7 +296,7 @@ void Client::Router::force_release(std::string resource,
     c->force_release(resource, [self, c, resource, redirects, h = std::move(h)](
                                    std::error_code ec, std::size_t n) mutable {
       self->last = c;
-      if (ec == Errc::server_refused && redirects < kMaxRedirects && self->moved(*c)) {
+      if (self->redirected(*c, ec, redirects)) {
         return self->force_release(std::move(resource), std::move(h), redirects + 1);
       }
       h(ec, n);
@@ -319,7 +315,7 @@ void Client::Router::inspect(std::string resource,
     c->inspect(resource, [self, c, resource, redirects, h = std::move(h)](
                              std::error_code ec, const LockInfo& info) mutable {
       self->last = c;
-      if (ec == Errc::server_refused && redirects < kMaxRedirects && self->moved(*c)) {
+      if (self->redirected(*c, ec, redirects)) {
         return self->inspect(std::move(resource), std::move(h), redirects + 1);
       }
       h(ec, info);

@@ -79,6 +79,9 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   void check_topology();
   // `c` refused a call with MOVED: patch the map and say whether to send it again.
   bool moved(Core& c);
+  // A call answered `ec` by `c` after `redirects` redirections: send it again (MOVED, within
+  // kMaxRedirects)?
+  bool redirected(Core& c, std::error_code ec, int redirects);
   void close() noexcept;
 
   // The routed operations (Client's facade calls these in cluster mode).
