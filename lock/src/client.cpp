@@ -148,10 +148,9 @@ Client::~Client() {
 
 void Client::lock(LockRequest req, AcquireHandler handler) {
   if (router_) {
-    if (auto ec = validate(req)) {
-      core_->lock(std::move(req), std::move(handler));  // reports the invalid request
-      return;
-    }
+    // An invalid request is answered at once (by the first Core, which sends nothing for it),
+    // not after the router has read the slot map.
+    if (validate(req)) return core_->lock(std::move(req), std::move(handler));
     return router_->lock(std::move(req), std::move(handler));
   }
   core_->lock(std::move(req), std::move(handler));
