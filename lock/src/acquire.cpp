@@ -182,8 +182,12 @@ void Client::Core::attempt(const QueuePtr& q) {
     advance(q);
     return;
   }
-  if (!caps.probed) {
-    // Not before the connect probe is answered: wake_all() (or `parked`) resumes us.
+  if (!caps.probed || conn->state() != loop::ConnectionState::ready) {
+    // Not before the connect probe is answered: wake_all() (or `parked`) resumes us. The state
+    // is checked too: a reply handler that retries when the connection drops runs before the
+    // state handlers clear caps.probed, and a request queued then would go out on the next
+    // connection before its probe is read — with the old server's fencing floor (failover
+    // swarm, seed 2002269: a token repeated on the new primary).
     q->state = Queue::State::need_ready;
     if (q->one_shot && std::find(parked.begin(), parked.end(), q) == parked.end()) {
       parked.push_back(q);
@@ -199,10 +203,12 @@ void Client::Core::attempt(const QueuePtr& q) {
   q->state = Queue::State::in_flight;
   const loop::MonoTime t_send = loop.now();
   if (w->req.kind == Kind::exclusive) {
+    // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).
     send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, fence_floor()),
          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
-         }));
+         }),
+         this_stream_only());
   } else {
     watch(protocol::shared_watch(w->keys, w->req.owner),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
@@ -230,6 +236,15 @@ void Client::Core::on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, E
                }
                self->advance(q);
              }));
+    return;
+  }
+  if (ec == loop::Errc::not_sent && !w->expired) {
+    // Never written (bound to a stream that went): tried again at the next probe, even a wait-0
+    // attempt — it was not made yet.
+    q->state = Queue::State::need_ready;
+    if (q->one_shot && std::find(parked.begin(), parked.end(), q) == parked.end()) {
+      parked.push_back(q);
+    }
     return;
   }
   if (!retryable(ec) || q->one_shot || w->expired) {

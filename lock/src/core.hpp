@@ -221,9 +221,14 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
   Metrics* metrics() const { return opts.metrics.get(); }
 
-  void send(loop::Request r, loop::ReplyHandler h) {
+  void send(loop::Request r, loop::ReplyHandler h, loop::RequestOptions o = {}) {
     if (auto* m = metrics()) m->on_request(r.commands);
-    conn->send(std::move(r), std::move(h));
+    conn->send(std::move(r), std::move(h), std::move(o));
+  }
+  static loop::RequestOptions this_stream_only() {
+    loop::RequestOptions o;
+    o.this_stream_only = true;
+    return o;
   }
   void watch(loop::Request r, loop::WatchHandler h) {
     if (auto* m = metrics()) m->on_request(r.commands);

@@ -364,6 +364,17 @@ void Connection::Impl::fail_connection(std::error_code ec) {
   auto lost = std::move(inflight);
   inflight.clear();
   state = ConnectionState::disconnected;
+  // Requests bound to the stream that just went are never written to the next one.
+  for (auto& p : queue) {
+    if (p.done || !p.this_stream_only || p.epoch != epoch - 1) continue;
+    p.done = true;
+    queue_bytes -= p.bytes.size();
+    if (p.whandler) {
+      fail_later(std::move(p.whandler), Errc::not_sent);
+    } else {
+      fail_later(std::move(p.handler), Errc::not_sent);
+    }
+  }
   Guard g(this);
   for (auto& f : lost) {
     if (f.internal != Internal::user) continue;
@@ -470,6 +481,8 @@ void Connection::send(Request request, ReplyHandler handler, RequestOptions opti
     p.has_deadline = true;
     p.deadline = impl_->loop.now() + options.timeout;
   }
+  p.this_stream_only = options.this_stream_only;
+  p.epoch = impl_->epoch;
   impl_->submit(std::move(p));
 }
 

@@ -40,6 +40,8 @@ struct Connection::Impl final : StreamHandler {
     MonoTime deadline{};
     bool has_deadline = false;
     bool done = false;
+    bool this_stream_only = false;  // RequestOptions::this_stream_only
+    std::uint64_t epoch = 0;        // the stream it was submitted for
   };
 
   struct InFlight {  // written, awaiting `replies` frames
@@ -132,6 +134,23 @@ struct Connection::Impl final : StreamHandler {
   std::uint32_t relink_attempt = 0;
   // A +switch-master for our master seen while a discovery round runs: it wins over the round.
   std::optional<detail::PrimaryAddr> switched_during_round;
+  // The newest primary a sentinel announced (+switch-master, +promoted-slave): wins over a
+  // round's answer (the other sentinels name the old primary until they hear the new
+  // configuration) until a round names it too, or it fails the connect or the ROLE check.
+  std::optional<detail::PrimaryAddr> announced;
+  // SentinelOptions::watch_every_sentinel: one subscribed connection per sentinel (they
+  // reconnect on their own and subscribe again at each ready).
+  std::vector<std::unique_ptr<Connection>> watches;
+  std::uint64_t watch_gen = 0;
+  void watch_sentinels();
+  // The announced primary could not be connected to or is not a master (by ROLE): back to
+  // what the sentinels answer, so a stale announcement never pins the connection.
+  void forget_announced_if_server() noexcept {
+    if (announced && server.host == announced->host && server.port == announced->port) {
+      announced.reset();
+    }
+  }
+  void on_announcement(const detail::Announcement& a, const Endpoint& from);
 
   std::vector<std::function<void()>> deferred;
   std::shared_ptr<Impl*> token = std::make_shared<Impl*>(this);

@@ -217,6 +217,7 @@ void Connection::Impl::on_connected(std::error_code ec) {
       last_error = "connect: " + ec.message();
       if (discovery) last_error = detail::describe(server) + " " + last_error;
     }
+    forget_announced_if_server();
     retire_stream();
     Guard g(this);
     if (!notify(ConnectionState::disconnected, ec)) return;
@@ -255,6 +256,7 @@ void Connection::Impl::handshake_reply(resp::Frame frame) {
   last_error = std::move(v.detail);
   // Which of the servers the sentinels named said so.
   if (discovery) last_error = detail::describe(server) + " " + last_error;
+  forget_announced_if_server();
   // Requests queued for this server would fail the same way: tell them now.
   Guard g(this);
   fail_connection(make_error_code(v.error));

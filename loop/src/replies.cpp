@@ -171,6 +171,7 @@ void Connection::Impl::complete(InFlight& f, const Replies& replies, bool error)
   if (demoted.empty()) return deliver(f, replies, error);
   const std::string why = detail::describe(server) + " answered " + std::string(demoted) +
                           ": it is no longer the primary";
+  forget_announced_if_server();  // it proved not to be the primary
   Guard g(this);
   deliver(f, replies, error);
   if (g.dead) return;

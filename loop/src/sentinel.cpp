@@ -1,5 +1,5 @@
 // The Sentinel discovery machine (sentinel.hpp): the order of the sentinels, the questions, the
-// meaning of their answers, of +switch-master and of ROLE. No I/O.
+// meaning of their answers, of +switch-master / +promoted-slave and of ROLE. No I/O.
 #include "sentinel.hpp"
 
 #include <charconv>
@@ -138,7 +138,7 @@ Discovery::Verdict Discovery::answered(resp::Frame addr, resp::Frame master) {
   return out;
 }
 
-std::optional<PrimaryAddr> parse_switch_master(resp::Frame push, std::string_view master) {
+std::optional<Announcement> parse_new_primary(resp::Frame push, std::string_view master) {
   const std::size_t v = resp::value_index(push);
   if (v >= push.size() || push[v].type != resp::Type::push) return std::nullopt;
   std::vector<std::size_t> el;
@@ -152,10 +152,10 @@ std::optional<PrimaryAddr> parse_switch_master(resp::Frame push, std::string_vie
   } else {
     return std::nullopt;
   }
-  if (!resp::equals(push[el[ch]], "+switch-master")) return std::nullopt;
+  const bool switched = resp::equals(push[el[ch]], "+switch-master");
+  if (!switched && !resp::equals(push[el[ch]], "+promoted-slave")) return std::nullopt;
   const resp::Node& payload = push[el[ch + 1]];
   if (!resp::is_string_like(payload.type)) return std::nullopt;
-  // "<master-name> <old-ip> <old-port> <new-ip> <new-port>"
   std::vector<std::string_view> w;
   std::string_view s = payload.value;
   while (!s.empty()) {
@@ -164,10 +164,21 @@ std::optional<PrimaryAddr> parse_switch_master(resp::Frame push, std::string_vie
     if (sp == std::string_view::npos) break;
     s.remove_prefix(sp + 1);
   }
-  if (w.size() != 5 || w[0] != master) return std::nullopt;
-  const auto port = to_port(w[4]);
-  if (!port) return std::nullopt;
-  return PrimaryAddr{std::string(w[3]), *port, std::nullopt};
+  std::string_view host, port;
+  if (switched) {
+    // "<master-name> <old-ip> <old-port> <new-ip> <new-port>"
+    if (w.size() != 5 || w[0] != master) return std::nullopt;
+    host = w[3];
+    port = w[4];
+  } else {
+    // "slave <ip:port> <ip> <port> @ <master-name> <master-ip> <master-port>"
+    if (w.size() != 8 || w[0] != "slave" || w[4] != "@" || w[5] != master) return std::nullopt;
+    host = w[2];
+    port = w[3];
+  }
+  const auto p = to_port(port);
+  if (!p || host.empty()) return std::nullopt;
+  return Announcement{PrimaryAddr{std::string(host), *p, std::nullopt}, !switched};
 }
 
 std::string not_primary(resp::Frame role) {

@@ -11,6 +11,8 @@
 //   SUBSCRIBE +switch-master            ->  >3 subscribe +switch-master :1, then per failover
 //                                           >3 message +switch-master "m old-ip old-port new-ip
 //                                           new-port"
+//   SUBSCRIBE +promoted-slave           ->  on the failover's leader: >3 message +promoted-slave
+//                                           "slave ip:port ip port @ m old-ip old-port"
 //   ROLE on a data node                 ->  *3 master offset replicas | *5 slave ip port state
 //                                           offset; on a sentinel *2 sentinel [masters]
 #pragma once
@@ -79,10 +81,20 @@ class Discovery {
   std::string said_;  // this round's answers, "; "-separated
 };
 
-// A +switch-master push (RESP3 ["message", "+switch-master", payload], or the pmessage form)
-// for `master`: the new address. nullopt for other pushes, other masters, malformed payloads.
-[[nodiscard]] std::optional<PrimaryAddr> parse_switch_master(resp::Frame push,
-                                                             std::string_view master);
+// A push that names a new primary of `master` (RESP3 ["message", channel, payload], or the
+// pmessage form): +switch-master (every sentinel, once it has the new configuration) or
+// +promoted-slave (the failover's leader only, at the moment its GET-MASTER-ADDR-BY-NAME
+// starts naming the promoted replica, ~0.1 s before any +switch-master). The new address;
+// nullopt for other pushes, other masters, malformed payloads.
+struct Announcement {
+  PrimaryAddr primary;
+  bool promoted = false;  // +promoted-slave (else +switch-master)
+  [[nodiscard]] std::string_view channel() const noexcept {
+    return promoted ? "+promoted-slave" : "+switch-master";
+  }
+};
+[[nodiscard]] std::optional<Announcement> parse_new_primary(resp::Frame push,
+                                                            std::string_view master);
 
 // A ROLE reply: "" for a master, else why this server is not one ("a replica of 1.2.3.4:6379
 // (link connected)", "a sentinel", ...), or an error reply as "-CODE text".

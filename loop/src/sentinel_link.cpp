@@ -40,6 +40,7 @@ Connection::Impl::Impl(Connection* s, Loop& l, ConnectionOptions o)
 
 void Connection::Impl::discover() {
   if (relink_timer) relink_timer->stop();
+  if (watches.empty() && opt.sentinel->watch_every_sentinel) watch_sentinels();
   round_for_connect = true;
   if (discovery->active()) return;  // a round re-making the link is under way: it will connect
   switched_during_round.reset();
@@ -117,6 +118,13 @@ void Connection::Impl::round_verdict(detail::Discovery::Verdict v) {
       return ask_sentinel();
     case Next::found: {
       relink_attempt = 0;
+      if (announced) {
+        if (v.primary.host == announced->host && v.primary.port == announced->port) {
+          announced.reset();  // the sentinels caught up
+        } else if (!switched_during_round) {
+          switched_during_round = announced;
+        }
+      }
       if (switched_during_round) {
         if (v.primary.host != switched_during_round->host ||
             v.primary.port != switched_during_round->port) {
@@ -158,16 +166,62 @@ void Connection::Impl::round_verdict(detail::Discovery::Verdict v) {
 
 void Connection::Impl::on_link_push(std::uint64_t gen, resp::Frame push) {
   if (gen != link_gen) return;
-  const auto moved = detail::parse_switch_master(push, discovery->master());
-  if (!moved) return;
+  if (const auto moved = detail::parse_new_primary(push, discovery->master())) {
+    on_announcement(*moved, link_to);
+  }
+}
+
+void Connection::Impl::on_announcement(const detail::Announcement& a, const Endpoint& from) {
+  const detail::PrimaryAddr& addr = a.primary;
   // A switch announced while a round is finding the primary is newer than what the round's
   // sentinel said before it (found by the failover swarm, seed 2008652: the round named the
   // old primary, which stays a writable master until it is reconfigured).
-  if (discovery->active()) switched_during_round = *moved;
-  if (!stream || same_address(server, *moved)) return;
-  left_primary("sentinel " + detail::describe(link_to) + ": +switch-master '" +
-               discovery->master() + "' from " + detail::describe(server) + " to " + moved->host +
-               ":" + std::to_string(moved->port));
+  if (discovery->active()) switched_during_round = addr;
+  announced = addr;
+  if (!stream || same_address(server, addr)) return;
+  left_primary("sentinel " + detail::describe(from) + ": " + std::string(a.channel()) + " '" +
+               discovery->master() + "' from " + detail::describe(server) + " to " + addr.host +
+               ":" + std::to_string(addr.port));
+}
+
+// One connection per sentinel, subscribed to both announcements. The leader of a failover is
+// the only sentinel that says +promoted-slave, and it says it the moment its answers start to
+// name the promoted replica: a client that watched only another sentinel would keep renewing on
+// the old primary (still a writable master) for the ~0.1 s until +switch-master, while a
+// contender that asked the leader is granted on the new one (failover swarm: 14 such seeds).
+void Connection::Impl::watch_sentinels() {
+  const std::uint64_t gen = ++watch_gen;
+  for (const Endpoint& at : discovery->sentinels()) {
+    ConnectionOptions lo;
+    lo.endpoint.host = at.host;
+    lo.endpoint.port = at.port;
+    lo.endpoint.tls = opt.endpoint.tls;
+    lo.username = opt.sentinel->username;
+    lo.password = opt.sentinel->password;
+    lo.client_name = opt.client_name;
+    lo.connect_timeout = opt.connect_timeout;
+    lo.reconnect = opt.reconnect;
+    lo.health_check_interval = opt.health_check_interval;
+    const Endpoint from = lo.endpoint;
+    auto w = std::make_unique<Connection>(loop, std::move(lo));
+    Connection* c = w.get();
+    w->add_push_handler([this, gen, from](resp::Frame push) {
+      if (gen != watch_gen) return;
+      if (const auto moved = detail::parse_new_primary(push, discovery->master())) {
+        on_announcement(*moved, from);
+      }
+    });
+    w->add_state_handler([this, gen, c](ConnectionState s, std::error_code) {
+      if (gen != watch_gen || s != ConnectionState::ready) return;
+      RequestBuilder b;
+      b.add("SUBSCRIBE", "+switch-master");
+      b.add("SUBSCRIBE", "+promoted-slave");
+      // A refused SUBSCRIBE (an ACL without channels) leaves ROLE and -READONLY to catch a move.
+      c->send(b.done(), [](std::error_code, const Replies&) {});
+    });
+    w->start();
+    watches.push_back(std::move(w));
+  }
 }
 
 void Connection::Impl::on_link_state(std::uint64_t gen, ConnectionState s) {
@@ -211,6 +265,9 @@ void Connection::Impl::stop_sentinels() noexcept {
   if (ask_timer) ask_timer->stop();
   if (relink_timer) relink_timer->stop();
   drop_link();
+  ++watch_gen;
+  watches.clear();
+  announced.reset();
 }
 
 }  // namespace lockwire::loop

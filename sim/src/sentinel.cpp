@@ -352,13 +352,27 @@ void SimSentinels::Impl::promote() {
   r.drop_connections();
   fo.promoted = world.now();
   windows.push_back({fo.promoted, kNone});
-  trace(fo.leader, "+promoted-slave", r.node().name());
+  trace(fo.leader, "replicaof-no-one", r.node().name());
 }
 
+// The leader sees the promotion in the replica's INFO: +promoted-slave and
+// +failover-state-reconf-slaves are published in the same tick as its GET-MASTER-ADDR-BY-NAME
+// starts naming the replica (sentinelRefreshInstanceInfo), on the leader only.
 void SimSentinels::Impl::name_promoted() {
   if (!fo.active || fo.promoted == kNone) return;
   fo.named = true;
-  trace(fo.leader, "+failover-state-reconf-slaves", cfg().master_name);
+  const loop::Endpoint to = data[fo.to].redis->endpoint();
+  const loop::Endpoint from = data[fo.from].redis->endpoint();
+  const std::string port = std::to_string(to.port);
+  const std::string promoted = "slave " + to.host + ":" + port + " " + to.host + " " + port +
+                               " @ " + cfg().master_name + " " + from.host + " " +
+                               std::to_string(from.port);
+  trace(fo.leader, "+promoted-slave", promoted);
+  s[fo.leader].face->model().publish("+promoted-slave", promoted);
+  const std::string master = "master " + cfg().master_name + " " + from.host + " " +
+                             std::to_string(from.port);
+  trace(fo.leader, "+failover-state-reconf-slaves", master);
+  s[fo.leader].face->model().publish("+failover-state-reconf-slaves", master);
 }
 
 void SimSentinels::Impl::switch_master() {

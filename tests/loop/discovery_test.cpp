@@ -220,17 +220,19 @@ TEST(SwitchMaster, TheNewAddressOfOurMasterOnly) {
   Parsed p(
       ">3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$40\r\nmymaster 127.0.0.1 17379 "
       "127.0.0.1 17380\r\n");
-  const auto moved = parse_switch_master(p.frame, "mymaster");
-  ASSERT_TRUE(moved);
-  EXPECT_EQ(moved->host, "127.0.0.1");
-  EXPECT_EQ(moved->port, 17380);
-  EXPECT_FALSE(parse_switch_master(p.frame, "other"));
-  EXPECT_FALSE(parse_switch_master(p.frame, "mymaste"));
+  const auto a = parse_new_primary(p.frame, "mymaster");
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(a->promoted);
+  const PrimaryAddr moved = a->primary;
+  EXPECT_EQ(moved.host, "127.0.0.1");
+  EXPECT_EQ(moved.port, 17380);
+  EXPECT_FALSE(parse_new_primary(p.frame, "other"));
+  EXPECT_FALSE(parse_new_primary(p.frame, "mymaste"));
   // The pmessage form (PSUBSCRIBE *).
   Parsed pm(
       ">4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$14\r\n+switch-master\r\n$40\r\nmymaster 127.0.0.1 "
       "17379 127.0.0.1 17380\r\n");
-  EXPECT_EQ(parse_switch_master(pm.frame, "mymaster"), moved);
+  EXPECT_EQ(parse_new_primary(pm.frame, "mymaster")->primary, moved);
   for (std::string_view other : {
            // the subscribe acknowledgement
            ">3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n",
@@ -243,11 +245,40 @@ TEST(SwitchMaster, TheNewAddressOfOurMasterOnly) {
            "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$16\r\nmymaster 1 2 3 4\r\n",
        }) {
     Parsed o(other);
-    EXPECT_FALSE(parse_switch_master(o.frame, "mymaster")) << other;
+    EXPECT_FALSE(parse_new_primary(o.frame, "mymaster")) << other;
   }
   // Five words are a switch, whatever the host looks like (the sentinel's own words).
   Parsed five(">3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$16\r\nmymaster 1 2 3 4\r\n");
-  EXPECT_EQ(parse_switch_master(five.frame, "mymaster"), (PrimaryAddr{"3", 4, std::nullopt}));
+  EXPECT_EQ(parse_new_primary(five.frame, "mymaster")->primary, (PrimaryAddr{"3", 4, std::nullopt}));
+}
+
+TEST(PromotedSlave, TheLeaderNamesTheReplicaItPromoted) {
+  // The failover leader's event (sentinelEvent "+promoted-slave" with "%@"), pushed when its
+  // GET-MASTER-ADDR-BY-NAME starts naming the replica: the replica's address, then our master.
+  const std::string payload = "slave 127.0.0.1:17380 127.0.0.1 17380 @ mymaster 127.0.0.1 17379";
+  auto push = [](std::string_view channel, std::string_view text) {
+    return ">3\r\n$7\r\nmessage\r\n$" + std::to_string(channel.size()) + "\r\n" +
+           std::string(channel) + "\r\n$" + std::to_string(text.size()) + "\r\n" +
+           std::string(text) + "\r\n";
+  };
+  Parsed p(push("+promoted-slave", payload));
+  const auto a = parse_new_primary(p.frame, "mymaster");
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(a->promoted);
+  EXPECT_EQ(a->primary, (PrimaryAddr{"127.0.0.1", 17380, std::nullopt}));
+  EXPECT_FALSE(parse_new_primary(p.frame, "other"));
+  for (std::string_view bad : {
+           "slave 127.0.0.1:17380 127.0.0.1 17380 @ mymaster 127.0.0.1",     // 7 words
+           "master mymaster 127.0.0.1 17380 @ mymaster 127.0.0.1 17379",     // not a slave
+           "slave 127.0.0.1:17380 127.0.0.1 17380 at mymaster 127.0.0.1 1",  // no '@'
+           "slave 127.0.0.1:0 127.0.0.1 0 @ mymaster 127.0.0.1 17379",       // port 0
+       }) {
+    Parsed o(push("+promoted-slave", bad));
+    EXPECT_FALSE(parse_new_primary(o.frame, "mymaster")) << bad;
+  }
+  // The same words on another channel are not a promotion.
+  Parsed other(push("+slave", payload));
+  EXPECT_FALSE(parse_new_primary(other.frame, "mymaster"));
 }
 
 TEST(Role, OnlyAMasterIsThePrimary) {

@@ -107,8 +107,11 @@ TEST(SentinelFailover, TheConnectionFollowsThePrimaryToTheFormerReplica) {
   std::printf(
       "on the new primary %lld ms after SENTINEL FAILOVER\n",
       static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
-  EXPECT_LT(took, 10s);  // before the old primary is demoted: from +switch-master
-  EXPECT_NE(why_dropped.find("+switch-master 'mymaster' from 127.0.0.1:" +
+  EXPECT_LT(took, 10s);  // before the old primary is demoted: from the sentinels
+  // Learnt from the failover's leader (the sentinel asked to fail over) the moment it names
+  // the promoted replica, before any sentinel's +switch-master.
+  EXPECT_NE(why_dropped.find("sentinel 127.0.0.1:" + std::to_string(topo.sentinel(0).port()) +
+                             ": +promoted-slave 'mymaster' from 127.0.0.1:" +
                              std::to_string(topo.primary().port()) +
                              " to 127.0.0.1:" + std::to_string(topo.replica().port())),
             std::string::npos)
@@ -124,8 +127,11 @@ TEST(SentinelFailover, TheConnectionFollowsThePrimaryToTheFormerReplica) {
   }
   EXPECT_TRUE(lost_then_ready);
   EXPECT_EQ(c->primary_epoch(), 2u);
-  ASSERT_TRUE(c->config_epoch());
-  EXPECT_GT(*c->config_epoch(), epoch_before);
+  // Followed from the leader's announcement, before the other sentinels have the new
+  // configuration: its epoch is not known yet (config_epoch() says so rather than guess).
+  if (c->config_epoch()) {
+    EXPECT_GT(*c->config_epoch(), epoch_before);
+  }
 
   tick.reset();
   ASSERT_TRUE(run_until(loop, [&] { return outstanding == 0; }));

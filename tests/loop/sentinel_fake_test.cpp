@@ -67,6 +67,8 @@ Endpoint sentinel_at(std::uint16_t port) {
 struct Sentinels : Fixture {
   void SetUp() override {
     opt.sentinel = SentinelOptions{"mymaster", "", ""};
+    // One link only (the streams each test counts); the watch of every sentinel has its test.
+    opt.sentinel->watch_every_sentinel = false;
     opt.seeds = {sentinel_at(26379), sentinel_at(26380)};
     opt.reconnect.initial = 10ms;
     opt.reconnect.max = 80ms;
@@ -294,6 +296,67 @@ TEST_F(Sentinels, SwitchMasterDropsTheConnectionAndDiscoveryFindsTheNewPrimary) 
   EXPECT_EQ(states.back().first, ConnectionState::ready);
   c.reset();  // before queued_later goes
   EXPECT_EQ(queued_later.ec, Errc::closed);
+}
+
+std::string promoted_push(std::string_view replica, std::string_view old_primary) {
+  std::string out;
+  resp::append_push_header(out, 3);
+  resp::append_blob(out, "message");
+  resp::append_blob(out, "+promoted-slave");
+  resp::append_blob(out, "slave 127.0.0.1:" + std::string(replica) + " 127.0.0.1 " +
+                             std::string(replica) + " @ mymaster 127.0.0.1 " +
+                             std::string(old_primary));
+  return out;
+}
+
+// The failover's leader is often not the sentinel that answered: its +promoted-slave, seen on
+// the watch of every sentinel, moves the connection, and the announced primary wins over the
+// answering sentinel that still names the old one — until it proves not to be a master.
+TEST_F(Sentinels, TheLeadersPromotionIsFollowedBeforeTheOthersKnow) {
+  opt.sentinel->watch_every_sentinel = true;
+  make();
+  c->start();
+  L.drain();
+  // A watch per sentinel, then the link to the first.
+  ASSERT_EQ(open_to(26379), 2);
+  ASSERT_EQ(open_to(26380), 1);
+  const std::string subscribe =
+      cmd({"SUBSCRIBE", "+switch-master"}) + cmd({"SUBSCRIBE", "+promoted-slave"});
+  FakeLoop::FStream* watch_26380 = to(26380);
+  EXPECT_EQ(link_up(26380), subscribe);
+  ASSERT_EQ(link_up(26379), kSubscribeAndAsk);  // the link (the newest stream to 26379)
+  feed(26379, std::string(kSubAck) + addr("6380") + master("6380", "3"));
+  data_up(6380);
+  ASSERT_EQ(c->state(), ConnectionState::ready) << c->last_error();
+
+  watch_26380->h->on_data(promoted_push("6381", "6380"));
+  L.drain();
+  ASSERT_TRUE(saw(ConnectionState::disconnected, Errc::connection_lost));
+  EXPECT_EQ(c->last_error(),
+            "sentinel 127.0.0.1:26380: +promoted-slave 'mymaster' from 127.0.0.1:6380 to "
+            "127.0.0.1:6381");
+  // The answering sentinel has not heard yet: it names 6380, which still says master.
+  while (take(26379).empty()) L.advance(1ms);
+  feed(26379, addr("6380") + master("6380", "3"));
+  ASSERT_NE(to(6381), nullptr);
+  EXPECT_EQ(open_to(6380), 0);
+  data_up(6381);
+  ASSERT_EQ(c->state(), ConnectionState::ready) << c->last_error();
+  EXPECT_EQ(c->primary_epoch(), 2u);
+  EXPECT_FALSE(c->config_epoch());  // the round's epoch was for 6380
+
+  // A stale announcement never pins the connection: once the announced server says replica,
+  // the sentinels' answer is used again.
+  Result w;
+  c->command({"SET", "k", "v"}, rec(w));
+  EXPECT_EQ(take(6381), cmd({"SET", "k", "v"}));
+  feed(6381, "-READONLY You can't write against a read only replica.\r\n");
+  EXPECT_EQ(w.ec, Errc::server_error);
+  while (take(26379).empty()) L.advance(1ms);
+  feed(26379, addr("6382") + master("6382", "5"));
+  ASSERT_NE(to(6382), nullptr);
+  data_up(6382);
+  EXPECT_EQ(c->server_address(), "127.0.0.1:6382");
 }
 
 TEST_F(Sentinels, SwitchMasterDuringTheHandshakeDropsItToo) {

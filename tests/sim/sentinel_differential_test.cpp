@@ -44,9 +44,9 @@ std::string subst_words(const std::string& v, const Subs& subs) {
     word.clear();
   };
   for (char ch : v) {
-    if (ch == ' ') {
+    if (ch == ' ' || ch == ':') {  // words, and the halves of +promoted-slave's "ip:port"
       flush();
-      out += ' ';
+      out += ch;
     } else {
       word += ch;
     }
@@ -234,11 +234,37 @@ TEST_F(SentinelDiff, WaitOnAPrimaryWithAReplica) {
 TEST_F(SentinelDiff, ZGracefulFailover) {
   Pair sub = open_sentinel(1);
   converse(sub, {{"HELLO", "3"}, {"SUBSCRIBE", "+switch-master"}});
+  // +promoted-slave: published by the leader (the sentinel asked to fail over) only.
+  Pair lead = open_sentinel(0);
+  converse(lead, {{"HELLO", "3"}, {"SUBSCRIBE", "+promoted-slave"}});
+  Pair quiet = open_sentinel(2);
+  converse(quiet, {{"HELLO", "3"}, {"SUBSCRIBE", "+promoted-slave"}});
   Pair admin = open_sentinel(0);
   const auto t_real = std::chrono::steady_clock::now();
   const Nanos t_model = w_.now();
   converse(admin, {{"SENTINEL", "FAILOVER", "mymaster"}});
   converse(admin, {{"SENTINEL", "FAILOVER", "mymaster"}});  // -INPROG
+  {
+    const auto promoted = lead.real->read_frames(1, false, 5000);
+    const double real_p =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_real).count();
+    const std::size_t lb = lead.model->frames.size();
+    w_.run_until([&] { return lead.model->frames.size() > lb; }, w_.now() + 5s);
+    const double model_p = std::chrono::duration<double>(w_.now() - t_model).count();
+    ASSERT_EQ(promoted.size(), 1u);
+    ASSERT_GT(lead.model->frames.size(), lb);
+    EXPECT_EQ(mask(lead.model->frames[lb], model_subs_), mask(promoted[0], real_subs_));
+    EXPECT_NE(mask(promoted[0], real_subs_)
+                  .find("slave <host>:<replica-port> <host> <replica-port> @ mymaster <host> "
+                        "<primary-port>"),
+              std::string::npos)
+        << escape_bytes(promoted[0]);
+    EXPECT_NEAR(real_p, 1.0, 0.4);
+    EXPECT_NEAR(model_p, 1.0, 0.05);
+    // From that moment the leader names the promoted replica (the other sentinels do not yet:
+    // what +promoted-slave is watched for).
+    converse(admin, {{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"}});
+  }
   const auto got = sub.real->read_frames(1, false, 5000);
   const double real_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_real).count();
@@ -260,6 +286,9 @@ TEST_F(SentinelDiff, ZGracefulFailover) {
   converse(admin, {{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"}});
   Pair other = open_sentinel(2);
   converse(other, {{"HELLO", "3"}, {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"}});
+  // A sentinel that did not lead the failover never said +promoted-slave.
+  EXPECT_TRUE(quiet.real->read_frames(1, false, 100).empty());
+  EXPECT_EQ(quiet.model->frames.size(), 2u);  // HELLO's and SUBSCRIBE's replies only
 }
 
 }  // namespace

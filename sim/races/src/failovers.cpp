@@ -99,22 +99,24 @@ void old_primary_still_writable(Run& r) {
   r.finish();
 }
 
-// c1 holds r with a short TTL (600 ms, auto-renewed every 200 ms) on a 2 ms link; SENTINEL
-// FAILOVER at 1 s promotes the replica at 1.2 s, so c1's renewals from then on reach only the
-// old primary, and the replica's copy of the lease expires before +switch-master (2.1 s). c2
-// (0.05 ms away) waits for r from 1.5 s. At +switch-master both move to the new primary, c2
-// first: it is granted there. lockwire stops counting on c1's lease the moment its connection
-// drops for the switch (Lease::valid_until), so c1 never believes it alongside c2; without that
+// c1 holds r with a short TTL (600 ms, auto-renewed every 200 ms) on a 2 ms link to the
+// primary and a 60 ms one to the replica; SENTINEL FAILOVER at 1 s promotes the replica at
+// 1.2 s, so c1's renewals from then on reach only the old primary, and the replica's copy of
+// the lease expires before the leader names the replica (+promoted-slave, 2.01 s). c2 (0.05 ms
+// away) waits for r from 1.5 s. Both hear +promoted-slave and move; c2 is granted on the new
+// primary at once, c1's re-confirmation there takes a few 60 ms round trips, past
+// +switch-master (2.1 s). lockwire stops counting on c1's lease the moment its connection
+// drops for the move (Lease::valid_until), so c1 never believes it alongside c2; without that
 // (no-reconfirm) c1 still counts on a lease the new primary lost.
 void reconfirm_after_switch(Run& r) {
   r.at(1ms, [&r] { r.world().net().link(r.node(0), r.server()).latency = 2ms; });
-  r.at(1ms, [&r] { r.world().net().link(r.node(0), r.server_at(1).node()).latency = 2ms; });
+  r.at(1ms, [&r] { r.world().net().link(r.node(0), r.server_at(1).node()).latency = 60ms; });
   const std::string holder =
       r.job(0, 100ms,
             Job{.ttl = 600ms, .auto_renew = true, .writes = every(100ms, 100ms, 2900ms),
                 .release_after = 3s});
   r.at(1s, [&r] { (void)r.sentinels()->failover(0); });
-  r.job(1, 1500ms, Job{.ttl = 1s, .wait = 5s, .writes = {0ms, 50ms}, .release_after = 100ms});
+  r.job(1, 1500ms, Job{.ttl = 1s, .wait = 5s, .writes = {0ms, 50ms}, .release_after = 500ms});
   at_switch(r, 1s, 3s, [&r, holder] {
     // The lease's copy on the new primary is gone (expired) at the switch.
     if (!r.server_holds_now(holder)) r.mark("lease-copy-lost-in-switch");

@@ -107,6 +107,12 @@ struct SentinelOptions {
   std::string master_name;
   std::string username;  // empty: "default" when password is set
   std::string password;
+  // Besides the sentinel that answered, keep a subscription on every listed sentinel, so a
+  // failover is learnt from its leader (+promoted-slave) at the moment the leader starts naming
+  // the new primary — not ~0.1 s later from +switch-master, while another client may already be
+  // granted there. Costs one idle connection per sentinel. Off: only the answering sentinel
+  // is watched (+switch-master).
+  bool watch_every_sentinel = true;
 };
 
 struct ConnectionOptions {
@@ -168,6 +174,11 @@ using PushHandler = std::function<void(resp::Frame push)>;
 struct RequestOptions {
   Nanos timeout{0};            // 0 = none; counted from submission
   ReplyHandler on_late_reply;  // reply of a request that already failed with outcome_unknown
+  // Its bytes depend on what the current server said (the lock layer's fencing floor comes
+  // from this server's clock): if the stream goes before it is written, it fails with
+  // not_sent instead of waiting to be written on the next one — possibly another server.
+  // Submitted while disconnected: bound to the next stream.
+  bool this_stream_only = false;
 };
 
 class Connection;
