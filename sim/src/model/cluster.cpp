@@ -650,6 +650,21 @@ std::size_t RedisModel::count_keys_in_slot(int slot) const {
   return n;
 }
 
+std::vector<std::string> RedisModel::keys_in_slot(int slot) const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : impl_->dbs[0].dict) {
+    if (cluster_key_slot(k) == slot) out.push_back(k);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void RedisModel::replication_ping() {
+  Client tmp;
+  tmp.id = 0;
+  impl_->propagate(tmp, Args{"PING"});
+}
+
 // RESTORE (from MIGRATE) on this node: BUSYKEY unless REPLACE; each key is then propagated to
 // this node's replicas as the commands that rebuild it (the model has no DUMP format).
 std::string RedisModel::restore_keys(const RedisSnapshot& keys, int db, bool replace) {

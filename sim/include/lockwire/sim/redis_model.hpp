@@ -177,6 +177,10 @@ class RedisModel {
   // MIGRATE's RESTORE on the target: "" or the error text (BUSYKEY without replace).
   [[nodiscard]] std::string restore_keys(const RedisSnapshot& keys, int db, bool replace);
   [[nodiscard]] std::size_t count_keys_in_slot(int slot) const;
+  [[nodiscard]] std::vector<std::string> keys_in_slot(int slot) const;  // sorted by name
+  // The PING a primary writes into its replication stream (repl-ping-replica-period): moves
+  // the offsets, so that a synced replica is not reported as "loading".
+  void replication_ping();
 
   // --- persistence ---
   [[nodiscard]] std::shared_ptr<const RedisSnapshot> snapshot() const;
