@@ -90,6 +90,20 @@ struct SimCluster::Impl {
     });
   }
 
+  // PINGs and PONGs carry each node's replication offset: refreshed once a second (background:
+  // it never keeps a run alive).
+  void arm_refresh() {
+    std::weak_ptr<bool> w = alive;
+    world.schedule(
+        world.now() + cfg.offsets_refresh, nullptr,
+        [this, w] {
+          if (w.expired()) return;
+          for (std::size_t i = 0; i < servers.size(); ++i) push(i);
+          arm_refresh();
+        },
+        /*background=*/true);
+  }
+
   void recompute_ok() {
     ok = true;
     for (const int o : owner) {
@@ -128,6 +142,8 @@ struct SimCluster::Impl {
       servers[old]->demote_to_replica_of(*servers[r], cfg.replication_lag);
       servers[old]->unpause_clients();  // resetManualFailover: the held writes now get MOVED
     }
+    // The new primary's first replication PING: its replicas' offsets (ROLE, SHARDS) move.
+    servers[r]->model().replication_ping();
     ++failovers;
     world.trace().record(world.now(), servers[r]->node().name(), "cluster-failover",
                          servers[old]->node().name() + " -> " + servers[r]->node().name());
@@ -279,6 +295,7 @@ SimCluster::SimCluster(World& world, std::vector<Node*> nodes, ClusterConfig con
   // The first replication PING after the sync: replicas report an offset (not "loading").
   for (int m = 0; m < config.primaries; ++m) s.servers[static_cast<std::size_t>(m)]->model().replication_ping();
   for (std::size_t i = 0; i < nodes.size(); ++i) s.push(i);
+  s.arm_refresh();
 }
 
 SimCluster::~SimCluster() {

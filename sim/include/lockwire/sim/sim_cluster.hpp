@@ -52,6 +52,8 @@ struct ClusterConfig {
   Nanos election_min{500ms};
   Nanos election_max{1000ms};
   Nanos learn_after_election{43ms};
+  // How often the offsets the nodes report of each other (CLUSTER SHARDS, SLOTS) are renewed.
+  Nanos offsets_refresh{1s};
 };
 
 class SimCluster {
