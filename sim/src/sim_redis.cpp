@@ -42,6 +42,8 @@ SimRedis::SimRedis(World& world, Node& node, SimRedisOptions options)
   h.stall = [this](std::int64_t us) { stall(Nanos(us * 1000)); };
   h.wall_us = [this] { return node_.wall_now().since_epoch.count() / 1000; };
   h.sentinel = options_.sentinel;
+  h.cluster = options_.cluster;
+  h.migrate = options_.migrate;
   h.trace = [this](std::string_view what, std::string_view detail) {
     world_.trace().record(world_.now(), node_.name(), what, detail);
   };

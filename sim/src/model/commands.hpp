@@ -120,6 +120,22 @@ void cmd_publish(Impl& s, Client& c, Args& a);
 void cmd_role(Impl& s, Client& c, Args& a);
 void cmd_wait(Impl& s, Client& c, Args& a);
 
+// cluster.cpp
+void cmd_asking(Impl& s, Client& c, Args& a);
+void cmd_readonly(Impl& s, Client& c, Args& a);
+void cmd_readwrite(Impl& s, Client& c, Args& a);
+void cmd_migrate(Impl& s, Client& c, Args& a);
+void cluster_info(Impl& s, Client& c, Args& a);
+void cluster_myid(Impl& s, Client& c, Args& a);
+void cluster_nodes(Impl& s, Client& c, Args& a);
+void cluster_slots(Impl& s, Client& c, Args& a);
+void cluster_shards(Impl& s, Client& c, Args& a);
+void cluster_keyslot(Impl& s, Client& c, Args& a);
+void cluster_countkeysinslot(Impl& s, Client& c, Args& a);
+void cluster_getkeysinslot(Impl& s, Client& c, Args& a);
+void cluster_setslot(Impl& s, Client& c, Args& a);
+void cluster_failover(Impl& s, Client& c, Args& a);
+
 // debug.cpp
 void cmd_debug(Impl& s, Client& c, Args& a);
 

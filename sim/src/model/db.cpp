@@ -93,6 +93,7 @@ void cmd_select(Impl& s, Client& c, Args& a) {
   if (!string2ll(a[1], id) || id < std::numeric_limits<int>::min() ||
       id > std::numeric_limits<int>::max())
     return s.not_int(c);
+  if (s.opt.cluster_enabled && id != 0) return s.error(c, "SELECT is not allowed in cluster mode");
   if (id < 0 || id >= static_cast<std::int64_t>(s.dbs.size()))
     return s.error(c, "DB index is out of range");
   c.db = static_cast<int>(id);

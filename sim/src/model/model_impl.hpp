@@ -153,6 +153,9 @@ struct Client {
   bool caching = false;
   std::uint64_t redirect = 0;
   std::vector<std::string> prefixes;
+  // cluster mode: ASKING (for the next command, or up to the end of a transaction), READONLY
+  bool asking = false;
+  bool readonly = false;
   // output
   std::string out;
   bool dirty = false;
@@ -233,6 +236,10 @@ struct RedisModel::Impl {
   bool eviction_due = false;  // CONFIG SET maxmemory starts an eviction pass (evictionTimeProc)
   std::uint64_t evicted_keys = 0;
   std::uint64_t expired_keys = 0;
+  // cluster mode (cluster.cpp): the gossiped view and this node's own slot marks
+  ClusterView cview;
+  std::map<int, std::string> migrating;  // slot -> node id
+  std::map<int, std::string> importing;
 
   static const std::vector<CmdDef>& table();           // command_table.cpp
   static const std::vector<CmdDef>& sentinel_table();  // sentinel_mode.cpp
@@ -378,6 +385,7 @@ struct RedisModel::Impl {
   void reject(Client& c, const CmdDef* cmd, std::string_view msg);
   // Returns false when CLIENT PAUSE holds the command (the client waits, argv kept).
   bool process_command(Client& c, Args& a);
+  bool check_and_run(Client& c, Args& a);  // process_command without the ASKING bookkeeping
   void call(Client& c, const CmdDef& cmd, Args& a);
   // The end of an event-loop turn (beforeSleep): a pause past its end is lifted, released
   // clients run, a pending eviction pass runs.
@@ -403,6 +411,13 @@ struct RedisModel::Impl {
   std::uint64_t used_memory() const;
   // performEvictions: false (EVICT_FAIL) when over the limit and nothing more can be evicted.
   bool perform_evictions();
+
+  // ---- cluster mode (cluster.cpp) ----
+  // getNodeByQuery + clusterRedirectClient: true when the command was refused (reply written).
+  bool cluster_redirect(Client& c, const CmdDef& cmd, const Args& a);
+  const ClusterNodeInfo* cluster_node(std::string_view id) const;
+  int cluster_my_index() const;
+  bool cluster_i_am_replica() const;
 
   // ---- replication and WAIT (replication.cpp) ----
   void propagate(Client& c, const Args& a);

@@ -161,7 +161,7 @@ void cmd_hello(Impl& s, Client& c, Args& a) {
   s.bulk(c, "id");
   s.integer(c, static_cast<std::int64_t>(c.id));
   s.bulk(c, "mode");
-  s.bulk(c, s.opt.sentinel_mode ? "sentinel" : "standalone");
+  s.bulk(c, s.opt.sentinel_mode ? "sentinel" : (s.opt.cluster_enabled ? "cluster" : "standalone"));
   if (!s.opt.sentinel_mode) {
     s.bulk(c, "role");
     s.bulk(c, s.replica ? "replica" : "master");
@@ -184,6 +184,8 @@ void cmd_reset(Impl& s, Client& c, Args&) {
   s.disable_tracking(c);
   c.db = 0;
   c.resp = 2;
+  c.asking = false;
+  c.readonly = false;
   c.name.clear();
   c.user = s.default_user;
   c.authenticated = s.default_user->nopass && s.default_user->enabled;

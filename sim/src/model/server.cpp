@@ -61,8 +61,17 @@ void RedisModel::Impl::reject(Client& c, const CmdDef* cmd, std::string_view msg
   error(c, "-EXECABORT Transaction discarded because of: " + std::string(msg));
 }
 
-// processCommand: every refusal in Redis 7.0's order (the first that applies is the reply).
+// resetClient: ASKING lasts for one command, or to the end of a transaction (kept while the
+// client is in MULTI, and by ASKING itself); a command held by CLIENT PAUSE keeps it.
 bool RedisModel::Impl::process_command(Client& c, Args& a) {
+  const bool asking_cmd = !a.empty() && ieq(a[0], "asking");
+  const bool done = check_and_run(c, a);
+  if (done && !c.multi && !asking_cmd) c.asking = false;
+  return done;
+}
+
+// processCommand: every refusal in Redis 7.0's order (the first that applies is the reply).
+bool RedisModel::Impl::check_and_run(Client& c, Args& a) {
   ++processed;
   cmd_ms = wall_ms();
   const CmdDef* top = lookup_in(commands(), a[0]);
@@ -116,6 +125,7 @@ bool RedisModel::Impl::process_command(Client& c, Args& a) {
     reject(c, cmd, denied);
     return true;
   }
+  if (cluster_redirect(c, *cmd, a)) return true;
   if (maxmemory != 0) {
     const bool out_of_memory = !perform_evictions();
     // Queuing could grow memory without bound, so inside MULTI everything but EXEC, DISCARD,

@@ -41,6 +41,35 @@ struct AclUserSpec {
 // CLIENT PAUSE's modes.
 enum class PauseMode : std::uint8_t { write, all };
 
+// Cluster mode (`redis-server --cluster-enabled yes`): what one node believes about the cluster,
+// as its gossip would have taught it. The host (SimCluster) writes it with set_cluster_view();
+// the node changes it itself only through CLUSTER SETSLOT and tells the host (Hooks::cluster).
+struct ClusterNodeInfo {
+  std::string id;                 // 40 lowercase hex characters
+  std::string ip;                 // what CLUSTER SHARDS / SLOTS / NODES / MOVED name
+  int port = 6379;                // the bus port is port + 10000
+  bool primary = true;
+  std::string primary_of;         // a replica's primary (its id)
+  std::uint64_t config_epoch = 0;
+  std::int64_t repl_offset = 0;   // as last gossiped (0 for a replica: "loading")
+  bool failed = false;            // FAIL (the majority agreed)
+  bool pfail = false;             // PFAIL (this node's own timeout)
+  bool connected = true;          // the bus link to it is up
+  std::int64_t pong_received_ms = 0;
+};
+
+struct ClusterView {
+  std::string myself;                  // this node's id (one of nodes)
+  std::vector<ClusterNodeInfo> nodes;  // in the order CLUSTER NODES / SHARDS list them
+  std::vector<int> slot_owner;         // kClusterSlots entries: an index into nodes, or -1
+  bool ok = true;                      // cluster_state
+  std::uint64_t current_epoch = 0;
+  static constexpr int kClusterSlots = 16384;
+};
+
+// CLUSTER KEYSLOT: CRC16 (XMODEM) of the key, or of its first non-empty {hash tag}, mod 16384.
+[[nodiscard]] int cluster_key_slot(std::string_view key) noexcept;
+
 struct RedisModelOptions {
   std::string requirepass;  // non-empty: the default user needs this password
   std::vector<AclUserSpec> users;  // created at start-up (invalid rules throw)
@@ -55,6 +84,9 @@ struct RedisModelOptions {
   // (P)(UN)SUBSCRIBE, PUBLISH, INFO, ROLE, SENTINEL); SENTINEL, ROLE and INFO are answered by
   // Hooks::sentinel (sim/src/sentinel*.cpp), every other command is unknown, as on 7.0.15.
   bool sentinel_mode = false;
+  // `--cluster-enabled yes`: keys are checked against the ClusterView (MOVED, ASK, TRYAGAIN,
+  // CROSSSLOT, CLUSTERDOWN), HELLO says mode "cluster", SELECT of another database is refused.
+  bool cluster_enabled = false;
 };
 
 // A full copy of the keyspace (persistence / replication model).
@@ -80,6 +112,15 @@ class RedisModel {
     // Sentinel mode: the reply bytes (RESP2 or RESP3 as `resp` says) to SENTINEL ..., ROLE or
     // INFO; arity and unknown subcommands are checked by the model first.
     std::function<std::string(const std::vector<std::string>& argv, int resp)> sentinel;
+    // Cluster mode: a CLUSTER command changed what this node believes (SETSLOT NODE) or asked
+    // for something the cluster does (FAILOVER); argv as received, after the node said +OK.
+    std::function<void(const std::vector<std::string>& argv)> cluster;
+    // Cluster mode: MIGRATE's transfer. `keys` holds the keys (database `db`) to RESTORE on
+    // host:port; returns "" (done), "NOHOST" (nothing listens there: IOERR) or the target's
+    // error text (e.g. "BUSYKEY Target key name already exists.").
+    std::function<std::string(const std::string& host, int port, int db,
+                              const RedisSnapshot& keys, bool replace)>
+        migrate;
   };
 
   RedisModel(Hooks hooks, Rng rng, RedisModelOptions options = {});
@@ -124,6 +165,22 @@ class RedisModel {
   void set_maxmemory(std::uint64_t bytes, MaxmemoryPolicy policy);  // CONFIG SET maxmemory ...
   [[nodiscard]] std::uint64_t used_memory() const;  // the model's estimate (INFO used_memory)
   [[nodiscard]] std::uint64_t evicted_keys() const noexcept;
+
+  // --- cluster mode ---
+  // What this node believes (the migrating/importing marks are its own and stay).
+  void set_cluster_view(ClusterView view);
+  [[nodiscard]] const ClusterView& cluster_view() const noexcept;
+  // CLUSTER SETSLOT's local marks: the node id a slot migrates to / imports from ("" if none).
+  [[nodiscard]] std::string migrating_to(int slot) const;
+  [[nodiscard]] std::string importing_from(int slot) const;
+  void clear_slot_marks();  // a node that becomes a replica closes its slots
+  // MIGRATE's RESTORE on the target: "" or the error text (BUSYKEY without replace).
+  [[nodiscard]] std::string restore_keys(const RedisSnapshot& keys, int db, bool replace);
+  [[nodiscard]] std::size_t count_keys_in_slot(int slot) const;
+  [[nodiscard]] std::vector<std::string> keys_in_slot(int slot) const;  // sorted by name
+  // The PING a primary writes into its replication stream (repl-ping-replica-period): moves
+  // the offsets, so that a synced replica is not reported as "loading".
+  void replication_ping();
 
   // --- persistence ---
   [[nodiscard]] std::shared_ptr<const RedisSnapshot> snapshot() const;

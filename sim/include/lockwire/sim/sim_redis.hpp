@@ -23,6 +23,11 @@ struct SimRedisOptions {
   Nanos cron_period{100ms};  // hz 10
   // With model.sentinel_mode: the answers to SENTINEL, ROLE and INFO (SimSentinels sets it).
   std::function<std::string(const std::vector<std::string>& argv, int resp)> sentinel{};
+  // With model.cluster_enabled: RedisModel::Hooks::cluster and ::migrate (SimCluster sets them).
+  std::function<void(const std::vector<std::string>& argv)> cluster{};
+  std::function<std::string(const std::string& host, int port, int db, const RedisSnapshot& keys,
+                            bool replace)>
+      migrate{};
 };
 
 // What survives a restart.

@@ -1,0 +1,423 @@
+// SimCluster (sim_cluster.hpp): the nodes, the one configuration truth and its gossip, failovers
+// (manual and after a crash) and the operator's slot migration.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "lockwire/sim/sim_cluster.hpp"
+
+namespace lockwire::sim {
+
+namespace {
+
+std::string encode(const std::vector<std::string>& argv) {
+  std::string out = "*";
+  out += std::to_string(argv.size());
+  out += "\r\n";
+  for (const auto& a : argv) {
+    out += '$';
+    out += std::to_string(a.size());
+    out += "\r\n";
+    out += a;
+    out += "\r\n";
+  }
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+}  // namespace
+
+struct SimCluster::Impl {
+  World& world;
+  ClusterConfig cfg;
+  Rng rng;
+  std::vector<std::unique_ptr<SimRedis>> servers;
+  std::vector<ClusterNodeInfo> truth;  // one per server, same index
+  std::vector<int> owner;              // slot -> server index (-1: unassigned)
+  std::uint64_t current_epoch = 0;
+  bool ok = true;
+  int failovers = 0;
+  std::vector<bool> down;              // crashed or killed, not restarted
+  std::vector<std::uint64_t> pending;  // a crash's failover in progress (event ids)
+  SimCluster* self = nullptr;
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);
+
+  Impl(World& w, const ClusterConfig& c) : world(w), cfg(c), rng(w.fork_rng("cluster")) {}
+
+  std::size_t index_of(const std::string& id) const {
+    for (std::size_t i = 0; i < truth.size(); ++i) {
+      if (truth[i].id == id) return i;
+    }
+    return truth.size();
+  }
+
+  ClusterView view_for(std::size_t i) const {
+    ClusterView v;
+    v.myself = truth[i].id;
+    v.nodes = truth;
+    for (std::size_t k = 0; k < v.nodes.size(); ++k) {
+      v.nodes[k].repl_offset = down[k] ? v.nodes[k].repl_offset : servers[k]->model().repl_offset();
+      v.nodes[k].pong_received_ms = servers[i]->model().wall_ms() / 1000 * 1000;
+    }
+    v.slot_owner = owner;
+    v.ok = ok;
+    v.current_epoch = current_epoch;
+    return v;
+  }
+
+  void push(std::size_t i) {
+    if (down[i]) return;
+    // The node's own migrating/importing marks stay (they are not gossiped).
+    servers[i]->model().set_cluster_view(view_for(i));
+  }
+
+  // The truth changed because of node `origin` (or of nobody: origin == size()).
+  void gossip(std::size_t origin, Nanos delay) {
+    if (origin < servers.size()) push(origin);
+    std::weak_ptr<bool> w = alive;
+    world.schedule(world.now() + delay, nullptr, [this, w, origin] {
+      if (w.expired()) return;
+      for (std::size_t i = 0; i < servers.size(); ++i) {
+        if (i != origin) push(i);
+      }
+    });
+  }
+
+  // PINGs and PONGs carry each node's replication offset: refreshed once a second (background:
+  // it never keeps a run alive).
+  void arm_refresh() {
+    std::weak_ptr<bool> w = alive;
+    world.schedule(
+        world.now() + cfg.offsets_refresh, nullptr,
+        [this, w] {
+          if (w.expired()) return;
+          for (std::size_t i = 0; i < servers.size(); ++i) push(i);
+          arm_refresh();
+        },
+        /*background=*/true);
+  }
+
+  void recompute_ok() {
+    ok = true;
+    for (const int o : owner) {
+      if (o < 0 || truth[static_cast<std::size_t>(o)].failed) {
+        ok = false;
+        break;
+      }
+    }
+  }
+
+  // Replica `r` takes over its primary's slots with a new config epoch; the old primary (when
+  // alive) and the other replicas follow it.
+  void promote(std::size_t r) {
+    const std::size_t old = index_of(truth[r].primary_of);
+    if (old >= truth.size()) return;
+    truth[r].primary = true;
+    truth[r].primary_of.clear();
+    truth[r].config_epoch = ++current_epoch;
+    truth[old].primary = false;
+    truth[old].primary_of = truth[r].id;
+    for (auto& o : owner) {
+      if (o == static_cast<int>(old)) o = static_cast<int>(r);
+    }
+    servers[r]->promote();
+    servers[r]->model().clear_slot_marks();
+    for (std::size_t k = 0; k < truth.size(); ++k) {
+      if (k == r || truth[k].primary_of != truth[old].id || truth[k].primary) continue;
+      truth[k].primary_of = truth[r].id;
+      if (!down[k]) servers[k]->demote_to_replica_of(*servers[r], cfg.replication_lag);
+    }
+    if (!down[old]) {
+      // It learns the new configuration first (the UPDATE message), then follows and lets its
+      // held clients go: they get MOVED, not READONLY.
+      push(old);
+      servers[old]->model().clear_slot_marks();
+      servers[old]->demote_to_replica_of(*servers[r], cfg.replication_lag);
+      servers[old]->unpause_clients();  // resetManualFailover: the held writes now get MOVED
+    }
+    // The new primary's first replication PING: its replicas' offsets (ROLE, SHARDS) move.
+    servers[r]->model().replication_ping();
+    ++failovers;
+    world.trace().record(world.now(), servers[r]->node().name(), "cluster-failover",
+                         servers[old]->node().name() + " -> " + servers[r]->node().name());
+    if (self->on_failover) self->on_failover(old, r);
+  }
+
+  void manual_failover(std::size_t r, bool force) {
+    const std::size_t p = index_of(truth[r].primary_of);
+    if (p >= truth.size()) return;
+    std::weak_ptr<bool> w = alive;
+    if (force) {
+      promote(r);
+      recompute_ok();
+      gossip(r, cfg.gossip_delay);
+      return;
+    }
+    // clusterHandleManualFailover: the primary holds writes (CLUSTER_MF_TIMEOUT * 2) while the
+    // replica catches up and is elected.
+    if (!down[p]) servers[p]->pause_clients(10s, PauseMode::write);
+    world.schedule(world.now() + cfg.manual_failover_delay, nullptr, [this, w, r] {
+      if (w.expired() || down[r] || truth[r].primary) return;
+      promote(r);
+      recompute_ok();
+      gossip(r, cfg.gossip_delay);
+    });
+  }
+
+  void failed(std::size_t i) {
+    down[i] = true;
+    std::weak_ptr<bool> w = alive;
+    world.schedule(world.now() + cfg.fail_after, nullptr, [this, w, i] {
+      if (w.expired() || !down[i]) return;
+      truth[i].failed = true;
+      truth[i].connected = false;
+      recompute_ok();
+      gossip(truth.size(), Nanos(0));
+      if (!truth[i].primary) return;
+      // The replica with the highest offset wins the election.
+      std::size_t best = truth.size();
+      for (std::size_t k = 0; k < truth.size(); ++k) {
+        if (down[k] || truth[k].primary || truth[k].primary_of != truth[i].id) continue;
+        if (best == truth.size() ||
+            servers[k]->model().repl_offset() > servers[best]->model().repl_offset())
+          best = k;
+      }
+      if (best == truth.size()) return;  // no replica: the cluster stays down
+      const Nanos delay{rng.between(cfg.election_min.count(), cfg.election_max.count())};
+      world.schedule(world.now() + delay, nullptr, [this, w, i, best] {
+        if (w.expired() || down[best] || !down[i] || truth[best].primary) return;
+        promote(best);
+        recompute_ok();
+        gossip(best, cfg.learn_after_election);
+      });
+    });
+  }
+
+  // Hooks::cluster of node i: CLUSTER SETSLOT ... NODE, CLUSTER FAILOVER.
+  void on_command(std::size_t i, const std::vector<std::string>& argv) {
+    if (argv.size() >= 2 && lower(argv[1]) == "failover") {
+      const bool force = argv.size() == 3;
+      std::weak_ptr<bool> w = alive;
+      // Not from inside the node's own command.
+      world.schedule(world.now(), nullptr, [this, w, i, force] {
+        if (!w.expired()) manual_failover(i, force);
+      });
+      return;
+    }
+    // SETSLOT <slot> NODE <id>: what the node now believes becomes the truth (with its epoch
+    // bump, if it imported the slot), then the gossip carries it.
+    const ClusterView& v = servers[i]->model().cluster_view();
+    const std::size_t slot = argv.size() > 2 ? static_cast<std::size_t>(std::stoi(argv[2])) : 0;
+    if (slot < owner.size()) owner[slot] = v.slot_owner[slot];
+    const auto& mine = v.nodes[i];
+    truth[i].config_epoch = mine.config_epoch;
+    current_epoch = std::max(current_epoch, v.current_epoch);
+    std::weak_ptr<bool> w = alive;
+    world.schedule(world.now(), nullptr, [this, w, i] {
+      if (!w.expired()) gossip(i, cfg.gossip_delay);
+    });
+  }
+
+  std::string migrate(const std::string& host, int port, int db, const RedisSnapshot& keys,
+                      bool replace) {
+    for (std::size_t k = 0; k < servers.size(); ++k) {
+      if (servers[k]->node().name() != host || servers[k]->port() != port) continue;
+      if (down[k] || !servers[k]->node().alive()) return "NOHOST";
+      return servers[k]->model().restore_keys(keys, db, replace);
+    }
+    return "NOHOST";
+  }
+
+  void admin(std::size_t i, const std::vector<std::string>& argv) {
+    if (down[i]) return;
+    RedisModel& m = servers[i]->model();
+    const auto c = m.add_client("127.0.0.1:1");  // redis-cli on the node's machine
+    m.feed(c, encode(argv));
+    m.remove_client(c);
+  }
+};
+
+SimCluster::SimCluster(World& world, std::vector<Node*> nodes, ClusterConfig config)
+    : config_(config), impl_(std::make_unique<Impl>(world, config)) {
+  Impl& s = *impl_;
+  s.self = this;
+  const int per = 1 + config.replicas_per_primary;
+  if (config.primaries < 1 || static_cast<int>(nodes.size()) != config.primaries * per) {
+    throw std::invalid_argument("SimCluster: nodes.size() must be primaries * (1 + replicas)");
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    SimRedisOptions o;
+    o.port = config.port;
+    o.model.cluster_enabled = true;
+    o.cluster = [&s, i](const std::vector<std::string>& argv) { s.on_command(i, argv); };
+    o.migrate = [&s](const std::string& host, int port, int db, const RedisSnapshot& keys,
+                     bool replace) { return s.migrate(host, port, db, keys, replace); };
+    s.servers.push_back(std::make_unique<SimRedis>(world, *nodes[i], o));
+    ClusterNodeInfo n;
+    static const char* hex = "0123456789abcdef";
+    for (int k = 0; k < 40; ++k) n.id.push_back(hex[s.rng.below(16)]);
+    n.ip = nodes[i]->name();
+    n.port = config.port;
+    // redis-cli --cluster create: a different config epoch per node, in node order.
+    n.config_epoch = i + 1;
+    s.truth.push_back(std::move(n));
+  }
+  s.down.assign(nodes.size(), false);
+  s.current_epoch = nodes.size();
+  for (std::size_t i = static_cast<std::size_t>(config.primaries); i < nodes.size(); ++i) {
+    const std::size_t p = i % static_cast<std::size_t>(config.primaries);
+    s.truth[i].primary = false;
+    s.truth[i].primary_of = s.truth[p].id;
+    s.servers[p]->add_replica(*s.servers[i], config.replication_lag);
+  }
+  // redis-cli's split: slots_per_node = 16384 / N, each range ends at lround(cursor + spn - 1).
+  s.owner.assign(ClusterView::kClusterSlots, -1);
+  const double spn = static_cast<double>(ClusterView::kClusterSlots) / config.primaries;
+  double cursor = 0;
+  int first = 0;
+  for (int m = 0; m < config.primaries; ++m) {
+    int last = static_cast<int>(std::lround(cursor + spn - 1));
+    if (last > ClusterView::kClusterSlots - 1 || m == config.primaries - 1) {
+      last = ClusterView::kClusterSlots - 1;
+    }
+    if (last < first) last = first;
+    for (int sl = first; sl <= last; ++sl) s.owner[static_cast<std::size_t>(sl)] = m;
+    first = last + 1;
+    cursor += spn;
+  }
+  // The first replication PING after the sync: replicas report an offset (not "loading").
+  for (int m = 0; m < config.primaries; ++m) s.servers[static_cast<std::size_t>(m)]->model().replication_ping();
+  for (std::size_t i = 0; i < nodes.size(); ++i) s.push(i);
+  s.arm_refresh();
+}
+
+SimCluster::~SimCluster() {
+  *impl_->alive = false;
+}
+
+std::size_t SimCluster::size() const noexcept {
+  return impl_->servers.size();
+}
+
+SimRedis& SimCluster::server(std::size_t i) {
+  return *impl_->servers.at(i);
+}
+
+const std::string& SimCluster::id(std::size_t i) const {
+  return impl_->truth.at(i).id;
+}
+
+std::vector<loop::Endpoint> SimCluster::endpoints() const {
+  std::vector<loop::Endpoint> out;
+  for (const auto& s : impl_->servers) out.push_back(s->endpoint());
+  return out;
+}
+
+std::string SimCluster::url() const {
+  std::string u = "redis://";
+  for (std::size_t i = 0; i < impl_->servers.size(); ++i) {
+    if (i != 0) u += ",";
+    u += impl_->servers[i]->node().name() + ":" + std::to_string(impl_->servers[i]->port());
+  }
+  return u;
+}
+
+std::size_t SimCluster::owner(int slot) const {
+  return static_cast<std::size_t>(impl_->owner.at(static_cast<std::size_t>(slot)));
+}
+
+bool SimCluster::is_primary(std::size_t i) const {
+  return impl_->truth.at(i).primary;
+}
+
+std::vector<std::size_t> SimCluster::replicas_of(std::size_t primary) const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < impl_->truth.size(); ++i) {
+    if (!impl_->truth[i].primary && impl_->truth[i].primary_of == impl_->truth[primary].id)
+      out.push_back(i);
+  }
+  return out;
+}
+
+std::string SimCluster::failover(std::size_t i, std::string_view option) {
+  Impl& s = *impl_;
+  if (s.down[i]) return "the node is down";
+  // Answered as the node answers CLUSTER FAILOVER (the checks live in the model).
+  const ClusterView& v = s.servers[i]->model().cluster_view();
+  const auto& me = v.nodes[i];
+  if (me.primary) return "You should send CLUSTER FAILOVER to a replica";
+  std::vector<std::string> argv{"CLUSTER", "FAILOVER"};
+  if (!option.empty()) argv.emplace_back(option);
+  s.admin(i, argv);
+  return {};
+}
+
+void SimCluster::crash(std::size_t i) {
+  impl_->servers.at(i)->crash();
+  impl_->failed(i);
+}
+
+void SimCluster::kill(std::size_t i) {
+  impl_->servers.at(i)->kill();
+  impl_->failed(i);
+}
+
+void SimCluster::restart(std::size_t i) {
+  Impl& s = *impl_;
+  s.servers.at(i)->restart(Persistence::all);
+  s.down[i] = false;
+  s.truth[i].failed = false;
+  s.truth[i].connected = true;
+  // A primary whose replica was promoted meanwhile (promote() re-pointed the truth) comes back
+  // as a replica of it.
+  if (!s.truth[i].primary) {
+    const std::size_t p = s.index_of(s.truth[i].primary_of);
+    if (p < s.truth.size()) s.servers[i]->demote_to_replica_of(*s.servers[p], s.cfg.replication_lag);
+  }
+  s.recompute_ok();
+  s.gossip(i, s.cfg.gossip_delay);
+}
+
+void SimCluster::admin(std::size_t i, const std::vector<std::string>& argv) {
+  impl_->admin(i, argv);
+}
+
+void SimCluster::migrate_slot(int slot, std::size_t to, Nanos step, std::function<void()> done) {
+  Impl& s = *impl_;
+  const std::size_t from = owner(slot);
+  const std::string sl = std::to_string(slot);
+  s.admin(to, {"CLUSTER", "SETSLOT", sl, "IMPORTING", s.truth[from].id});
+  s.admin(from, {"CLUSTER", "SETSLOT", sl, "MIGRATING", s.truth[to].id});
+  std::weak_ptr<bool> w = s.alive;
+  auto next = std::make_shared<std::function<void()>>();
+  *next = [this, w, slot, sl, from, to, step, done, next] {
+    if (w.expired()) return;
+    Impl& s = *impl_;
+    const auto keys = s.down[from] ? std::vector<std::string>{}
+                                   : s.servers[from]->model().keys_in_slot(slot);
+    if (!keys.empty()) {
+      s.admin(from, {"MIGRATE", s.servers[to]->node().name(), std::to_string(s.servers[to]->port()),
+                     keys.front(), "0", "5000", "REPLACE"});
+      s.world.schedule(s.world.now() + step, nullptr, *next);
+      return;
+    }
+    s.admin(to, {"CLUSTER", "SETSLOT", sl, "NODE", s.truth[to].id});
+    s.admin(from, {"CLUSTER", "SETSLOT", sl, "NODE", s.truth[to].id});
+    *next = nullptr;  // breaks the self-reference
+    if (done) done();
+  };
+  s.world.schedule(s.world.now() + step, nullptr, *next);
+}
+
+int SimCluster::failovers() const noexcept {
+  return impl_->failovers;
+}
+
+}  // namespace lockwire::sim

@@ -1,0 +1,128 @@
+// SimCluster (sim_cluster.hpp) on its own: slot split, redirections, a graceful failover, a
+// crash failover with its timing, and a slot migration's ASK / TRYAGAIN / MOVED.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "lockwire/sim/sim_cluster.hpp"
+#include "raw_client.hpp"
+
+namespace lockwire::sim::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct ClusterFixture : ::testing::Test {
+  World w{7};
+  Node& cli = w.add_node("client");
+  std::unique_ptr<SimCluster> c;
+  void SetUp() override {
+    std::vector<Node*> nodes;
+    for (int i = 1; i <= 6; ++i) {
+      std::string name = "n";  // (one append: gcc 12's -Wrestrict misfires on "n" + ...)
+      name += std::to_string(i);
+      nodes.push_back(&w.add_node(name));
+    }
+    c = std::make_unique<SimCluster>(w, nodes);
+  }
+  std::unique_ptr<Raw> open(std::size_t i) {
+    return std::make_unique<Raw>(w, cli, c->server(i).endpoint());
+  }
+};
+
+TEST_F(ClusterFixture, SlotsSplitLikeRedisCli) {
+  EXPECT_EQ(c->owner(0), 0u);
+  EXPECT_EQ(c->owner(5460), 0u);
+  EXPECT_EQ(c->owner(5461), 1u);
+  EXPECT_EQ(c->owner(10922), 1u);
+  EXPECT_EQ(c->owner(10923), 2u);
+  EXPECT_EQ(c->owner(16383), 2u);
+  EXPECT_EQ(c->replicas_of(0), std::vector<std::size_t>{3});
+  EXPECT_EQ(c->url(), "redis://n1:6379,n2:6379,n3:6379,n4:6379,n5:6379,n6:6379");
+}
+
+TEST_F(ClusterFixture, RedirectionsAndHello) {
+  auto r = open(0);
+  EXPECT_EQ(r->call({"CLUSTER", "KEYSLOT", "foo"}), ":12182\r\n");
+  EXPECT_EQ(r->call({"GET", "foo"}), "-MOVED 12182 n3:6379\r\n");
+  EXPECT_EQ(r->call({"MGET", "a", "b"}), "-CROSSSLOT Keys in request don't hash to the same slot\r\n");
+  EXPECT_EQ(r->call({"SET", "{b}x", "1"}), "+OK\r\n");  // {b}: slot 3300, on n1
+  const std::string hello = r->call({"HELLO", "3"});
+  EXPECT_NE(hello.find("$4\r\nmode\r\n$7\r\ncluster\r\n"), std::string::npos) << hello;
+  auto rep = open(5);  // n6 replicates n3
+  EXPECT_EQ(rep->call({"GET", "foo"}), "-MOVED 12182 n3:6379\r\n");
+  EXPECT_EQ(rep->call({"READONLY"}), "+OK\r\n");
+  EXPECT_EQ(rep->call({"GET", "foo"}), "$-1\r\n");
+  EXPECT_EQ(rep->call({"SET", "foo", "1"}), "-MOVED 12182 n3:6379\r\n");
+  // A queued command's redirection flags the transaction; EXEC then aborts it.
+  EXPECT_EQ(r->call({"MULTI"}), "+OK\r\n");
+  EXPECT_EQ(r->call({"GET", "foo"}), "-MOVED 12182 n3:6379\r\n");
+  EXPECT_EQ(r->call({"EXEC"}), "-EXECABORT Transaction discarded because of previous errors.\r\n");
+}
+
+TEST_F(ClusterFixture, GracefulFailover) {
+  auto p = open(2);
+  auto rep = open(5);
+  EXPECT_EQ(rep->call({"CLUSTER", "FAILOVER"}), "+OK\r\n");
+  const Nanos t0 = w.now();
+  // The old primary holds the write, then answers MOVED to its former replica.
+  const std::string moved = p->call({"SET", "foo", "1"});
+  EXPECT_EQ(moved, "-MOVED 12182 n6:6379\r\n");
+  EXPECT_NEAR(std::chrono::duration<double>(w.now() - t0).count(), 0.045, 0.01);
+  EXPECT_EQ(rep->call({"SET", "foo", "1"}), "+OK\r\n");
+  EXPECT_EQ(c->owner(12182), 5u);
+  EXPECT_FALSE(c->is_primary(2));
+  EXPECT_EQ(c->failovers(), 1);
+  w.run_for(2ms);  // the gossip reaches the other nodes
+  auto other = open(0);
+  EXPECT_EQ(other->call({"GET", "foo"}), "-MOVED 12182 n6:6379\r\n");
+}
+
+TEST_F(ClusterFixture, CrashFailoverTimingAndClusterDown) {
+  auto r = open(0);
+  c->crash(2);
+  w.run_for(3000ms);
+  EXPECT_EQ(r->call({"GET", "foo"}), "-MOVED 12182 n3:6379\r\n");
+  w.run_for(200ms);  // 3.2 s: FAIL
+  EXPECT_EQ(r->call({"GET", "foo"}), "-CLUSTERDOWN The cluster is down\r\n");
+  EXPECT_EQ(r->call({"PING"}), "+PONG\r\n");
+  w.run_for(1200ms);  // 4.4 s: elected and known
+  EXPECT_EQ(r->call({"GET", "foo"}), "-MOVED 12182 n6:6379\r\n");
+  c->restart(2);
+  w.run_for(100ms);
+  auto back = open(2);
+  EXPECT_EQ(back->call({"GET", "foo"}), "-MOVED 12182 n6:6379\r\n");
+}
+
+TEST_F(ClusterFixture, MigrationAskTryagainThenMoved) {
+  const int slot = 15495;  // {a}
+  auto src = open(2);
+  auto dst = open(0);
+  ASSERT_EQ(src->call({"SET", "{a}1", "x"}), "+OK\r\n");
+  ASSERT_EQ(src->call({"SET", "{a}2", "y"}), "+OK\r\n");
+  bool done = false;
+  c->migrate_slot(slot, 0, 10ms, [&] { done = true; });
+  w.run_for(12ms);  // IMPORTING/MIGRATING set, one key moved ({a}1: names sorted)
+  EXPECT_EQ(src->call({"GET", "{a}1"}), "-ASK 15495 n1:6379\r\n");
+  EXPECT_EQ(src->call({"GET", "{a}2"}), "$1\r\ny\r\n");
+  EXPECT_EQ(src->call({"MGET", "{a}1", "{a}2"}),
+            "-TRYAGAIN Multiple keys request during rehashing of slot\r\n");
+  EXPECT_EQ(dst->call({"GET", "{a}1"}), "-MOVED 15495 n3:6379\r\n");
+  EXPECT_EQ(dst->call({"ASKING"}), "+OK\r\n");
+  EXPECT_EQ(dst->call({"GET", "{a}1"}), "$1\r\nx\r\n");
+  EXPECT_EQ(dst->call({"ASKING"}), "+OK\r\n");
+  EXPECT_EQ(dst->call({"MGET", "{a}1", "{a}2"}),
+            "-TRYAGAIN Multiple keys request during rehashing of slot\r\n");
+  w.run_until([&] { return done; }, w.now() + 1s);
+  ASSERT_TRUE(done);
+  w.run_for(5ms);
+  EXPECT_EQ(src->call({"GET", "{a}2"}), "-MOVED 15495 n1:6379\r\n");
+  EXPECT_EQ(dst->call({"MGET", "{a}1", "{a}2"}), "*2\r\n$1\r\nx\r\n$1\r\ny\r\n");
+  EXPECT_EQ(c->owner(slot), 0u);
+  auto other = open(1);
+  EXPECT_EQ(other->call({"GET", "{a}1"}), "-MOVED 15495 n1:6379\r\n");
+}
+
+}  // namespace
+}  // namespace lockwire::sim::test
