@@ -40,6 +40,7 @@ struct Connection::Impl final : StreamHandler {
     MonoTime deadline{};
     bool has_deadline = false;
     bool done = false;
+    std::vector<std::uint8_t> asking;  // per reply slot: 1 = an ASKING's (RequestOptions::asking)
   };
 
   struct InFlight {  // written, awaiting `replies` frames
@@ -51,6 +52,7 @@ struct Connection::Impl final : StreamHandler {
     bool has_deadline = false;
     MonoTime deadline{};
     std::uint64_t lane_id = 0;  // a WATCH request: the lane it holds
+    std::vector<std::uint8_t> asking;  // per reply slot: 1 = an ASKING's, not the caller's
     ReplyHandler handler;
     WatchHandler whandler;
     ReplyHandler late;
@@ -158,6 +160,8 @@ struct Connection::Impl final : StreamHandler {
 
   void submit(Pending p);
   void write_pending(Pending& p);
+  // RequestOptions::asking: ASKING before each command outside MULTI and before MULTI.
+  static void add_asking(Pending& p);
   void write_internal(std::string bytes, Internal kind, std::uint32_t replies = 1);
   void write_internal_unwatch();
   [[nodiscard]] bool lane_waiters() const noexcept;
