@@ -52,6 +52,10 @@ Ec Client::Core::refused(const loop::Replies& r, std::string_view resource) {
   std::string words = protocol::server_words(r);
   // "MOVED <slot> <host:port>" (then " (EXECABORT ...)" for a block): for the cluster router.
   redirect = loop::cluster::parse_redirect(std::string_view(words).substr(0, words.find(" (")));
+  cluster_busy = words.starts_with("TRYAGAIN") || words.starts_with("CLUSTERDOWN");
+  if (redirect && redirect->kind == loop::cluster::Redirect::Kind::moved && on_redirect) {
+    on_redirect(*redirect);
+  }
   if (words.empty()) {
     last_error = std::string(resource) + ": unexpected reply from the server";
     return Errc::protocol;

@@ -15,6 +15,8 @@ Ec Client::Core::check_by_owner(std::string_view resource, std::string_view owne
 // An open client and a valid resource name (the reason in last_error).
 Ec Client::Core::check_resource(std::string_view resource) {
   if (closed) return Errc::closed;
+  // As lock() does: a brace in the prefix would split a resource's keys over slots.
+  if (Ec ec = validate_prefix(opts.prefix, opts.limits, &last_error)) return ec;
   return validate_name("resource", resource, opts.limits.max_resource_bytes, &last_error);
 }
 

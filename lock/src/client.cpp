@@ -33,6 +33,10 @@ void CountingMetrics::on_request(std::uint32_t n) noexcept {
   requests.fetch_add(1, std::memory_order_relaxed);
   commands.fetch_add(n, std::memory_order_relaxed);
 }
+void CountingMetrics::on_redirect(std::string_view kind) noexcept {
+  (kind == "ASK" || kind == "MOVED" ? redirects : cluster_retries)
+      .fetch_add(1, std::memory_order_relaxed);
+}
 
 void Client::Core::shutdown() noexcept {
   if (closed) return;
@@ -163,13 +167,14 @@ void Client::cancel(std::string_view resource, std::string_view owner) {
 }
 // A lease goes back to the Core that granted it.
 void Client::release(const Lease& lease, DoneHandler handler) {
+  if (router_ && lease.valid()) router_->follow_slot(*lease.d_);
   auto c = lease.valid() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
   if (router_ && c) router_->last = c.get();
   (c ? *c : *core_).release(lease, std::move(handler));
 }
 void Client::renew(const Lease& lease, DoneHandler handler) {
   auto c = lease.valid() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
-  if (router_ && c) router_->last = c.get();
+  if (router_ && c) return router_->renew_lease(lease, std::move(handler));
   (c ? *c : *core_).renew(lease, std::move(handler));
 }
 void Client::release(std::string resource, std::string owner, std::optional<Kind> kind,

@@ -175,6 +175,16 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::string last_error;    // detail of the last failure reported (Client::last_error)
   // The MOVED / ASK in the server's words of the last refused() (the cluster router follows it).
   std::optional<loop::cluster::Redirect> redirect;
+  // The last refused() was -TRYAGAIN or -CLUSTERDOWN: nothing ran (the router backs off).
+  bool cluster_busy = false;
+  // Cluster mode only (set by Client::Router, router.cpp): the shard connection of the node an
+  // -ASK names (nullptr if none), so that a request refused whole with -ASK is sent once more
+  // there, after ASKING (send_asking / watch_asking); and what refused() tells the router of
+  // a MOVED (it patches the map and moves the slot's leases to their new shard's Core).
+  std::function<loop::Connection*(const std::string& host, std::uint16_t port)> ask_target;
+  std::function<void(const loop::cluster::Redirect&)> on_redirect;
+  void send_asking(loop::Request r, loop::ReplyHandler h);
+  void watch_asking(loop::Request r, loop::WatchHandler h);
   // Attempts held back until the connect probe of the current connection is answered (so that
   // nothing is granted on a server that may evict lock keys): one-shot queues; registered
   // queues park in need_ready and are woken by wake_all().
@@ -223,6 +233,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void send(loop::Request r, loop::ReplyHandler h, loop::RequestOptions o = {}) {
     if (auto* m = metrics()) m->on_request(r.commands);
+    if (ask_target) return send_asking(std::move(r), std::move(h));
     conn->send(std::move(r), std::move(h), std::move(o));
   }
   static loop::RequestOptions this_stream_only() {
@@ -232,6 +243,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
   void watch(loop::Request r, loop::WatchHandler h) {
     if (auto* m = metrics()) m->on_request(r.commands);
+    if (ask_target) return watch_asking(std::move(r), std::move(h));
     conn->watch(std::move(r), std::move(h));
   }
   static void exec(loop::WatchTxn& txn, Metrics* m, loop::Request r, loop::ReplyHandler h) {

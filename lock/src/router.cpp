@@ -164,6 +164,7 @@ std::shared_ptr<Client::Core> Client::Router::make_core(std::uint16_t shard) {
     answer(std::nullopt, "the client is closed");
   };
   auto c = Core::create(loop, std::move(o), opts);
+  hook(*c);
   c->notice_key = protocol::notice_key(opts.prefix) + "{" + tag_for(shard) + "}";
   c->conn->start();
   if (!topology_timer && opts.cluster_refresh > Nanos{0}) {
@@ -180,6 +181,7 @@ void Client::Router::check_topology() {
   refresh([w](bool ok) {
     auto self = w.lock();
     if (!self || self->closed || !ok) return;
+    self->rehome_all();  // leases of slots that moved (a finished migration)
     for (auto& [shard, c] : self->shards) {
       const auto* n = self->map.primary_for(shard);
       if (n == nullptr || c->conn->state() != loop::ConnectionState::ready) continue;
@@ -209,23 +211,13 @@ void Client::Router::locate(std::uint16_t shard, const loop::ConnectionOptions::
   }, true);
 }
 
-bool Client::Router::redirected(Core& c, std::error_code ec, int redirects) {
-  return ec == Errc::server_refused && redirects < kMaxRedirects && moved(c);
-}
-
-bool Client::Router::moved(Core& c) {
-  const auto& r = c.redirect;
-  if (!r || r->kind != loop::cluster::Redirect::Kind::moved) return false;
-  map.moved(r->slot, r->host, r->port);
-  index_shards();
-  return true;
-}
-
 void Client::Router::close() noexcept {
   closed = true;
   if (topology_timer) topology_timer->stop();
   topology_timer.reset();
   for (auto& [k, c] : shards) c->shutdown();
+  for (auto& [k, c] : extra) c->shutdown();
+  timers.clear();
   asking.reset();
   for (auto& f : std::exchange(refresh_waiters, {})) {
     try {
@@ -235,24 +227,200 @@ void Client::Router::close() noexcept {
   }
 }
 
+// --- ASK targets, MOVED, leases that follow their slot ----------------------------------------
+
+void Client::Router::hook(Core& c) {
+  std::weak_ptr<Router> w = weak_from_this();
+  c.ask_target = [w](const std::string& host, std::uint16_t port) -> loop::Connection* {
+    auto self = w.lock();
+    return self && !self->closed ? self->ask_target(host, port) : nullptr;
+  };
+  c.on_redirect = [w](const loop::cluster::Redirect& r) {
+    // From inside the refused call's handler: patch and move leases from the loop, after it.
+    auto self = w.lock();
+    if (!self || self->closed) return;
+    self->loop.post([w, r] {
+      auto s = w.lock();
+      if (!s || s->closed) return;
+      s->map.moved(r.slot, r.host, r.port);
+      s->index_shards();
+      s->rehome(r.slot);
+    });
+  };
+}
+
+loop::Connection* Client::Router::ask_target(const std::string& host, std::uint16_t port) {
+  if (!have_map) return nullptr;
+  for (std::uint32_t s = 0; s < loop::cluster::kSlots; ++s) {
+    const auto* n = map.primary_for(static_cast<std::uint16_t>(s));
+    if (n == nullptr || n->host != host || n->port != port) continue;
+    auto& c = shards[shard_key[s]];
+    if (!c) c = make_core(shard_key[s]);
+    return c->conn.get();
+  }
+  // A node that serves no slot yet (being filled): a Core of its own, at that address.
+  const std::string at = host + ":" + std::to_string(port);
+  auto& c = extra[at];
+  if (!c) {
+    loop::ConnectionOptions o = base;
+    o.seeds.clear();
+    o.sentinel.reset();
+    o.locate = nullptr;
+    o.endpoint.host = host;
+    o.endpoint.port = port;
+    c = Core::create(loop, std::move(o), opts);
+    hook(*c);
+    c->conn->start();
+  }
+  return c->conn.get();
+}
+
+void Client::Router::move_lease(Core& from, Core& to, const LeasePtr& d) {
+  from.stop_lease_timers(d);
+  Core::drop_lease_timers(d);  // bound to `from`: made again for `to`
+  from.forget(d);
+  d->core = to.weak_from_this();
+  to.leases[d->registry_key] = d;
+  to.arm_lease_timers(d);
+}
+
+void Client::Router::rehome(std::uint16_t slot) {
+  const std::uint16_t key = shard_of(slot);
+  if (key == kNoShard) return;
+  std::vector<std::pair<Core*, LeasePtr>> moving;
+  auto collect = [&](Core& c) {
+    for (auto& [k, wl] : c.leases) {
+      auto d = wl.lock();
+      if (d && d->state.load() == LeaseState::held &&
+          loop::cluster::key_slot(d->keys.holders) == slot) {
+        moving.emplace_back(&c, std::move(d));
+      }
+    }
+  };
+  for (auto& [k, c] : shards) {
+    if (k != key) collect(*c);
+  }
+  for (auto& [k, c] : extra) collect(*c);
+  if (moving.empty()) return;
+  auto& to = shards[key];
+  if (!to) to = make_core(key);
+  for (auto& [from, d] : moving) move_lease(*from, *to, d);
+}
+
+void Client::Router::rehome_all() {
+  std::vector<std::uint16_t> slots;
+  auto collect = [&](std::uint16_t key, Core& c) {
+    for (auto& [k, wl] : c.leases) {
+      auto d = wl.lock();
+      if (!d || d->state.load() != LeaseState::held) continue;
+      const std::uint16_t s = loop::cluster::key_slot(d->keys.holders);
+      if (shard_of(s) != key && shard_of(s) != kNoShard) slots.push_back(s);
+    }
+  };
+  for (auto& [k, c] : shards) collect(k, *c);
+  for (auto& [k, c] : extra) collect(kNoShard, *c);
+  std::sort(slots.begin(), slots.end());
+  slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+  for (std::uint16_t s : slots) rehome(s);
+}
+
+void Client::Router::follow_slot(const detail::LeaseData& d) {
+  const std::uint16_t key = shard_of(loop::cluster::key_slot(d.keys.holders));
+  if (key == kNoShard || d.state.load() != LeaseState::held) return;
+  auto it = shards.find(key);
+  if (it != shards.end() && it->second == d.core.lock()) return;
+  rehome(loop::cluster::key_slot(d.keys.holders));
+}
+
+// --- trying again ----------------------------------------------------------------------------------
+
+std::optional<Nanos> Client::Router::again(Core& c, std::error_code ec, Tries& t) {
+  if (closed) return std::nullopt;
+  const auto& r = c.redirect;
+  // MOVED: refused (server_refused), or a WATCH refused (protocol: see ask.cpp).
+  if ((ec == Errc::server_refused || ec == Errc::protocol) && r &&
+      r->kind == loop::cluster::Redirect::Kind::moved && t.redirects < kMaxRedirects) {
+    ++t.redirects;
+    map.moved(r->slot, r->host, r->port);
+    index_shards();
+    if (auto* m = c.metrics()) m->on_redirect("MOVED");
+    return Nanos{0};
+  }
+  if (ec != Errc::server_unavailable || !c.cluster_busy) return std::nullopt;
+  // TRYAGAIN / CLUSTERDOWN: the command did not run. 10 ms doubling to 200 ms, jittered to
+  // [d/2, d], while the retry still starts before the deadline.
+  Nanos d = std::chrono::milliseconds(10);
+  for (int i = 0; i < t.busy && d < std::chrono::milliseconds(200); ++i) d *= 2;
+  d = std::min<Nanos>(d, std::chrono::milliseconds(200));
+  const auto half = d.count() / 2;
+  d = Nanos(half + static_cast<std::int64_t>(loop.random() % static_cast<std::uint64_t>(half + 1)));
+  if (loop.now() + d >= t.deadline) return std::nullopt;
+  ++t.busy;
+  if (auto* m = c.metrics()) {
+    m->on_redirect(c.last_error.find("CLUSTERDOWN") != std::string::npos ? "CLUSTERDOWN"
+                                                                          : "TRYAGAIN");
+  }
+  return d;
+}
+
+void Client::Router::later(Nanos d, std::function<void()> fn) {
+  if (d <= Nanos{0}) return fn();
+  const std::uint64_t id = ++next_timer;
+  std::weak_ptr<Router> w = weak_from_this();
+  auto t = loop.make_timer([w, id, fn = std::move(fn)] {
+    auto self = w.lock();
+    if (!self || self->closed) return;
+    // The timer goes from the loop, not from inside its own callback.
+    self->loop.post([w, id] {
+      if (auto s = w.lock()) s->timers.erase(id);
+    });
+    fn();
+  });
+  t->start(d);
+  timers[id] = std::move(t);
+}
+
+std::error_code Client::Router::spans_slots(const std::string& resource) {
+  const protocol::Keys k = protocol::make_keys(opts.prefix, resource);
+  const std::uint16_t s = loop::cluster::key_slot(k.holders);
+  for (const std::string* key : {&k.fence, &k.queue}) {
+    const std::uint16_t o = loop::cluster::key_slot(*key);
+    if (o == s) continue;
+    last = nullptr;
+    map_error = resource + ": its keys would span slots (" + k.holders + " in slot " +
+                std::to_string(s) + ", " + *key + " in slot " + std::to_string(o) +
+                "): the key prefix must not contain '{' or '}'; nothing was sent";
+    return Errc::invalid_argument;
+  }
+  return {};
+}
+
 // --- routed operations -----------------------------------------------------------------------------
 
-void Client::Router::lock(LockRequest req, AcquireHandler handler, int redirects) {
-  const loop::MonoTime deadline = loop.now() + req.wait;
+void Client::Router::lock(LockRequest req, AcquireHandler handler, std::optional<Tries> tries) {
+  if (!tries) {
+    if (auto ec = spans_slots(req.resource)) {
+      return loop.post([h = std::move(handler), ec] { h(ec, Lease{}); });
+    }
+    tries = Tries{0, 0, loop.now() + req.wait};
+  }
   std::string resource = req.resource;
-  with_core(resource, [self = shared_from_this(), req = std::move(req), deadline, redirects,
+  with_core(resource, [self = shared_from_this(), req = std::move(req), t = *tries,
                        handler = std::move(handler)](Core* c) mutable {
     if (c == nullptr) {
       self->last = nullptr;
       return handler(self->closed ? Errc::closed : Errc::connection, Lease{});
     }
     LockRequest again = req;
-    c->lock(std::move(req), [self, c, again = std::move(again), deadline, redirects,
+    c->lock(std::move(req), [self, c, again = std::move(again), t,
                              handler = std::move(handler)](std::error_code ec, Lease l) mutable {
       self->last = c;
-      if (self->redirected(*c, ec, redirects)) {
-        again.wait = std::max(Nanos{0}, deadline - self->loop.now());
-        return self->lock(std::move(again), std::move(handler), redirects + 1);
+      if (auto d = self->again(*c, ec, t)) {
+        return self->later(*d, [self, again = std::move(again), t,
+                                handler = std::move(handler)]() mutable {
+          again.wait = std::max(Nanos{0}, t.deadline - self->loop.now());
+          self->lock(std::move(again), std::move(handler), t);
+        });
       }
       handler(ec, std::move(l));
     });
@@ -261,19 +429,24 @@ void Client::Router::lock(LockRequest req, AcquireHandler handler, int redirects
 
 void Client::Router::by_owner(bool release, std::string resource, std::string owner,
                               std::optional<Kind> kind, Nanos ttl, DoneHandler handler,
-                              int redirects) {
+                              std::optional<Tries> tries) {
+  if (!tries) {
+    if (auto ec = spans_slots(resource)) return post_done(loop, std::move(handler), ec);
+    tries = Tries{0, 0, loop.now() + kBusyBudget};
+  }
   const std::string res = resource;
   with_core(res, [self = shared_from_this(), release, resource = std::move(resource),
-                  owner = std::move(owner), kind, ttl, redirects,
+                  owner = std::move(owner), kind, ttl, t = *tries,
                   handler = std::move(handler)](Core* c) mutable {
     self->last = c;
     if (c == nullptr) return handler(self->closed ? Errc::closed : Errc::connection);
-    auto done = [self, c, release, resource, owner, kind, ttl, redirects,
+    auto done = [self, c, release, resource, owner, kind, ttl, t,
                  handler = std::move(handler)](std::error_code ec) mutable {
       self->last = c;
-      if (self->redirected(*c, ec, redirects)) {
-        return self->by_owner(release, std::move(resource), std::move(owner), kind, ttl,
-                              std::move(handler), redirects + 1);
+      if (auto d = self->again(*c, ec, t)) {
+        return self->later(*d, [=, handler = std::move(handler)]() mutable {
+          self->by_owner(release, resource, owner, kind, ttl, std::move(handler), t);
+        });
       }
       handler(ec);
     };
@@ -285,19 +458,46 @@ void Client::Router::by_owner(bool release, std::string resource, std::string ow
   });
 }
 
+void Client::Router::renew_lease(const Lease& lease, DoneHandler handler,
+                                 std::optional<Tries> tries) {
+  if (!tries) tries = Tries{0, 0, loop.now() + kBusyBudget};
+  if (lease.valid()) follow_slot(*lease.d_);
+  auto c = lease.valid() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
+  if (!c) return post_done(loop, std::move(handler), Errc::closed);
+  last = c.get();
+  c->renew(lease, [self = shared_from_this(), c, lease, t = *tries,
+                   handler = std::move(handler)](std::error_code ec) mutable {
+    self->last = c.get();
+    if (auto d = self->again(*c, ec, t); d && lease.state() == LeaseState::held) {
+      // After a MOVED the lease moves to its new shard's Core (posted by refused()): go there.
+      if (*d == Nanos{0}) d = Nanos(1);
+      return self->later(*d, [self, lease, t, handler = std::move(handler)]() mutable {
+        self->renew_lease(lease, std::move(handler), t);
+      });
+    }
+    handler(ec);
+  });
+}
+
 void Client::Router::force_release(std::string resource,
                                    std::function<void(std::error_code, std::size_t)> h,
-                                   int redirects) {
+                                   std::optional<Tries> tries) {
+  if (!tries) {
+    if (auto ec = spans_slots(resource)) return loop.post([h = std::move(h), ec] { h(ec, 0); });
+    tries = Tries{0, 0, loop.now() + kBusyBudget};
+  }
   const std::string res = resource;
-  with_core(res, [self = shared_from_this(), resource = std::move(resource), redirects,
+  with_core(res, [self = shared_from_this(), resource = std::move(resource), t = *tries,
                   h = std::move(h)](Core* c) mutable {
     self->last = c;
     if (c == nullptr) return h(self->closed ? Errc::closed : Errc::connection, 0);
-    c->force_release(resource, [self, c, resource, redirects, h = std::move(h)](
+    c->force_release(resource, [self, c, resource, t, h = std::move(h)](
                                    std::error_code ec, std::size_t n) mutable {
       self->last = c;
-      if (self->redirected(*c, ec, redirects)) {
-        return self->force_release(std::move(resource), std::move(h), redirects + 1);
+      if (auto d = self->again(*c, ec, t)) {
+        return self->later(*d, [self, resource, t, h = std::move(h)]() mutable {
+          self->force_release(resource, std::move(h), t);
+        });
       }
       h(ec, n);
     });
@@ -306,17 +506,25 @@ void Client::Router::force_release(std::string resource,
 
 void Client::Router::inspect(std::string resource,
                              std::function<void(std::error_code, const LockInfo&)> h,
-                             int redirects) {
+                             std::optional<Tries> tries) {
+  if (!tries) {
+    if (auto ec = spans_slots(resource)) {
+      return loop.post([h = std::move(h), ec] { h(ec, LockInfo{}); });
+    }
+    tries = Tries{0, 0, loop.now() + kBusyBudget};
+  }
   const std::string res = resource;
-  with_core(res, [self = shared_from_this(), resource = std::move(resource), redirects,
+  with_core(res, [self = shared_from_this(), resource = std::move(resource), t = *tries,
                   h = std::move(h)](Core* c) mutable {
     self->last = c;
     if (c == nullptr) return h(self->closed ? Errc::closed : Errc::connection, LockInfo{});
-    c->inspect(resource, [self, c, resource, redirects, h = std::move(h)](
+    c->inspect(resource, [self, c, resource, t, h = std::move(h)](
                              std::error_code ec, const LockInfo& info) mutable {
       self->last = c;
-      if (self->redirected(*c, ec, redirects)) {
-        return self->inspect(std::move(resource), std::move(h), redirects + 1);
+      if (auto d = self->again(*c, ec, t)) {
+        return self->later(*d, [self, resource, t, h = std::move(h)]() mutable {
+          self->inspect(resource, std::move(h), t);
+        });
       }
       h(ec, info);
     });

@@ -14,7 +14,13 @@
 //   ("<prefix>force-released{<tag>}"), tracked by every Core of that shard: a force_release
 //   reaches the holders of any resource, whatever slot it lives in.
 // - A call whose resource the map places elsewhere than the server does (a MOVED reply: the
-//   command did not run) is sent again, at most kMaxRedirects times, to the shard MOVED names.
+//   command did not run) is sent again, at most kMaxRedirects times, to the shard MOVED names,
+//   and the leases held on that slot move to that shard's Core (rehome).
+// - A request refused whole with ASK (a slot being migrated) is sent once more by its Core to
+//   the node ASK names, after ASKING, on that node's shard connection (ask.cpp; ask_target).
+// - A call answered TRYAGAIN or CLUSTERDOWN (nothing ran) is tried again after a backoff
+//   (10 ms doubling to 200 ms, jittered) while that fits in its deadline: the wait of a lock,
+//   kBusyBudget for the others; then the server's words are the answer.
 //
 // A Client starts as one Core on the URL's first host. If that server's HELLO says "cluster",
 // the Client hands the waits made so far (none was attempted: attempts wait for the first
@@ -56,6 +62,37 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   Core* last = nullptr;  // the Core that answered the last call (Client::last_error)
 
   static constexpr int kMaxRedirects = 3;
+  static constexpr Nanos kBusyBudget = std::chrono::seconds(1);  // calls without a wait
+
+  // Cores of nodes that serve no slot in the map (an ASK target being filled), by host:port.
+  std::map<std::string, std::shared_ptr<Core>> extra;
+  // The shard connection of host:port (created if need be), for an ASK; nullptr if none.
+  loop::Connection* ask_target(const std::string& host, std::uint16_t port);
+  void hook(Core& c);  // ask_target and on_redirect of a new Core
+  // Moves the held leases of `slot` to the Core of the shard the map names for it (rehome_all:
+  // of every slot whose shard is not their Core's).
+  void rehome(std::uint16_t slot);
+  void rehome_all();
+  static void move_lease(Core& from, Core& to, const LeasePtr& d);
+  // Before a call on a lease handle: if the map names another shard for its slot, move it.
+  void follow_slot(const detail::LeaseData& d);
+
+  // What a call needs to decide about trying again.
+  struct Tries {
+    int redirects = 0;
+    int busy = 0;
+    loop::MonoTime deadline{};
+  };
+  // After `c` answered `ec`: nullopt = answer; 0 = send again now (MOVED); otherwise the
+  // backoff (TRYAGAIN / CLUSTERDOWN within t.deadline).
+  std::optional<Nanos> again(Core& c, std::error_code ec, Tries& t);
+  // Runs `fn` after `d` (at once for 0), while the router lives.
+  void later(Nanos d, std::function<void()> fn);
+  std::map<std::uint64_t, std::unique_ptr<loop::Timer>> timers;
+  std::uint64_t next_timer = 0;
+  // A resource whose keys would not share one slot (a prefix with a brace): invalid_argument,
+  // with why in map_error; {} otherwise.
+  std::error_code spans_slots(const std::string& resource);
   static constexpr std::uint16_t kNoShard = 0xffff;
 
   // Reads the slot map again unless it was read within the last 50 ms, then `done(ok)`.
@@ -77,21 +114,18 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   // Reads the map again and moves every shard connection whose server is no longer the
   // shard's primary (Connection::relocate).
   void check_topology();
-  // `c` refused a call with MOVED: patch the map and say whether to send it again.
-  bool moved(Core& c);
-  // A call answered `ec` by `c` after `redirects` redirections: send it again (MOVED, within
-  // kMaxRedirects)?
-  bool redirected(Core& c, std::error_code ec, int redirects);
   void close() noexcept;
 
   // The routed operations (Client's facade calls these in cluster mode).
-  void lock(LockRequest req, AcquireHandler handler, int redirects = 0);
+  void lock(LockRequest req, AcquireHandler handler, std::optional<Tries> tries = {});
   void by_owner(bool release, std::string resource, std::string owner, std::optional<Kind> kind,
-                Nanos ttl, DoneHandler handler, int redirects = 0);
+                Nanos ttl, DoneHandler handler, std::optional<Tries> tries = {});
   void force_release(std::string resource, std::function<void(std::error_code, std::size_t)> h,
-                     int redirects = 0);
+                     std::optional<Tries> tries = {});
   void inspect(std::string resource, std::function<void(std::error_code, const LockInfo&)> h,
-               int redirects = 0);
+               std::optional<Tries> tries = {});
+  // Renewal of a lease handle: on its Core, sent again on the Core it moved to after a MOVED.
+  void renew_lease(const Lease& lease, DoneHandler handler, std::optional<Tries> tries = {});
 };
 
 }  // namespace lockwire::lock

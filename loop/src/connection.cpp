@@ -196,6 +196,49 @@ void Connection::Impl::rearm_deadline() {
 
 // --- writing: the queue and the transaction lane ------------------------------------------------
 
+// The bytes are well-formed commands (the shape was checked): arrays of blob strings.
+void Connection::Impl::add_asking(Pending& p) {
+  static constexpr std::string_view kAsking = "*1\r\n$6\r\nASKING\r\n";
+  const std::string_view in = p.bytes;
+  std::string out;
+  out.reserve(in.size() + 4 * kAsking.size());
+  std::vector<std::uint8_t> slots;
+  bool in_multi = false;
+  std::size_t pos = 0;
+  auto number = [&](std::size_t& at) {
+    std::size_t n = 0;
+    ++at;  // '*' or '$'
+    while (at < in.size() && in[at] != '\r') n = n * 10 + static_cast<std::size_t>(in[at++] - '0');
+    at += 2;
+    return n;
+  };
+  while (pos < in.size()) {
+    const std::size_t start = pos;
+    const std::size_t argc = number(pos);
+    std::string name;
+    for (std::size_t a = 0; a < argc; ++a) {
+      const std::size_t len = number(pos);
+      if (a == 0) {
+        for (char ch : in.substr(pos, len)) {
+          name.push_back(static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch));
+        }
+      }
+      pos += len + 2;
+    }
+    if (!in_multi) {
+      out.append(kAsking);
+      slots.push_back(1);
+    }
+    if (name == "MULTI") in_multi = true;
+    if (name == "EXEC" || name == "DISCARD") in_multi = false;
+    out.append(in.substr(start, pos - start));
+    slots.push_back(0);
+  }
+  p.replies = static_cast<std::uint32_t>(slots.size());
+  p.bytes = std::move(out);
+  p.asking = std::move(slots);
+}
+
 void Connection::Impl::write_pending(Pending& p) {
   const bool watch = p.kind == RequestKind::watch;
   stream->write(std::move(p.bytes));
@@ -208,6 +251,7 @@ void Connection::Impl::write_pending(Pending& p) {
   f.subs = std::move(p.subs);
   f.handler = std::move(p.handler);
   f.whandler = std::move(p.whandler);
+  f.asking = std::move(p.asking);
   f.late = std::move(p.late);
   f.has_deadline = p.has_deadline;
   f.deadline = p.deadline;
@@ -326,6 +370,7 @@ void Connection::Impl::txn_exec(std::uint64_t id, Request block, ReplyHandler ha
   p.kind = RequestKind::atomic;
   p.handler = std::move(handler);
   p.late = std::move(options.on_late_reply);
+  if (options.asking) add_asking(p);
   if (options.timeout.count() > 0) {
     p.has_deadline = true;
     p.deadline = loop.now() + options.timeout;
@@ -477,6 +522,7 @@ void Connection::send(Request request, ReplyHandler handler, RequestOptions opti
   p.kind = s.kind();
   p.handler = std::move(handler);
   p.late = std::move(options.on_late_reply);
+  if (options.asking && p.subs.empty()) Impl::add_asking(p);
   if (options.timeout.count() > 0) {
     p.has_deadline = true;
     p.deadline = impl_->loop.now() + options.timeout;
@@ -508,6 +554,7 @@ void Connection::watch(Request watch_and_reads, WatchHandler handler, RequestOpt
   p.kind = RequestKind::watch;
   p.whandler = std::move(handler);
   p.late = std::move(options.on_late_reply);
+  if (options.asking) Impl::add_asking(p);
   if (options.timeout.count() > 0) {
     p.has_deadline = true;
     p.deadline = impl_->loop.now() + options.timeout;
@@ -576,13 +623,15 @@ std::optional<std::uint64_t> Connection::config_epoch() const noexcept {
 
 // --- WatchTxn -----------------------------------------------------------------------------------
 
-WatchTxn::WatchTxn(WatchTxn&& o) noexcept : conn_(std::exchange(o.conn_, nullptr)), id_(o.id_) {}
+WatchTxn::WatchTxn(WatchTxn&& o) noexcept
+    : conn_(std::exchange(o.conn_, nullptr)), id_(o.id_), asking_(o.asking_) {}
 
 WatchTxn& WatchTxn::operator=(WatchTxn&& o) noexcept {
   if (this != &o) {
     unwatch();
     conn_ = std::exchange(o.conn_, nullptr);
     id_ = o.id_;
+    asking_ = o.asking_;
   }
   return *this;
 }
@@ -598,6 +647,7 @@ void WatchTxn::exec(Request block, ReplyHandler handler, RequestOptions options)
     return;
   }
   Connection* c = std::exchange(conn_, nullptr);
+  if (asking_) options.asking = true;
   c->impl_->txn_exec(id_, std::move(block), std::move(handler), std::move(options));
 }
 

@@ -42,6 +42,7 @@ struct Connection::Impl final : StreamHandler {
     bool done = false;
     bool this_stream_only = false;  // RequestOptions::this_stream_only
     std::uint64_t epoch = 0;        // the stream it was submitted for
+    std::vector<std::uint8_t> asking;  // per reply slot: 1 = an ASKING's (RequestOptions::asking)
   };
 
   struct InFlight {  // written, awaiting `replies` frames
@@ -53,6 +54,7 @@ struct Connection::Impl final : StreamHandler {
     bool has_deadline = false;
     MonoTime deadline{};
     std::uint64_t lane_id = 0;  // a WATCH request: the lane it holds
+    std::vector<std::uint8_t> asking;  // per reply slot: 1 = an ASKING's, not the caller's
     ReplyHandler handler;
     WatchHandler whandler;
     ReplyHandler late;
@@ -177,6 +179,8 @@ struct Connection::Impl final : StreamHandler {
 
   void submit(Pending p);
   void write_pending(Pending& p);
+  // RequestOptions::asking: ASKING before each command outside MULTI and before MULTI.
+  static void add_asking(Pending& p);
   void write_internal(std::string bytes, Internal kind, std::uint32_t replies = 1);
   void write_internal_unwatch();
   [[nodiscard]] bool lane_waiters() const noexcept;

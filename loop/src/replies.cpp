@@ -111,6 +111,10 @@ void Connection::Impl::on_frame(resp::Frame frame) {
     return;
   }
   InFlight& front = inflight.front();
+  if (front.got < front.asking.size() && front.asking[front.got] != 0) {
+    ++front.got;  // an ASKING's reply (RequestOptions::asking), never a request's last
+    return;
+  }
   if (front.replies == 1) {
     InFlight f = std::move(front);
     inflight.pop_front();
@@ -210,7 +214,7 @@ void Connection::Impl::deliver(InFlight& f, const Replies& replies, bool error) 
       drain_queue();
       return;
     }
-    f.whandler(ec, replies, WatchTxn(self, f.lane_id));
+    f.whandler(ec, replies, WatchTxn(self, f.lane_id, !f.asking.empty()));
     return;
   }
   if (f.handler) f.handler(ec, replies);

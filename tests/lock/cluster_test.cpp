@@ -16,6 +16,7 @@
 #include "lockwire/loop/cluster_map.hpp"
 #include "lockwire/resp/reply.hpp"
 #include "redis_topology.hpp"
+#include "slot_migration.hpp"
 
 namespace lockwire::lock {
 namespace {
@@ -64,6 +65,42 @@ class ClusterTest : public LoopTest {
       if (cluster_.node(i).cli({"ROLE"}).rfind("master", 0) == 0) out.push_back(i);
     }
     return out;
+  }
+
+  // Another resource name in the slot of `r` (a different hash tag, the same slot).
+  std::string same_slot(const std::string& r, const std::string& base) {
+    const int slot = loop::cluster::key_slot(cat("lockwire:{", r));
+    for (int i = 0;; ++i) {
+      const std::string o = cat(base, std::to_string(i), "");
+      if (o != r && loop::cluster::key_slot(cat("lockwire:{", o)) == slot) return o;
+    }
+  }
+  std::error_code by_owner(Client& c, bool release, const std::string& r, const std::string& owner,
+                           Nanos ttl = 20s) {
+    std::error_code ec;
+    bool done = false;
+    auto h = [&](std::error_code e) {
+      ec = e;
+      done = true;
+    };
+    if (release) {
+      c.release(r, owner, std::nullopt, h);
+    } else {
+      c.renew(r, owner, std::nullopt, ttl, h);
+    }
+    run_until([&] { return done; });
+    return ec;
+  }
+  std::error_code inspect_ec(Client& c, const std::string& r, LockInfo* out = nullptr) {
+    std::error_code ec;
+    bool done = false;
+    c.inspect(r, [&](std::error_code e, const LockInfo& i) {
+      ec = e;
+      if (out != nullptr) *out = i;
+      done = true;
+    });
+    run_until([&] { return done; });
+    return ec;
   }
 
   test::RedisCluster cluster_{3, 1};
@@ -260,6 +297,162 @@ TEST_F(ClusterTest, FailoverMidHoldNeverTwoHolders) {
               static_cast<unsigned long long>(cl.token()),
               static_cast<unsigned long long>(h.lease.token()));
   EXPECT_FALSE(release(*contender, cl)) << contender->last_error();
+}
+
+// A slot moved from one primary to another while leases on it are held, step by step as
+// `redis-cli --cluster reshard` does it: the slot open (IMPORTING on the target, MIGRATING on
+// the source) with the keys still on the source, then the keys moved by MIGRATE (the source
+// answers -ASK), then SETSLOT NODE (the source answers -MOVED). Renew, release, inspect and
+// force-release work at every step through a client whose slot map still names the source; an
+// exclusive lease and a shared one are held throughout and never lost; an acquire made while
+// the slot is open (where Redis answers -TRYAGAIN to every block of several keys the node does
+// not all have) is granted once the move is over, with a higher token.
+TEST_F(ClusterTest, SlotMigrationEveryOperationDuringAndAfter) {
+  const auto ps = primaries();
+  ASSERT_EQ(ps.size(), 3u);
+  const std::size_t from = ps[0], to = ps[1];
+  const std::string r = resource_on(from, "mig");
+  const std::string r2 = same_slot(r, "mig2-");
+  const int slot = loop::cluster::key_slot(cat("lockwire:{", r));
+  auto c = make_client();
+  auto other = make_client(true);
+  bool lost = false;
+  LockRequest hx = testing::request(r, "holder", 60s);
+  hx.on_lost = [&](std::error_code) { lost = true; };
+  Acq x = acquire(*c, std::move(hx));
+  ASSERT_FALSE(x.ec) << x.ec.message() << " " << c->last_error();
+  LockRequest hs = testing::request(r2, "reader", 60s, 0s, Kind::shared);
+  hs.on_lost = [&](std::error_code) { lost = true; };
+  Acq s = acquire(*c, std::move(hs));
+  ASSERT_FALSE(s.ec) << s.ec.message() << " " << c->last_error();
+  // Tools' leases on a third resource of the slot, renewed and released by owner id.
+  const std::string r3 = same_slot(r2, "mig3-");
+  ASSERT_FALSE(acquire(*other, testing::request(r3, "tool", 60s)).ec);
+
+  test::SlotMigration m(cluster_, slot, from, to);
+  ASSERT_EQ(m.open(), "OK\nOK\n");
+  // 1. Open, the keys still on the source: served there as before.
+  EXPECT_FALSE(renew(*c, x.lease)) << c->last_error();
+  EXPECT_FALSE(renew(*c, s.lease)) << c->last_error();
+  EXPECT_FALSE(by_owner(*other, false, r3, "tool")) << other->last_error();
+  LockInfo info;
+  ASSERT_FALSE(inspect_ec(*other, r, &info)) << other->last_error();
+  ASSERT_EQ(info.holders.size(), 1u);
+  EXPECT_EQ(info.last_token, x.lease.token());
+  {
+    Acq busy = acquire(*other, testing::request(r, "contender", 10s));
+    EXPECT_EQ(busy.ec, Errc::timed_out) << busy.ec.message() << " " << other->last_error();
+  }
+
+  // 2. The keys moved: the source answers -ASK, the target serves them after ASKING.
+  ASSERT_EQ(m.move_keys(), "OK\n");
+  ASSERT_TRUE(m.keys_left().empty());
+  EXPECT_EQ(cluster_.node(to).cli({"HLEN", cat("lockwire:{", r)}).rfind("MOVED", 0), 0u)
+      << "the target served a key of an importing slot without ASKING";
+  EXPECT_FALSE(renew(*c, x.lease)) << c->last_error();
+  EXPECT_FALSE(renew(*c, s.lease)) << c->last_error();
+  EXPECT_FALSE(by_owner(*other, false, r3, "tool")) << other->last_error();
+  ASSERT_FALSE(inspect_ec(*other, r, &info)) << other->last_error();
+  ASSERT_EQ(info.holders.size(), 1u);
+  EXPECT_EQ(info.holders[0].owner, "holder");
+  EXPECT_GT(info.last_token, x.lease.token());  // the contender's attempt burnt one
+  EXPECT_FALSE(by_owner(*other, true, r3, "tool")) << other->last_error();
+  // Free now: its holder set is gone, its token counter is on the target, so inspect's block
+  // of several keys is -TRYAGAIN on the target for as long as the slot is open (Redis' rule);
+  // tried again within a second, then the server's words.
+  EXPECT_EQ(inspect_ec(*other, r3, &info), Errc::server_unavailable);
+  EXPECT_NE(other->last_error().find("TRYAGAIN"), std::string::npos) << other->last_error();
+  // An acquire now: every block of several keys is -TRYAGAIN on both nodes while the slot is
+  // open; it is retried (with a backoff) within its wait, so it is granted once the move is over.
+  bool granted = false;
+  std::error_code gec;
+  Lease g;
+  other->lock(testing::request(r3, "late", 20s, 20s), [&](std::error_code ec, Lease l) {
+    granted = true;
+    gec = ec;
+    g = std::move(l);
+  });
+  sleep_loop(300ms);  // a few attempts while the slot is open (none can succeed)
+  EXPECT_FALSE(granted) << gec.message() << " " << other->last_error();
+
+  // 3. The move is over: the source answers -MOVED; the map follows.
+  ASSERT_EQ(m.finish().substr(0, 6), "OK\nOK\n");
+  run_until([&] { return granted; });
+  ASSERT_FALSE(gec) << gec.message() << " " << other->last_error();
+  EXPECT_GT(g.token(), x.lease.token());
+  EXPECT_EQ(cluster_.node(to).cli({"HEXISTS", cat("lockwire:{", r3), "x:late"}), "1\n");
+  std::error_code rec = renew(*c, x.lease);
+  EXPECT_FALSE(rec) << rec.message() << " " << c->last_error();
+  rec = renew(*c, s.lease);
+  EXPECT_FALSE(rec) << rec.message() << " " << c->last_error();
+  ASSERT_FALSE(inspect_ec(*c, r, &info)) << c->last_error();
+  ASSERT_EQ(info.holders.size(), 1u);
+  EXPECT_EQ(force_release(*c, r3), 1u);
+  EXPECT_FALSE(release(*c, s.lease)) << c->last_error();
+  EXPECT_FALSE(release(*c, x.lease)) << c->last_error();
+  EXPECT_FALSE(lost) << "a lease held through the move was lost: " << c->last_error();
+  Acq again = acquire(*other, testing::request(r, "after", 10s));
+  ASSERT_FALSE(again.ec) << again.ec.message() << " " << other->last_error();
+  EXPECT_GT(again.lease.token(), x.lease.token());
+  EXPECT_EQ(cluster_.node(to).cli({"HEXISTS", cat("lockwire:{", r), "x:after"}), "1\n");
+  EXPECT_FALSE(release(*other, again.lease)) << other->last_error();
+}
+
+// A slot that no node serves (CLUSTER DELSLOTS on its owner: -CLUSTERDOWN, the command did not
+// run): a lock with a wait retries with a backoff and is granted once the slot is served again;
+// one whose wait ends first is told the server's words.
+TEST_F(ClusterTest, ClusterDownIsRetriedWithinTheWait) {
+  const std::size_t p = primaries().front();
+  const std::string r = resource_on(p, "down");
+  const std::string slot = std::to_string(loop::cluster::key_slot(cat("lockwire:{", r)));
+  auto c = make_client();
+  Acq first = acquire(*c, testing::request(r, "a", 10s));
+  ASSERT_FALSE(first.ec) << c->last_error();
+  ASSERT_FALSE(release(*c, first.lease));
+  ASSERT_EQ(cluster_.node(p).cli({"CLUSTER", "DELSLOTS", slot}), "OK\n");
+  Acq short_wait = acquire(*c, testing::request(r, "b", 10s, 200ms));
+  EXPECT_EQ(short_wait.ec, Errc::server_unavailable) << short_wait.ec.message();
+  EXPECT_NE(c->last_error().find("CLUSTERDOWN"), std::string::npos) << c->last_error();
+  bool done = false;
+  std::error_code ec;
+  Lease l;
+  c->lock(testing::request(r, "c", 10s, 20s), [&](std::error_code e, Lease got) {
+    done = true;
+    ec = e;
+    l = std::move(got);
+  });
+  sleep_loop(300ms);
+  EXPECT_FALSE(done) << ec.message() << " " << c->last_error();
+  ASSERT_EQ(cluster_.node(p).cli({"CLUSTER", "ADDSLOTS", slot}), "OK\n");
+  run_until([&] { return done; });
+  ASSERT_FALSE(ec) << ec.message() << " " << c->last_error();
+  EXPECT_GT(l.token(), first.lease.token());
+  EXPECT_FALSE(release(*c, l)) << c->last_error();
+}
+
+// A resource's keys must share one slot, or every block would be refused (CROSSSLOT) by the
+// node. No resource name can split them ({R} is the hash tag), but a prefix with a brace can
+// ("lw{}:" makes each whole key its own hash): lock() refuses such a prefix, and so must every
+// other call (they sent it, and the node said CROSSSLOT), before anything is sent, saying why.
+TEST_F(ClusterTest, KeysSpanningSlotsAreRefusedBeforeSending) {
+  ClientOptions co;
+  co.prefix = "lw{}:";
+  auto c = make_client(false, co);
+  Acq a = acquire(*c, testing::request("res", "o", 10s));
+  EXPECT_EQ(a.ec, Errc::invalid_argument) << a.ec.message() << " " << c->last_error();
+  EXPECT_EQ(by_owner(*c, true, "res", "o"), Errc::invalid_argument);
+  EXPECT_NE(c->last_error().find("prefix"), std::string::npos) << c->last_error();
+  EXPECT_EQ(by_owner(*c, false, "res", "o"), Errc::invalid_argument);
+  EXPECT_EQ(inspect_ec(*c, "res"), Errc::invalid_argument);
+  bool done = false;
+  std::error_code ec;
+  c->force_release("res", [&](std::error_code e, std::size_t) {
+    ec = e;
+    done = true;
+  });
+  run_until([&] { return done; });
+  EXPECT_EQ(ec, Errc::invalid_argument);
+  EXPECT_NE(c->last_error().find("prefix"), std::string::npos) << c->last_error();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "cli_proc.hpp"
 #include "lockwire/loop/cluster_map.hpp"
 #include "redis_topology.hpp"
+#include "slot_migration.hpp"
 
 namespace {
 
@@ -111,6 +112,48 @@ TEST_F(CliCluster, WatchAResourceOnAnotherPrimary) {
   EXPECT_EQ(watch.err().find("inspect failed"), std::string::npos) << watch.err();
   watch.signal(SIGINT);
   watch.wait(10s);
+}
+
+// Every subcommand on a resource whose slot is being moved to another primary (issue #14:
+// -ASK was answered as "server refused"): with the keys still on the source, after MIGRATE
+// moved them (the source answers -ASK), and after SETSLOT NODE (-MOVED). An acquire started
+// while the slot is open (-TRYAGAIN for every block of several keys) waits it out and is
+// granted once the move is over.
+TEST_F(CliCluster, EverySubcommandDuringASlotMigration) {
+  const auto ps = primaries();
+  ASSERT_EQ(ps.size(), 3u);
+  const std::string r = resource_on(ps[0], "mig");
+  const std::string key = std::string("lockwire:{").append(r).append("}");
+  const int slot = lockwire::loop::cluster::key_slot(key);
+  const std::string url = one_node();
+  ASSERT_EQ(lw({"acquire", r, "--ttl", "60s", "--owner", "alice"}, url).status, 0);
+  SlotMigration m(cluster_, slot, ps[0], ps[1]);
+  ASSERT_EQ(m.open(), "OK\nOK\n");
+  EXPECT_EQ(lw({"renew", r, "--owner", "alice", "--ttl", "60s"}, url).status, 0);
+  ASSERT_EQ(m.move_keys(), "OK\n");
+  for (const std::string& u : {url, cluster_.seeds_url()}) {
+    Result i = lw({"inspect", r}, u);
+    EXPECT_EQ(i.status, 0) << i.err;
+    EXPECT_NE(i.out.find("exclusive alice"), std::string::npos) << i.out << i.err;
+    Result n = lw({"renew", r, "--owner", "alice", "--ttl", "60s"}, u);
+    EXPECT_EQ(n.status, 0) << n.err;
+  }
+  Result busy = lw({"acquire", r, "--ttl", "5s", "--owner", "bob", "--wait", "200ms"}, url);
+  EXPECT_NE(busy.status, 0) << busy.out;
+  EXPECT_EQ(lw({"release", r, "--owner", "alice"}, url).status, 0);
+  // An acquire that waits out the open slot, in the background.
+  Proc waiter({"acquire", "--url", url, r, "--ttl", "20s", "--owner", "carol", "--wait", "30s"},
+              dir_);
+  std::this_thread::sleep_for(300ms);  // let it meet the open slot (it cannot succeed there)
+  ASSERT_NE(m.finish().find("OK\nOK\n"), std::string::npos);
+  EXPECT_EQ(waiter.wait(40s), 0) << waiter.err();
+  EXPECT_EQ(cluster_.node(ps[1]).cli({"HEXISTS", key, "x:carol"}), "1\n");
+  Result f = lw({"force-release", r}, url);
+  EXPECT_EQ(f.status, 0) << f.err;
+  EXPECT_NE(f.out.find("1"), std::string::npos) << f.out;
+  Result run = lw({"run", r, "--", "sh", "-c", "echo $LOCKWIRE_FENCING_TOKEN"}, url);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(cluster_.node(ps[1]).cli({"EXISTS", key}), "0\n");
 }
 
 }  // namespace

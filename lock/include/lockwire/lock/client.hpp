@@ -57,6 +57,11 @@ class Metrics {
   virtual void on_lease_lost(std::string_view /*resource*/, std::error_code /*why*/) noexcept {}
   // Requests written to the server by this client (for "no polling" checks and RTT accounting).
   virtual void on_request(std::uint32_t /*commands*/) noexcept {}
+  // Redis Cluster: a request sent again to the node an -ASK named ("ASK"), a call sent again to
+  // the shard a -MOVED named ("MOVED"), or a call tried again after a backoff because a node
+  // answered -TRYAGAIN / -CLUSTERDOWN ("TRYAGAIN", "CLUSTERDOWN"). Each resent request is also
+  // counted by on_request.
+  virtual void on_redirect(std::string_view /*kind*/) noexcept {}
   // The server refused something the client uses, so it works in a degraded mode until the next
   // connect: `what` names the loss (e.g. "push wake-ups: waiters poll"), `server_words` the
   // server's own reply. Called once per connection on which it happens.
@@ -68,12 +73,15 @@ class Metrics {
 class CountingMetrics final : public Metrics {
  public:
   std::atomic<std::uint64_t> acquired{0}, acquire_failed{0}, released{0}, release_failed{0},
-      renewed{0}, renew_failed{0}, contended{0}, waits{0}, leases_lost{0}, requests{0}, commands{0};
+      renewed{0}, renew_failed{0}, contended{0}, waits{0}, leases_lost{0}, requests{0}, commands{0},
+      redirects{0},  // ASK and MOVED (on_redirect)
+      cluster_retries{0};  // TRYAGAIN and CLUSTERDOWN backoffs (on_redirect)
   void on_op(Op op, Kind kind, std::error_code ec, Nanos latency) noexcept override;
   void on_contended(std::string_view resource) noexcept override;
   void on_wait(Nanos waited, bool acquired) noexcept override;
   void on_lease_lost(std::string_view resource, std::error_code why) noexcept override;
   void on_request(std::uint32_t commands) noexcept override;
+  void on_redirect(std::string_view kind) noexcept override;
 };
 
 struct ClientOptions {

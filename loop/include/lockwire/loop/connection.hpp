@@ -179,6 +179,11 @@ struct RequestOptions {
   // not_sent instead of waiting to be written on the next one — possibly another server.
   // Submitted while disconnected: bound to the next stream.
   bool this_stream_only = false;
+  // Redis Cluster's ASK: `ASKING` is written before every command outside MULTI and before
+  // MULTI (its flag lasts for one command, or until EXEC), so a node importing the slot serves
+  // them. The ASKING replies are not the caller's: the handler sees the request's own replies.
+  // A WatchTxn of a watch() sent so execs its block the same way. Not with (P|S)SUBSCRIBE.
+  bool asking = false;
 };
 
 class Connection;
@@ -198,9 +203,11 @@ class WatchTxn {
 
  private:
   friend class Connection;
-  explicit WatchTxn(Connection* c, std::uint64_t id) noexcept : conn_(c), id_(id) {}
+  explicit WatchTxn(Connection* c, std::uint64_t id, bool asking = false) noexcept
+      : conn_(c), id_(id), asking_(asking) {}
   Connection* conn_ = nullptr;
   std::uint64_t id_ = 0;
+  bool asking_ = false;  // the WATCH was sent with RequestOptions::asking: so is the block
 };
 
 using WatchHandler = std::function<void(std::error_code ec, const Replies& replies, WatchTxn txn)>;

@@ -1,0 +1,108 @@
+// Redis Cluster's -ASK, followed by each shard Core (docs/protocol.md, "Redis Cluster").
+//
+// While a slot migrates, its source node answers -ASK <slot> <host:port> for a command whose
+// keys it no longer has (all of them: when it has some, it answers -TRYAGAIN), and the target
+// node serves the command only after ASKING (whose flag lasts for one command, or until EXEC).
+// Nothing of a request refused whole by -ASK ran, so the Core sends it once more to the node ASK
+// names — on the router's shard connection to it, with loop::RequestOptions::asking (ASKING
+// before every command outside MULTI and before MULTI; a WATCH request's WatchTxn execs its
+// block the same way) — and its answer goes to the original handler. The slot map is not
+// changed: the next request for the slot goes to the source first again, as Redis asks.
+#include "core.hpp"
+#include "lockwire/resp/reply.hpp"
+
+namespace lockwire::lock {
+
+namespace {
+
+using loop::cluster::Redirect;
+
+std::optional<Redirect> redirect_of(resp::Frame f, Redirect::Kind kind) {
+  const std::size_t v = resp::value_index(f);
+  if (v >= f.size() || !resp::is_error(f[v])) return std::nullopt;
+  auto r = loop::cluster::parse_redirect(f[v].value);
+  if (!r || r->kind != kind) return std::nullopt;
+  return r;
+}
+std::optional<Redirect> ask_of(resp::Frame f) {
+  return redirect_of(f, Redirect::Kind::ask);
+}
+
+// The -ASK that refused the whole request (nothing of it ran), or nullopt: a MULTI ... EXEC
+// block whose EXEC failed, one of its commands refused with ASK; or plain commands, every one
+// refused with ASK.
+std::optional<Redirect> refused_by_ask(const loop::Replies& r, bool atomic) {
+  if (r.size() == 0) return std::nullopt;
+  std::optional<Redirect> ask;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    auto a = ask_of(r[i]);
+    if (a) {
+      ask = std::move(a);
+    } else if (!atomic) {
+      return std::nullopt;
+    }
+  }
+  if (atomic && !resp::is_error(r.back())) return std::nullopt;
+  return ask;
+}
+
+}  // namespace
+
+void Client::Core::send_asking(loop::Request r, loop::ReplyHandler h) {
+  const bool atomic = r.kind == loop::RequestKind::atomic;
+  auto copy = std::make_shared<loop::Request>(r);
+  conn->send(std::move(r), [w = weak(), copy, atomic, h = std::move(h)](
+                               Ec ec, const loop::Replies& rep) mutable {
+    auto self = w.lock();
+    if (self && !self->closed && ec == loop::Errc::server_error && self->ask_target) {
+      if (auto a = refused_by_ask(rep, atomic)) {
+        if (loop::Connection* t = self->ask_target(a->host, a->port)) {
+          if (auto* m = self->metrics()) {
+            m->on_request(copy->commands);
+            m->on_redirect("ASK");
+          }
+          loop::RequestOptions o;
+          o.asking = true;
+          t->send(std::move(*copy), std::move(h), std::move(o));
+          return;
+        }
+      }
+    }
+    h(ec, rep);
+  });
+}
+
+void Client::Core::watch_asking(loop::Request r, loop::WatchHandler h) {
+  auto copy = std::make_shared<loop::Request>(r);
+  conn->watch(std::move(r), [w = weak(), copy, h = std::move(h)](
+                                Ec ec, const loop::Replies& rep, loop::WatchTxn txn) mutable {
+    auto self = w.lock();
+    if (self && !self->closed && ec == loop::Errc::server_error && rep.size() > 0) {
+      // A WATCH refused with MOVED (the slot is another shard's now) reaches its caller as a
+      // failed read, not through refused(): tell the router here (its map, the slot's leases),
+      // and keep it in `redirect` for the router's retry of the call.
+      self->redirect = redirect_of(rep[0], Redirect::Kind::moved);
+      if (self->redirect && self->on_redirect) self->on_redirect(*self->redirect);
+    }
+    // The WATCH itself refused with ASK: the reads after it were refused too, or read nothing
+    // of ours (the source no longer has the keys).
+    if (self && !self->closed && ec == loop::Errc::server_error && self->ask_target &&
+        rep.size() > 0) {
+      if (auto a = ask_of(rep[0])) {
+        if (loop::Connection* t = self->ask_target(a->host, a->port)) {
+          if (auto* m = self->metrics()) {
+            m->on_request(copy->commands);
+            m->on_redirect("ASK");
+          }
+          loop::RequestOptions o;
+          o.asking = true;
+          t->watch(std::move(*copy), std::move(h), std::move(o));
+          return;
+        }
+      }
+    }
+    h(ec, rep, std::move(txn));
+  });
+}
+
+}  // namespace lockwire::lock
