@@ -205,6 +205,33 @@ void Client::Core::attempt(const QueuePtr& q) {
     return;
   }
   q->state = Queue::State::in_flight;
+  if (opts.allow_eviction && caps.may_evict() && caps.clock_known &&
+      !opts.regressions.counter_tokens) {
+    // Lock keys may vanish on this live connection (the fence key evicted): the floor must be
+    // the server's clock now, not at the connect probe, or the next token repeats one handed
+    // out since. One more round trip, only in this degraded mode (docs/protocol.md).
+    send(protocol::time_request(),
+         guard([q, w](Core* self, Ec ec, const loop::Replies& r) {
+           if (is_transport(ec) || r.size() == 0) {
+             self->on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
+                                        false);
+             return;
+           }
+           if (const auto us = protocol::parse_time(r[0])) self->server_us = *us;
+           if (w->expired) {  // nothing of ours is in flight
+             self->complete(w, w->give_up);
+             self->advance(q);
+             return;
+           }
+           self->send_attempt(q, w);
+         }),
+         this_stream_only());
+    return;
+  }
+  send_attempt(q, w);
+}
+
+void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   const loop::MonoTime t_send = loop.now();
   if (w->req.kind == Kind::exclusive) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).

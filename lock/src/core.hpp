@@ -193,11 +193,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::vector<std::weak_ptr<Waiter>> one_shots;
   std::string notice_key;        // force_release notices (protocol::notice_key), tracked
   std::int64_t notice_seq = -1;  // its `seq` at our last read; -1 = not read yet
-  // The server's clock (TIME in the connect probe, microseconds) and our time when it came:
-  // fence_floor() extrapolates it, at most kFloorHorizonUs.
+  // The server's clock (TIME in the connect probe, microseconds): the fencing floor.
   std::uint64_t server_us = 0;
-  loop::MonoTime server_us_at{};
-  static constexpr std::int64_t kFloorHorizonUs = 1'000'000;
   // loop::Connection::primary_epoch() at the last probe: a change means a new primary, on which
   // every held lease is renewed before it is trusted further (reconfirm_leases).
   std::uint64_t primary_epoch = 0;
@@ -341,6 +338,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // The floor the next token is raised to: the server's clock at this connection's probe, in
   // microseconds (0 when unknown or with the counter_tokens regression).
   [[nodiscard]] std::uint64_t fence_floor() const noexcept;
+  void send_attempt(const QueuePtr& q, const WaiterPtr& w);  // attempt()'s first block
   // min_replicas: WAIT for the replicas after a grant or renewal of `resource`, then `then(ec)`:
   // ok, not_replicated (last_error says how many acknowledged), server_refused/unavailable (the
   // server's words) — all lock::Errc — or the connection's own error (loop::Errc: the WAIT's

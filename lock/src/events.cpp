@@ -194,7 +194,6 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   caps.clock_known = p.clock_known;
   caps.clock_error = p.ok ? p.clock_error : "malformed reply to the connect probe";
   server_us = p.server_us;
-  server_us_at = loop.now();
   if (auto* m = metrics()) {
     if (!caps.push_wakeups && had_wakeups) {
       m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
@@ -236,12 +235,11 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
 // that can lose the counter, since each of them (restart, failover) means a new connection.
 std::uint64_t Client::Core::fence_floor() const noexcept {
   if (!caps.clock_known || opts.regressions.counter_tokens) return 0;
-  const std::int64_t us = std::max<std::int64_t>(
-      0, std::chrono::duration_cast<std::chrono::microseconds>(loop.now() - server_us_at).count());
-  const std::uint64_t f =
-      server_us + static_cast<std::uint64_t>(std::min<std::int64_t>(us - us / 2'000, kFloorHorizonUs));
-  // Room above the floor for the counter's increments before the doubles stop being exact.
-  return std::min(f, protocol::kMaxToken / 2);
+  // Not extrapolated with our own clock: a floor read ahead of the server's (a client clock
+  // that steps, even capped at 1 s) let an unreplicated grant on the old primary outrun the
+  // first grants on the promoted replica (failover swarm, seeds 2000741, 2014800). Room is left
+  // above it for the counter's increments before the doubles stop being exact.
+  return std::min(server_us, protocol::kMaxToken / 2);
 }
 
 void Client::Core::suspend_leases() {

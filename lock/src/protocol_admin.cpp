@@ -161,27 +161,34 @@ ConnectProbe parse_connect_probe(const loop::Replies& r) {
   }
   out.clock_error = error_words(r[4]);
   if (out.clock_error.empty()) {
-    // TIME: [seconds, microseconds] as blob strings.
-    const resp::Frame f = r[4];
-    const std::size_t v = resp::value_index(f);
-    std::vector<std::size_t> el;
-    if (v < f.size() && f[v].type == resp::Type::array) resp::elements(f, v, el);
-    std::uint64_t sec = 0, usec = 0;
-    auto num = [&](std::size_t i, std::uint64_t& n) {
-      const std::string_view s = f[i].value;
-      const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-      return f[i].type == resp::Type::blob_string && ec == std::errc() && p == s.data() + s.size();
-    };
-    if (el.size() == 2 && num(el[0], sec) && num(el[1], usec) && usec < 1'000'000 &&
-        sec < kMaxToken / 2'000'000) {
+    if (const auto us = parse_time(r[4])) {
       out.clock_known = true;
-      out.server_us = sec * 1'000'000 + usec;
+      out.server_us = *us;
     } else {
       out.clock_error = "malformed TIME reply";
     }
   }
   out.ok = true;
   return out;
+}
+
+loop::Request time_request() { return loop::RequestBuilder().add("TIME").done(); }
+
+std::optional<std::uint64_t> parse_time(resp::Frame f) {
+  const std::size_t v = resp::value_index(f);
+  std::vector<std::size_t> el;
+  if (v < f.size() && f[v].type == resp::Type::array) resp::elements(f, v, el);
+  std::uint64_t sec = 0, usec = 0;
+  auto num = [&](std::size_t i, std::uint64_t& n) {
+    const std::string_view s = f[i].value;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    return f[i].type == resp::Type::blob_string && ec == std::errc() && p == s.data() + s.size();
+  };
+  if (el.size() == 2 && num(el[0], sec) && num(el[1], usec) && usec < 1'000'000 &&
+      sec < kMaxToken / 2'000'000) {
+    return sec * 1'000'000 + usec;
+  }
+  return std::nullopt;
 }
 
 std::string server_words(const loop::Replies& r) {

@@ -178,7 +178,20 @@ void Connection::Impl::on_announcement(const detail::Announcement& a, const Endp
   // old primary, which stays a writable master until it is reconfigured).
   if (discovery->active()) switched_during_round = addr;
   announced = addr;
-  if (!stream || same_address(server, addr)) return;
+  if (same_address(server, addr) || server.host.empty()) return;
+  if (!stream) {
+    // Between streams (the old primary went, e.g. killed, and we are reconnecting): no stream
+    // to drop, but what it granted may not be on the announced one (failover swarm, seed
+    // 2018743: a holder reconnecting after its primary's restart counted on its lease while a
+    // contender was granted on the promoted replica).
+    if (state == ConnectionState::closed) return;
+    ++moves;
+    last_error = "sentinel " + detail::describe(from) + ": " + std::string(a.channel()) + " '" +
+                 discovery->master() + "' from " + detail::describe(server) + " to " + addr.host +
+                 ":" + std::to_string(addr.port);
+    notify(state, make_error_code(Errc::connection_lost));
+    return;
+  }
   left_primary("sentinel " + detail::describe(from) + ": " + std::string(a.channel()) + " '" +
                discovery->master() + "' from " + detail::describe(server) + " to " + addr.host +
                ":" + std::to_string(addr.port));

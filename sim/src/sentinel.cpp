@@ -373,6 +373,7 @@ void SimSentinels::Impl::name_promoted() {
                              std::to_string(from.port);
   trace(fo.leader, "+failover-state-reconf-slaves", master);
   s[fo.leader].face->model().publish("+failover-state-reconf-slaves", master);
+  if (self.on_named) self.on_named(*data[fo.from].redis, *data[fo.to].redis);
 }
 
 void SimSentinels::Impl::switch_master() {

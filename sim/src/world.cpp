@@ -126,6 +126,16 @@ Nanos LocalClock::true_time_of(Nanos local, Nanos true_now) const noexcept {
   return std::max(r, true_now);
 }
 
+std::optional<Nanos> LocalClock::past_true_time_of(Nanos local) const noexcept {
+  if (local < base_local_) return std::nullopt;
+  const __int128 dl = static_cast<__int128>((local - base_local_).count());
+  const __int128 rate = 1000000 + ppm_;
+  if (rate <= 0) return std::nullopt;
+  Nanos r(static_cast<std::int64_t>(static_cast<__int128>(base_true_.count()) + dl * 1000000 / rate));
+  while (at(r) < local) r += Nanos(1);
+  return r;
+}
+
 void LocalClock::set_drift_ppm(Nanos true_now, std::int64_t ppm) noexcept {
   base_local_ = at(true_now);
   base_true_ = true_now;
@@ -192,12 +202,21 @@ void Node::step_wall(Nanos delta) {
 void Node::pause() {
   if (paused_ || !alive_) return;
   paused_ = true;
+  pauses_.emplace_back(world_.now(), Nanos::max());
   world_.trace().record(world_.now(), name_, "pause");
+}
+
+Nanos Node::running_from(Nanos t) const noexcept {
+  for (const auto& [from, until] : pauses_) {
+    if (from <= t && t < until) return until;
+  }
+  return t;
 }
 
 void Node::resume() {
   if (!paused_) return;
   paused_ = false;
+  if (!pauses_.empty()) pauses_.back().second = world_.now();
   world_.trace().record(world_.now(), name_, "resume");
   world_.release_held(*this);
 }
@@ -205,6 +224,7 @@ void Node::resume() {
 void Node::die(bool crashed) {
   if (!alive_) return;
   alive_ = false;
+  if (paused_ && !pauses_.empty()) pauses_.back().second = world_.now();
   paused_ = false;
   ++incarnation_;
   world_.held_.erase(id_);

@@ -79,6 +79,15 @@ class LockwireStrategy final : public Strategy {
     if (it == leases_.end()) return false;
     return it->second.held() && node_.loop().now() < it->second.valid_until();
   }
+  // A held lease whose valid_until() passed (it ran out, or was suspended at that moment)
+  // stopped counting then; a lease that is no longer held ended at an unknown moment.
+  std::optional<Nanos> belief_ended_at(int lease) const override {
+    auto it = leases_.find(lease);
+    if (it == leases_.end() || !it->second.held()) return std::nullopt;
+    const loop::MonoTime until = it->second.valid_until();
+    if (node_.loop().now() < until) return std::nullopt;
+    return node_.past_true_time_of_mono(until);
+  }
   bool server_holds(const sim::RedisModel& m, std::string_view resource, std::string_view owner,
                     bool shared, std::int64_t* expire_at_ms) const override {
     std::string key = "lockwire:{";

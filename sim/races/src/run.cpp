@@ -50,12 +50,17 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
     sentinels_ = std::make_unique<sim::SimSentinels>(*world_, nodes, *primary_,
                                                      std::vector<sim::SimRedis*>{&replica},
                                                      config_.sentinel_config);
-    sentinels_->on_switch = [this](sim::SimRedis& from, sim::SimRedis& to) {
+    // The ground truth moves when the leader starts naming the new primary (clients that
+    // watch every sentinel move then, and can be granted there before +switch-master); the
+    // service address, as an operator's DNS would, at +switch-master.
+    sentinels_->on_named = [this](sim::SimRedis& from, sim::SimRedis& to) {
       impl_->sample();
-      world_->net().add_address("redis", to.node());
       primary_ = &to;
       impl_->dirty = true;
       note("new-primary", from.node().name() + " -> " + to.node().name());
+    };
+    sentinels_->on_switch = [this](sim::SimRedis&, sim::SimRedis& to) {
+      world_->net().add_address("redis", to.node());
     };
     if (loop::parse_url(sentinels_->url(), via)) via.sentinel.reset();
   }

@@ -164,7 +164,10 @@ struct Run::Impl {
     for (LeaseRec& l : leases) {
       if (l.belief_end != kNever) continue;
       const Attempt& a = attempts[static_cast<std::size_t>(l.attempt)];
-      if (!clients[static_cast<std::size_t>(a.client)].s->believes_held(l.id)) l.belief_end = now;
+      const Strategy& s = *clients[static_cast<std::size_t>(a.client)].s;
+      if (s.believes_held(l.id)) continue;
+      const std::optional<Nanos> at = s.belief_ended_at(l.id);
+      l.belief_end = at && *at <= now && *at >= l.granted ? *at : now;
     }
   }
 

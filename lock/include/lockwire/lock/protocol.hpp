@@ -223,6 +223,13 @@ struct ConnectProbe {
   std::string clock_error;
 };
 [[nodiscard]] ConnectProbe parse_connect_probe(const loop::Replies& r);
+
+// TIME alone: a fresh fencing floor where lock keys may vanish on a live connection
+// (allow_eviction on an evicting server).
+[[nodiscard]] loop::Request time_request();
+// A TIME reply ([seconds, microseconds] as blob strings) in microseconds since 1970; nullopt
+// for an error or a malformed reply, or a clock past kMaxToken / 2.
+[[nodiscard]] std::optional<std::uint64_t> parse_time(resp::Frame f);
 // The server's own words for a failed request: the first error reply (inside an EXEC reply too),
 // with the EXECABORT that followed it in brackets; empty when no reply is an error.
 [[nodiscard]] std::string server_words(const loop::Replies& r);

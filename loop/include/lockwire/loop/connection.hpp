@@ -258,9 +258,12 @@ class Connection {
   // upper layer that learnt the server is no longer the one to use (a cluster MOVED).
   void relocate(std::string why);
   // How many times this connection dropped a server because it learnt that the server is no
-  // longer the primary (+switch-master, -READONLY, -MOVED with locate, relocate()); counted
-  // before the state handlers see that `disconnected`. What the server granted before may not
-  // be on the new primary: the lock layer stops counting on its leases until it re-confirms them.
+  // longer the primary (+switch-master, +promoted-slave, -READONLY, -MOVED with locate,
+  // relocate()); counted before the state handlers see that `disconnected`. A sentinel's
+  // announcement heard while no stream is open (reconnecting after a drop) counts too: the
+  // state handlers then hear the current state again, with Errc::connection_lost. What the
+  // server granted before may not be on the new primary: the lock layer stops counting on its
+  // leases until it re-confirms them.
   [[nodiscard]] std::uint64_t moves() const noexcept;
 
   // The server of the current (or last) stream: options.endpoint, or with sentinel discovery the

@@ -86,6 +86,10 @@ class SimSentinels {
   // Called at the first +switch-master of each failover (from, to): e.g. a harness re-pointing
   // a service address as an operator's DNS would.
   std::function<void(SimRedis& from, SimRedis& to)> on_switch;
+  // Called when the failover's leader starts naming the promoted replica (its +promoted-slave,
+  // ~90 ms before +switch-master): from then on a client can be sent there, so a checker's
+  // ground truth moves to it at this moment.
+  std::function<void(SimRedis& from, SimRedis& to)> on_named;
 
   struct Impl;
 

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -78,6 +79,9 @@ class LocalClock {
   [[nodiscard]] Nanos at(Nanos true_now) const noexcept;
   // The earliest true time (>= true_now) at which this clock shows `local`.
   [[nodiscard]] Nanos true_time_of(Nanos local, Nanos true_now) const noexcept;
+  // The true time at which this clock showed `local`, if that was since its last step or drift
+  // change (a single linear segment, so the answer is exact); nullopt otherwise.
+  [[nodiscard]] std::optional<Nanos> past_true_time_of(Nanos local) const noexcept;
   void set_drift_ppm(Nanos true_now, std::int64_t ppm) noexcept;
   void step(Nanos true_now, Nanos delta) noexcept;
   [[nodiscard]] std::int64_t drift_ppm() const noexcept { return ppm_; }
@@ -109,12 +113,20 @@ class Node {
   void step_mono(Nanos forward);
   void step_wall(Nanos delta);
   [[nodiscard]] Nanos true_time_of_mono(loop::MonoTime t) const noexcept;
+  // When the monotonic clock showed `t`, if since its last step (LocalClock::past_true_time_of).
+  [[nodiscard]] std::optional<Nanos> past_true_time_of_mono(loop::MonoTime t) const noexcept {
+    return mono_.past_true_time_of(t.since_origin);
+  }
 
   // SIGSTOP / SIGCONT: while paused no task of this node runs; bytes keep arriving and are seen
   // after resume.
   void pause();
   void resume();
   [[nodiscard]] bool paused() const noexcept { return paused_; }
+  // The first moment at or after `t` at which this node was (or is) not paused: `t` itself
+  // unless a pause covered it; Nanos::max() if that pause has not ended. For checkers: a
+  // stopped process can act on nothing it believes until it runs again.
+  [[nodiscard]] Nanos running_from(Nanos t) const noexcept;
   // Process death: pending work is dropped, peers see EOF after bytes already in flight.
   void kill();
   // Machine death: like kill, but peers are told nothing (their connections become half-open).
@@ -136,6 +148,7 @@ class Node {
   LocalClock mono_;
   LocalClock wall_;
   bool paused_ = false;
+  std::vector<std::pair<Nanos, Nanos>> pauses_;  // [pause, resume); resume max() while paused
   bool alive_ = true;
   std::uint32_t incarnation_ = 0;
   std::unique_ptr<SimLoop> loop_;

@@ -39,7 +39,14 @@ void lease_loss_notice(const Input& in, const Add& add) {
           if (from < until && (other == kNever || from < other)) other = from;
         }
       }
-      if (other != kNever && told > other) {
+      // A holder whose process was stopped when the other was granted could not be told (nor
+      // act) until it ran again: it must stop believing by then — at the instant it resumes,
+      // before it can act (the announcement waits in its socket). Found with the failover
+      // swarm's pauses across the leader's +promoted-slave (docs/races.md).
+      const sim::Node* holder_node = im.clients[static_cast<std::size_t>(a.client)].node;
+      const Nanos could_know =
+          other == kNever || holder_node == nullptr ? other : holder_node->running_from(other);
+      if (other != kNever && told > could_know) {
         add(Check::lease_loss_notice,
             a.label + "'s lease was lost in the failover at " + fmt_t(iv->end) +
                 " (the new primary never had it); another client was granted at " +

@@ -61,6 +61,13 @@ class Strategy {
                              std::function<void(std::error_code)> done) = 0;
   // The client's own belief that it may act as holder right now.
   [[nodiscard]] virtual bool believes_held(int lease) const = 0;
+  // When a belief that believes_held() no longer reports ended, if the strategy knows (the
+  // lease's own deadline, as true time): beliefs are sampled at events only, and a belief that
+  // ended between two of them would otherwise count until the later one. nullopt: unknown.
+  [[nodiscard]] virtual std::optional<Nanos> belief_ended_at(int lease) const {
+    (void)lease;
+    return std::nullopt;
+  }
   // Ground truth in this strategy's key layout: does the server hold `owner`'s lease of that kind
   // (exclusive, or shared when `shared`)? `expire_at_ms` receives the lease's expiry on the
   // server's clock (-1: none).
