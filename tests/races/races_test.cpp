@@ -63,7 +63,8 @@ TEST_P(Named, LockwirePassesBrokenFailsRaceIsHitAndReplays) {
 
 std::vector<std::string> names() {
   std::vector<std::string> v;
-  for (const auto& s : scenarios()) v.emplace_back(s.name);
+  for (const auto& s : scenarios())
+    if (s.pending.empty()) v.emplace_back(s.name);
   return v;
 }
 

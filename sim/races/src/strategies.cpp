@@ -86,6 +86,12 @@ const std::vector<Entry>& entries() {
        true,
        {},
        LockwireTweaks{.direct = true}},
+      {{"single-node-cluster",
+        "lockwire's lock::Client told one cluster node as a single server (lockwire before #14): "
+        "no slot map, MOVED is an error, the force-release notice is one shared key"},
+       true,
+       {},
+       LockwireTweaks{.pinned = true}},
       {{"get-then-del", "release = GET, compare, then DEL in a second round trip"},
        false,
        flaw(&Flaws::get_then_del)},
