@@ -54,7 +54,8 @@ void Client::Core::send_asking(loop::Request r, loop::ReplyHandler h) {
   conn->send(std::move(r), [w = weak(), copy, atomic, h = std::move(h)](
                                Ec ec, const loop::Replies& rep) mutable {
     auto self = w.lock();
-    if (self && !self->closed && ec == loop::Errc::server_error && self->ask_target) {
+    if (self && !self->closed && ec == loop::Errc::server_error && self->ask_target &&
+        !self->opts.regressions.no_ask) {
       if (auto a = refused_by_ask(rep, atomic)) {
         if (loop::Connection* t = self->ask_target(a->host, a->port)) {
           if (auto* m = self->metrics()) {
@@ -87,7 +88,7 @@ void Client::Core::watch_asking(loop::Request r, loop::WatchHandler h) {
     // The WATCH itself refused with ASK: the reads after it were refused too, or read nothing
     // of ours (the source no longer has the keys).
     if (self && !self->closed && ec == loop::Errc::server_error && self->ask_target &&
-        rep.size() > 0) {
+        !self->opts.regressions.no_ask && rep.size() > 0) {
       if (auto a = ask_of(rep[0])) {
         if (loop::Connection* t = self->ask_target(a->host, a->port)) {
           if (auto* m = self->metrics()) {

@@ -44,6 +44,7 @@ std::string FaultProfile::fault_list() const {
   add(acl_caching, "acl-caching");
   add(oom, "oom");
   add(failovers, "failovers");
+  add(cluster, "cluster");
   if (s.empty()) s = "none";
   return s;
 }
@@ -65,12 +66,19 @@ std::string FaultProfile::describe() const {
     if (failover_kind != 0) out += "+" + std::to_string(failover_ms) + "ms";
     out += " replica-lag=" + std::to_string(replica_lag_us) + "us";
   }
+  if (cluster) {
+    static constexpr const char* kEvents[] = {"slot-migration", "cluster-failover",
+                                              "primary-crash"};
+    out += std::string(" cluster=") + kEvents[cluster_kind] + "@" +
+           std::to_string(cluster_at_ms) + "ms";
+  }
   return out;
 }
 
 FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
   const bool conditions = seed >= kConditionsFrom;  // (splitmix64 advances `seed` in place)
   const bool failovers = seed >= kFailoversFrom;
+  const bool cluster = seed >= kClusterFrom;
   Rng r(splitmix64(seed));
   FaultProfile p;
   const bool all = forced == "all";
@@ -118,6 +126,14 @@ FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
   p.failover_at_ms = static_cast<std::int64_t>(r.between(200, 2000));
   p.failover_ms = static_cast<std::int64_t>(r.between(300, 3000));
   p.replica_lag_us = static_cast<std::int64_t>(r.between(50, 5000));
+  // The cluster (issue #14), drawn after everything above; only by name when forced.
+  p.cluster = swarm ? cluster : has(forced, "cluster");
+  p.cluster_kind = static_cast<int>(r.below(3));
+  p.cluster_at_ms = static_cast<std::int64_t>(r.between(200, 2000));
+  if (p.cluster) {
+    p.failovers = p.restarts = p.oom = p.acl_tracking = p.acl_caching = false;
+    p.restricted = 0;
+  }
   return p;
 }
 

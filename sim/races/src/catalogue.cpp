@@ -1,9 +1,11 @@
 // The race catalogue: every named scenario with its broken strategy, coverage mark, documented
 // limitations and configuration, in the order docs/races.md follows, and running one. The
-// scripts live by family: classic.hpp (scenarios.cpp), conditions.hpp, failovers.hpp.
+// scripts live by family: classic.hpp (scenarios.cpp), conditions.hpp, failovers.hpp,
+// clusters.hpp.
 #include <span>
 
 #include "classic.hpp"
+#include "clusters.hpp"
 #include "conditions.hpp"
 #include "failovers.hpp"
 #include "lockwire/races/races.hpp"
@@ -280,6 +282,74 @@ const std::vector<Scenario>& all() {
        {},
        {},
        failovers::configure_sentinels},
+      {"moved-during-acquire",
+       "a slot moves to another primary while an acquire is in flight to the old one (MOVED)",
+       "single-node-cluster",
+       "acquire-in-flight-across-slot-move",
+       {},
+       clusters::moved_during_acquire,
+       2,
+       {},
+       {},
+       clusters::configure_cluster},
+      {"ask-during-migration",
+       "a held resource's keys are half migrated (ASK, TRYAGAIN) while its holder renews and "
+       "another client waits",
+       "no-ask",
+       "resource-half-migrated",
+       {},
+       clusters::ask_during_migration,
+       2,
+       {},
+       {},
+       clusters::configure_cluster},
+      {"stale-slot-map-after-failover",
+       "a shard's primary dies; a client whose slot map names it waits through the election "
+       "and must be granted on the promoted replica",
+       "single-node-cluster",
+       "slot-map-stale-at-promotion",
+       {},
+       clusters::stale_slot_map_after_failover,
+       2,
+       {},
+       {},
+       clusters::configure_cluster},
+      {"failover-during-hold",
+       "CLUSTER FAILOVER while a lease is held (auto-renewed); a contender waits",
+       // no-reconfirm passes here (a graceful failover loses nothing in the simulator): no broken
+       // strategy shown to fail it yet.
+       "",
+       "failover-while-held",
+       {},
+       clusters::failover_during_hold,
+       2,
+       {},
+       {},
+       clusters::configure_cluster},
+      {"crash-during-hold",
+       "a shard's primary dies right after granting a lease its replica never received; the "
+       "holder must learn it lost it before the contender is granted on the promoted replica",
+       "no-reconfirm",
+       "grant-lost-in-crash",
+       {},
+       clusters::crash_during_hold,
+       2,
+       {},
+       {},
+       clusters::configure_lagging_cluster},
+      {"force-release-other-slot",
+       "force-release, from a client of another shard, of a lease held on n2's shard: the holder "
+       "is told within a round trip",
+       "single-node-cluster",
+       "force-release-of-other-shard",
+       // Documented (as force-release-while-waiting): told from the notice a round trip after
+       // the DEL; the script's own check is that it is told within 100 ms.
+       {Check::lease_loss_notice},
+       clusters::force_release_other_slot,
+       3,
+       {},
+       {},
+       clusters::configure_cluster},
   };
   return v;
 }

@@ -14,6 +14,10 @@ constexpr Nanos kHeal{3s};
 // With a failover: detection (down-after 1 s) + election + promotion + switch take up to
 // ~3.5 s after the fault, and a cut-off lasts up to 3 s: healed from 7 s on.
 constexpr Nanos kHealFailover{7s};
+// On a cluster: a crash is FAIL after 3.1 s, its replica elected 0.5-1 s later, and clients
+// read the slot map again within 1 s (cluster_refresh): healed 5.5 s after the event (at most
+// 2 s in); a migration or CLUSTER FAILOVER is over well within the usual heal.
+constexpr Nanos kHealClusterCrash{7500ms};
 
 Nanos ms(std::int64_t v) {
   return std::chrono::milliseconds(v);
@@ -42,10 +46,26 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
     };
   }
   if (p.failovers) c.sentinels = Nanos(p.replica_lag_us * 1000);
+  if (p.cluster) c.cluster = sim::ClusterConfig{};
   Run run(c);
   sim::World& w = run.world();
   sim::Rng& r = w.scenario_rng();
-  if (p.latency || p.jitter) {
+  std::vector<std::string> names;  // the resources (on a cluster: resource k on shard k % 3)
+  const int n_resources = p.cluster ? p.resources + 1 : p.resources;
+  for (int k = 0; k < n_resources; ++k) {
+    names.push_back(p.cluster
+                        ? run.resource_on(static_cast<std::size_t>(k % 3), "r" + std::to_string(k) + "-")
+                        : std::string("r").append(std::to_string(k)));
+  }
+  if (p.cluster && (p.latency || p.jitter || p.splits)) {
+    sim::LinkOptions lo;
+    lo.latency = p.latency ? Nanos(r.between(50'000, 2'000'000 * p.intensity)) : Nanos(50us);
+    lo.jitter = p.jitter ? Nanos(r.between(10'000, 1'000'000 * p.intensity)) : Nanos{0};
+    lo.split_per_million = p.splits ? 300000 : 0;
+    for (int i = 0; i < p.clients; ++i)
+      for (std::size_t n = 0; n < run.cluster()->size(); ++n)
+        w.net().link(run.node(i), run.cluster()->server(n).node()) = lo;
+  } else if (p.latency || p.jitter) {
     sim::LinkOptions lo;
     lo.latency = p.latency ? Nanos(r.between(50'000, 2'000'000 * p.intensity)) : Nanos(50us);
     lo.jitter = p.jitter ? Nanos(r.between(10'000, 1'000'000 * p.intensity)) : Nanos{0};
@@ -61,8 +81,7 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
     const int jobs = static_cast<int>(r.between(2, 5));
     for (int k = 0; k < jobs; ++k) {
       Job j;
-      j.resource =
-          std::string("r").append(std::to_string(r.below(static_cast<std::uint64_t>(p.resources))));
+      j.resource = names[r.below(static_cast<std::uint64_t>(n_resources))];
       j.ttl = ms(r.between(80, 400));
       j.wait = r.chance(200000) ? Nanos{0} : ms(r.between(20, 800));
       const Nanos hold = ms(r.between(1, 2 * j.ttl.count() / 1'000'000));
@@ -95,6 +114,27 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
     const Nanos d = ms(r.between(1, 120 * p.intensity));
     const std::uint64_t bytes = r.below(200);
     const bool dir = r.chance(500000);
+    if (p.cluster) {  // (one more draw: the other profiles' runs stay as they were)
+      const std::uint64_t srv = r.below(3);
+      switch (kind) {
+        case 0:
+          run.at(t, [&run, who, d, srv] {
+            run.world().net().clog(run.node(who), run.cluster()->server(srv).node(), d);
+          });
+          continue;
+        case 3:
+          run.at(t, [&run, d, srv] { run.cluster()->server(srv).stall(d); });
+          continue;
+        case 7:
+          run.at(t, [&run, d, dir, srv] {
+            run.cluster()->server(srv).pause_clients(d, dir ? sim::PauseMode::write
+                                                            : sim::PauseMode::all);
+          });
+          continue;
+        default:
+          break;
+      }
+    }
     switch (kind) {
       case 0:
         run.at(t, [&run, who, d] { run.world().net().clog(run.node(who), run.server(), d); });
@@ -154,14 +194,33 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
         break;
     }
   }
-  const Nanos heal = p.failovers ? kHealFailover : kHeal;
+  if (p.cluster) {
+    const Nanos t = ms(p.cluster_at_ms);
+    const int slot = Run::slot_of(names[0]);
+    switch (p.cluster_kind) {
+      case 0:
+        run.at(t, [&run, slot] { run.migrate_slot(slot, (run.cluster()->owner(slot) + 1) % 3, 20ms); });
+        break;
+      case 1:
+        run.at(t, [&run, slot] {
+          (void)run.cluster_failover(run.cluster()->replicas_of(run.cluster()->owner(slot)).front());
+        });
+        break;
+      default:
+        run.at(t, [&run, slot] { run.cluster_crash(run.cluster()->owner(slot)); });
+        break;
+    }
+  }
+  const Nanos heal = p.failovers ? kHealFailover
+                     : p.cluster && p.cluster_kind == 2 ? kHealClusterCrash
+                                                        : kHeal;
   run.set_healed_at(heal);
 
   // Liveness phase: after the heal every client must still get the lock on every resource.
   for (int i = 0; i < p.clients; ++i) {
-    for (int k = 0; k < p.resources; ++k) {
+    for (int k = 0; k < n_resources; ++k) {
       Job j;
-      j.resource = std::string("r").append(std::to_string(k));
+      j.resource = names[static_cast<std::size_t>(k)];
       j.ttl = 300ms;
       j.wait = 4s;
       j.writes = {Nanos{0}};

@@ -139,6 +139,12 @@ class LockwireStrategy final : public Strategy {
 
 std::unique_ptr<Strategy> make_lockwire_strategy(sim::Node& node, loop::ConnectionOptions options,
                                                  const LockwireTweaks& tweaks) {
+  if (tweaks.pinned) {
+    const loop::Endpoint first = options.seeds.empty() ? options.endpoint : options.seeds.front();
+    options.seeds.clear();
+    options.endpoint = first;
+    options.locate = [first](const loop::ConnectionOptions::Answer& a) { a(first, {}); };
+  }
   if (tweaks.direct) {
     options.sentinel.reset();
     options.seeds.clear();

@@ -16,6 +16,10 @@ struct LockwireTweaks {
   // `single-node`: no sentinel discovery; the client connects to ConnectionOptions::endpoint (the
   // service address) as lockwire did before sentinels were supported.
   bool direct = false;
+  // `single-node-cluster`: a Redis Cluster's first seed node used as a single server, as
+  // lockwire did before issue #14 (a fixed locator keeps the client out of cluster mode):
+  // MOVED answers are errors, the force-release notice is the one shared key.
+  bool pinned = false;
   lock::ClientOptions::Regressions regressions{};
 };
 

@@ -38,11 +38,29 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
     world_->net().set_default_link(lo);
   }
   impl_ = std::make_unique<Impl>(*this);
-  sim::Node& sn = world_->add_node("redis-a");
-  servers_.push_back(std::make_unique<sim::SimRedis>(*world_, sn, config_.server));
-  primary_ = servers_.back().get();
-  world_->net().add_address("redis", sn);
-  loop::ConnectionOptions via;  // the sentinel URL's options, when sentinels are set up
+  loop::ConnectionOptions via;  // the sentinel or cluster URL's options
+  if (config_.cluster) {
+    const sim::ClusterConfig& cc = *config_.cluster;
+    std::vector<sim::Node*> nodes;
+    const int n = cc.primaries * (1 + cc.replicas_per_primary);
+    for (int i = 0; i < n; ++i) nodes.push_back(&world_->add_node("n" + std::to_string(i + 1)));
+    cluster_ = std::make_unique<sim::SimCluster>(*world_, nodes, cc);
+    primary_ = &cluster_->server(0);
+    world_->net().add_address("redis", primary_->node());
+    cluster_->on_failover = [this](std::size_t from, std::size_t to) {
+      impl_->sample();
+      if (!windows_.empty() && windows_.back().to < Nanos{0}) windows_.back().to = world_->now() + 50ms;
+      impl_->dirty = true;
+      note("new-primary", cluster_->server(from).node().name() + " -> " +
+                              cluster_->server(to).node().name());
+    };
+    (void)loop::parse_url(cluster_->url(), via);
+  } else {
+    sim::Node& sn = world_->add_node("redis-a");
+    servers_.push_back(std::make_unique<sim::SimRedis>(*world_, sn, config_.server));
+    primary_ = servers_.back().get();
+    world_->net().add_address("redis", sn);
+  }
   if (config_.sentinels) {
     sim::SimRedis& replica = add_replica(*config_.sentinels);
     std::vector<sim::Node*> nodes;
@@ -77,6 +95,9 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
     if (via.sentinel) {  // endpoint stays "redis": what a client without sentinels would use
       o.sentinel = via.sentinel;
       o.seeds = via.seeds;
+    } else if (cluster_) {  // the seed list, as a user gives it
+      o.endpoint = via.endpoint;
+      o.seeds = via.seeds;
     }
     if (config_.connection) config_.connection(i, o);
     c.s = make_strategy(config_.strategy, *c.node, o);
@@ -106,6 +127,7 @@ Run::~Run() {
   impl_->admin.reset();
   for (auto& c : impl_->clients) c.s.reset();
   sentinels_.reset();
+  cluster_.reset();
   servers_.clear();
 }
 
@@ -293,6 +315,62 @@ sim::SimRedis& Run::add_replica(Nanos lag) {
   servers_.push_back(std::make_unique<sim::SimRedis>(*world_, n, config_.server));
   primary_->add_replica(*servers_.back(), lag);
   return *servers_.back();
+}
+
+int Run::slot_of(std::string_view resource) {
+  std::string key = "{";
+  key.append(resource).append("}");
+  return sim::cluster_key_slot(key);
+}
+
+std::string Run::resource_on(std::size_t p, std::string_view base) const {
+  for (int k = 0;; ++k) {
+    std::string r(base);
+    r.append(std::to_string(k));
+    if (cluster_->owner(slot_of(r)) == p) return r;
+  }
+}
+
+std::string Run::cluster_failover(std::size_t replica, std::string_view option) {
+  impl_->sample();
+  std::string e = cluster_->failover(replica, option);
+  if (e.empty()) windows_.push_back(Window{world_->now(), kNever});
+  note("cluster-failover", cluster_->server(replica).node().name() + (e.empty() ? "" : " -> " + e));
+  impl_->dirty = true;
+  return e;
+}
+
+void Run::cluster_crash(std::size_t i) {
+  impl_->sample();
+  note("crash", cluster_->server(i).node().name());
+  if (cluster_->is_primary(i)) {
+    windows_.push_back(Window{world_->now() - cluster_->config().replication_lag - 1ms, kNever});
+  }
+  cluster_->crash(i);
+  impl_->dirty = true;
+}
+
+void Run::migrate_slot(int slot, std::size_t to, Nanos step, std::function<void()> done) {
+  impl_->sample();
+  migrations_.push_back(Migration{slot, cluster_->owner(slot), to});
+  note("migrate-slot", std::to_string(slot) + " " +
+                           cluster_->server(cluster_->owner(slot)).node().name() + " -> " +
+                           cluster_->server(to).node().name());
+  impl_->dirty = true;
+  cluster_->migrate_slot(slot, to, step, [this, slot, done = std::move(done)] {
+    impl_->sample();
+    std::erase_if(migrations_, [slot](const Migration& m) { return m.slot == slot; });
+    impl_->migrated_to.push_back(&cluster_->server(cluster_->owner(slot)));
+    note("migrated", std::to_string(slot));
+    impl_->dirty = true;
+    if (done) done();
+  });
+}
+
+bool Run::migrating(int slot) const {
+  for (const auto& m : migrations_)
+    if (m.slot == slot) return true;
+  return false;
 }
 
 void Run::fail_over_to(sim::SimRedis& to) {

@@ -114,6 +114,15 @@ struct Run::Impl {
   // newest configuration names). An old primary's leftovers are not leases anyone is granted
   // through the sentinels; what its clients still believe is judged by beliefs and writes.
   bool holds(const Attempt& a, std::int64_t* exp) {
+    if (run.cluster_) {
+      for (sim::SimRedis* srv : cluster_truth(a.resource)) {
+        if (srv->node().alive() &&
+            oracle().server_holds(srv->model(), a.resource, a.owner, a.shared, exp)) {
+          return true;
+        }
+      }
+      return false;
+    }
     return run.redis().node().alive() &&
            oracle().server_holds(run.redis().model(), a.resource, a.owner, a.shared, exp);
   }
@@ -122,6 +131,9 @@ struct Run::Impl {
   // 50 ms after its +switch-master, while clients move: which server a release or renew acted
   // on is then not the ground truth's, so its honesty cannot be judged from it.
   bool two_primaries(Nanos from, Nanos to) {
+    for (const auto& w : run.windows_) {
+      if (from <= (w.to < Nanos{0} ? Nanos::max() : w.to) && to >= w.from) return true;
+    }
     if (run.sentinels() == nullptr) return false;
     for (const auto& w : run.sentinels()->windows()) {
       const Nanos end = w.switched < Nanos{0} ? Nanos::max() : w.switched + 50ms;
@@ -130,15 +142,73 @@ struct Run::Impl {
     return false;
   }
 
+  // RunConfig::cluster: the primaries whose copy of `resource` is ground truth — the one serving
+  // its slot (SimCluster::owner, which moves at a promotion and at the last SETSLOT NODE of a
+  // migration), or while its slot migrates both source and target (each key is on one of them).
+  std::vector<sim::SimRedis*> cluster_truth(std::string_view resource) const {
+    const int slot = Run::slot_of(resource);
+    for (const auto& m : run.migrations_) {
+      if (m.slot == slot) return {&run.cluster_->server(m.from), &run.cluster_->server(m.to)};
+    }
+    return {&run.cluster_->server(run.cluster_->owner(slot))};
+  }
+  std::map<std::string, const sim::SimRedis*, std::less<>> truth_by_resource;  // cluster
+
+  void sample_cluster(Nanos now, std::uint64_t seq) {
+    for (Attempt& a : attempts) {
+      const auto srvs = cluster_truth(a.resource);
+      // While a serving node is down nothing is granted or released there: its leases are as
+      // they were until it is back or its replica replaces it.
+      bool down = false;
+      for (auto* srv : srvs) down = down || !srv->node().alive();
+      if (down) continue;
+      sim::SimRedis* t = srvs.front();
+      auto [it, fresh] = truth_by_resource.try_emplace(a.resource, t);
+      // Not a migration's hand-over (the keys moved with it): a failover's.
+      const bool moved = !fresh && it->second != t && srvs.size() == 1 &&
+                         std::find(migrated_to.begin(), migrated_to.end(), static_cast<const sim::SimRedis*>(t)) == migrated_to.end();
+      std::int64_t exp = -1;
+      const bool held = holds(a, &exp);
+      if (held && !a.held) {
+        a.server.push_back(Interval{now, seq});
+      } else if (!held && a.held) {
+        Interval& iv = a.server.back();
+        iv.end = now;
+        iv.expired = a.expire_at >= 0 && t->model().wall_ms() > a.expire_at;
+        iv.own_release = in_release(a, now);
+        iv.moved = moved && !iv.expired;
+      }
+      a.held = held;
+      a.expire_at = exp;
+    }
+    for (Attempt& a : attempts) {
+      const auto srvs = cluster_truth(a.resource);
+      bool down = false;
+      for (auto* srv : srvs) down = down || !srv->node().alive();
+      if (!down && srvs.size() == 1) truth_by_resource[a.resource] = srvs.front();
+    }
+    migrated_to.clear();
+  }
+  std::vector<const sim::SimRedis*> migrated_to;  // targets of migrations finished since
+
   void sample() {
     sim::World& w = run.world();
     const Nanos now = w.now();
     std::uint64_t processed = 0;  // (the old primary's commands too: it may still change)
     for (const auto& srv : run.servers_) processed += srv->model().commands_processed();
+    if (run.cluster_) {
+      for (std::size_t i = 0; i < run.cluster_->size(); ++i)
+        processed += run.cluster_->server(i).model().commands_processed();
+    }
     if (!dirty && now == last_sample && processed == last_processed) return;
     dirty = false;
     last_sample = now;
     last_processed = processed;
+    if (run.cluster_) {
+      sample_cluster(now, w.events_run());
+      sample_beliefs(now);
+      return;
+    }
     const bool alive = run.redis().node().alive();
     // While the primary is down nothing is granted or released: its leases are as they were
     // until it is back (restart) or another primary replaces it (failover).
@@ -161,6 +231,9 @@ struct Run::Impl {
       a.held = held;
       a.expire_at = exp;
     }
+    sample_beliefs(now);
+  }
+  void sample_beliefs(Nanos now) {
     for (LeaseRec& l : leases) {
       if (l.belief_end != kNever) continue;
       const Attempt& a = attempts[static_cast<std::size_t>(l.attempt)];

@@ -131,6 +131,7 @@ struct ClientOptions {
     bool ignore_eviction_policy = false;      // grant where the server may evict lock keys
     bool counter_tokens = false;  // tokens from the counter alone: they repeat after data loss
     bool no_reconfirm = false;    // keep leases across a primary change without renewing there
+    bool no_ask = false;          // answer a Cluster ASK refusal instead of asking its target
   } regressions;
 };
 

@@ -27,6 +27,15 @@ struct FaultProfile {
   bool failovers = false;
   int failover_kind = 0;
   std::int64_t failover_at_ms = 0, failover_ms = 0, replica_lag_us = 0;
+  // Issue #14, for `lockwire-sim explore` (sim/races): every seed from kClusterFrom on runs on a
+  // Redis Cluster of 3 primaries + 3 replicas (RunConfig::cluster), its resources spread over
+  // the shards, with one cluster event at cluster_at_ms: `cluster_kind` 0 = the first
+  // resource's slot migrated to the next primary, 1 = CLUSTER FAILOVER on its shard's replica,
+  // 2 = its shard's primary crashed. Sentinel failovers, restarts, ACL users and oom are off
+  // there (the cluster's nodes are configured alike by SimCluster).
+  bool cluster = false;
+  int cluster_kind = 0;
+  std::int64_t cluster_at_ms = 0;
   int clients = 3;
   int resources = 1;
   int intensity = 1;  // 1..3: how many faults and how hard
@@ -40,6 +49,9 @@ struct FaultProfile {
 inline constexpr std::uint64_t kConditionsFrom = 1'000'000;
 // From here on a swarm seed also draws `failovers` (probability 1/2). Older seeds keep their runs.
 inline constexpr std::uint64_t kFailoversFrom = 2'000'000;
+// From here on every swarm seed runs on a cluster (FaultProfile::cluster). Older seeds keep
+// their runs.
+inline constexpr std::uint64_t kClusterFrom = 3'000'000;
 // The swarm profile a seed picks (`forced` non-empty: a comma list of faults, or "none"/"all").
 [[nodiscard]] FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced = {});
 // Every fault name fault_profile_for understands, comma-separated.

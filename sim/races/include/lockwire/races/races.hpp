@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "lockwire/loop/connection.hpp"
+#include "lockwire/sim/sim_cluster.hpp"
 #include "lockwire/sim/sim_redis.hpp"
 #include "lockwire/sim/sim_sentinel.hpp"
 #include "lockwire/sim/swarm.hpp"
@@ -118,6 +119,13 @@ struct RunConfig {
   // address "redis" moves to the new primary (as an operator's DNS would).
   std::optional<Nanos> sentinels{};
   sim::SentinelConfig sentinel_config{};
+  // Set: a Redis Cluster (sim::SimCluster: nodes n1..n6 by default, the first `primaries` of
+  // them primaries, the rest their replicas) instead of redis-a; every client connects with the
+  // seed list SimCluster::url(), so lock::Client runs through its cluster router. Ground truth
+  // for a resource is the primary serving its slot (SimCluster::owner), and during a
+  // migration the union of the slot's source and target (MIGRATE moves each key: it is on one
+  // of them); see Run::cluster_windows for the unjudged windows of a failover.
+  std::optional<sim::ClusterConfig> cluster{};
 };
 
 enum class Check : std::uint8_t {
@@ -196,8 +204,32 @@ class Run {
   // --- servers ---
   // RunConfig::sentinels: the sentinels (nullptr otherwise) and the replica they may promote.
   [[nodiscard]] sim::SimSentinels* sentinels() noexcept { return sentinels_.get(); }
-  [[nodiscard]] sim::SimRedis& server_at(std::size_t i) { return *servers_.at(i); }
+  [[nodiscard]] sim::SimRedis& server_at(std::size_t i) {
+    return cluster_ ? cluster_->server(i) : *servers_.at(i);
+  }
   sim::SimRedis& add_replica(Nanos lag);
+  // RunConfig::cluster: the cluster (nullptr otherwise). Use the wrappers below for its faults:
+  // they record the windows in which a release/renew's honesty is not judged.
+  [[nodiscard]] sim::SimCluster* cluster() noexcept { return cluster_.get(); }
+  // The slot of `resource`'s keys ({R}) and a resource name "<base><k>" whose slot primary
+  // `p` serves now (the smallest k).
+  [[nodiscard]] static int slot_of(std::string_view resource);
+  [[nodiscard]] std::string resource_on(std::size_t p, std::string_view base) const;
+  // CLUSTER FAILOVER [option] sent to replica i (see SimCluster::failover); "" when accepted.
+  std::string cluster_failover(std::size_t replica, std::string_view option = {});
+  void cluster_crash(std::size_t i);  // the machine dies; its replica is elected ~4 s later
+  // SimCluster::migrate_slot, with the migration's source and target both ground truth of the
+  // slot until `done`.
+  void migrate_slot(int slot, std::size_t to, Nanos step, std::function<void()> done = {});
+  [[nodiscard]] bool migrating(int slot) const;
+  // From a failover's start (the CLUSTER FAILOVER, or the crash less the replication lag) to 50
+  // ms after its promotion (-1: not yet): which node a release or renew acted on is not
+  // the ground truth's there, so its honesty is not judged.
+  struct Window {
+    Nanos from{0};
+    Nanos to{-1};
+  };
+  [[nodiscard]] const std::vector<Window>& cluster_windows() const noexcept { return windows_; }
   // Clients now reach `to` under the service name; the old primary's connections drop.
   void fail_over_to(sim::SimRedis& to);
 
@@ -244,6 +276,13 @@ class Run {
   sim::SimRedis* primary_ = nullptr;
   std::vector<std::unique_ptr<sim::SimRedis>> servers_;
   std::unique_ptr<sim::SimSentinels> sentinels_;
+  std::unique_ptr<sim::SimCluster> cluster_;
+  struct Migration {
+    int slot;
+    std::size_t from, to;
+  };
+  std::vector<Migration> migrations_;  // in progress
+  std::vector<Window> windows_;
   Nanos healed_at_{0};
   std::unique_ptr<Impl> impl_;
 };
