@@ -231,6 +231,40 @@ TEST_F(Fixture, TransactionLaneSerialisesWatchersButNotPlainCommands) {
   EXPECT_EQ(atomic.values.size(), 3u);
 }
 
+// A request whose bytes were built for this stream's server (the lock layer's fencing floor)
+// never goes out on the next stream: queued behind the lane when the stream drops, it fails
+// not_sent; an unbound one waits and is written after the reconnect.
+TEST_F(Fixture, ThisStreamOnlyRequestsAreNotCarriedToTheNextStream) {
+  opt.reconnect.initial = 10ms;
+  opt.reconnect.max = 10ms;
+  up();
+  WatchTxn held;
+  c->watch(req(cmd({"WATCH", "k"}), 1),
+           [&](std::error_code, const Replies&, WatchTxn txn) { held = std::move(txn); });
+  EXPECT_EQ(L.take(), cmd({"WATCH", "k"}));
+  L.feed("+OK\r\n");
+  ASSERT_TRUE(held.valid());
+  Result bound, unbound;
+  RequestOptions o;
+  o.this_stream_only = true;
+  c->send(req(cmd({"MULTI"}) + cmd({"INCR", "a"}) + cmd({"EXEC"}), 3), rec(bound), o);
+  c->send(req(cmd({"MULTI"}) + cmd({"INCR", "b"}) + cmd({"EXEC"}), 3), rec(unbound));
+  EXPECT_EQ(L.take(), "");  // both wait for the lane
+  L.s().h->on_closed(std::make_error_code(std::errc::connection_reset));
+  L.drain();
+  EXPECT_EQ(bound.calls, 1);
+  EXPECT_EQ(bound.ec, Errc::not_sent);
+  EXPECT_EQ(unbound.calls, 0);
+  held = WatchTxn{};
+  L.advance(20ms);
+  up();
+  EXPECT_EQ(L.take(), cmd({"MULTI"}) + cmd({"INCR", "b"}) + cmd({"EXEC"}));
+  L.feed("+OK\r\n+QUEUED\r\n*1\r\n:1\r\n");
+  EXPECT_EQ(unbound.calls, 1);
+  EXPECT_FALSE(unbound.ec);
+  EXPECT_EQ(bound.calls, 1);
+}
+
 TEST_F(Fixture, WatchFailuresAndTimeoutsReleaseTheLane) {
   up();
   // A read error inside the watch request: no lane for the caller, UNWATCH sent.

@@ -359,6 +359,41 @@ TEST_F(Sentinels, TheLeadersPromotionIsFollowedBeforeTheOthersKnow) {
   EXPECT_EQ(c->server_address(), "127.0.0.1:6382");
 }
 
+// An announcement heard between streams (the primary died; the connection is reconnecting)
+// is still a move: what the old primary granted may not be on the new one.
+TEST_F(Sentinels, APromotionHeardWhileReconnectingCountsAsAMove) {
+  opt.sentinel->watch_every_sentinel = true;
+  opt.reconnect.initial = 50ms;
+  opt.reconnect.max = 50ms;
+  make();
+  c->start();
+  L.drain();
+  FakeLoop::FStream* watch_26380 = to(26380);
+  EXPECT_EQ(link_up(26380), cmd({"SUBSCRIBE", "+switch-master"}) + cmd({"SUBSCRIBE", "+promoted-slave"}));
+  ASSERT_EQ(link_up(26379), kSubscribeAndAsk);
+  feed(26379, std::string(kSubAck) + addr("6380") + master("6380", "3"));
+  data_up(6380);
+  ASSERT_EQ(c->state(), ConnectionState::ready);
+  const auto moves = c->moves();
+  to(6380)->h->on_closed(std::make_error_code(std::errc::connection_reset));
+  L.drain();
+  ASSERT_EQ(c->state(), ConnectionState::disconnected);
+  EXPECT_EQ(c->moves(), moves);  // a drop alone is not a move
+  const std::size_t heard = states.size();
+  watch_26380->h->on_data(promoted_push("6381", "6380"));
+  L.drain();
+  EXPECT_EQ(c->moves(), moves + 1);
+  ASSERT_GT(states.size(), heard);  // the state handlers hear it (and re-check their leases)
+  EXPECT_EQ(states.back().first, ConnectionState::disconnected);
+  EXPECT_EQ(states.back().second, Errc::connection_lost);
+  // The reconnect goes to the announced primary, whatever the answering sentinel says.
+  while (take(26379).empty()) L.advance(1ms);
+  feed(26379, addr("6380") + master("6380", "3"));
+  ASSERT_NE(to(6381), nullptr);
+  data_up(6381);
+  EXPECT_EQ(c->server_address(), "127.0.0.1:6381");
+}
+
 TEST_F(Sentinels, SwitchMasterDuringTheHandshakeDropsItToo) {
   make();
   c->start();
