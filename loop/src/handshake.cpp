@@ -224,16 +224,19 @@ void Connection::Impl::on_connected(std::error_code ec) {
     after_disconnect();
     return;
   }
-  bool first = true;
+  // The whole handshake is bounded by connect_timeout, not only HELLO: a server that dies
+  // without a word (machine crash, no RST) after answering HELLO would otherwise leave the
+  // connection `connecting` forever (cluster swarm, seed 3000093: a shard connection waiting for
+  // ROLE from a crashed primary, so its waits never reached the promoted replica).
+  const MonoTime deadline = loop.now() + opt.connect_timeout;
   for (detail::Handshake::Command& c : handshake.begin(opt, detail::describe(server))) {
     write_internal(std::move(c.bytes), Internal::handshake);
-    if (first && opt.connect_timeout.count() > 0) {  // HELLO's deadline
+    if (opt.connect_timeout.count() > 0) {
       inflight.back().has_deadline = true;
-      inflight.back().deadline = loop.now() + opt.connect_timeout;
-      arm_deadline(inflight.back().deadline);
+      inflight.back().deadline = deadline;
     }
-    first = false;
   }
+  if (opt.connect_timeout.count() > 0) arm_deadline(deadline);
 }
 
 void Connection::Impl::after_disconnect() {

@@ -253,6 +253,24 @@ TEST_F(Fixture, HandshakeTimeoutDropsTheConnection) {
   EXPECT_NE(c->last_error().find("handshake timed out"), std::string::npos);
 }
 
+// The bound covers the whole handshake, not only HELLO: a server that answers HELLO and then
+// dies without a word (a machine crash: no RST) must not leave the connection `connecting`.
+TEST_F(Fixture, HandshakeTimeoutCoversEveryStepAfterHello) {
+  opt.connect_timeout = 50ms;
+  opt.db = 2;  // HELLO, then SELECT
+  make();
+  c->start();
+  L.drain();
+  L.s().h->on_connected({});
+  L.drain();
+  EXPECT_EQ(L.take(), cmd({"HELLO", "3"}) + cmd({"SELECT", "2"}));
+  L.feed(kHelloReply);  // SELECT is never answered
+  EXPECT_EQ(c->state(), ConnectionState::connecting);
+  L.advance(51ms);
+  EXPECT_TRUE(saw(ConnectionState::disconnected, Errc::connect_failed));
+  EXPECT_NE(c->last_error().find("handshake timed out"), std::string::npos);
+}
+
 TEST_F(Fixture, NoAutoReconnectFailsQueuedRequests) {
   opt.auto_reconnect = false;
   up();
