@@ -50,8 +50,12 @@ SimRedis::SimRedis(World& world, Node& node, SimRedisOptions options)
   h.propagate = [this](int db, const std::vector<std::string>& argv) {
     for (auto& l : replicas_) {
       SimRedis* r = l.replica;
-      // In-order delivery on the replication link, like the replication stream's TCP socket.
-      l.last_at = std::max(world_.now() + l.lag, l.last_at);
+      // In-order delivery on the replication link, like the replication stream's TCP socket:
+      // strictly later than the previous command, since the scheduler varies the order of
+      // same-instant events by seed (found by the cluster swarm, seed 3002847: a block's
+      // PEXPIREAT applied before its HSETNX on the replica, so the promoted replica held the
+      // lease without a TTL).
+      l.last_at = std::max(world_.now() + l.lag, l.last_at + Nanos(1));
       std::weak_ptr<bool> alive = r->alive_;
       std::shared_ptr<bool> open = l.open;
       world_.schedule(l.last_at, &r->node_, [r, alive, open, db, argv, this] {
