@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 ;;
     --bin) bin=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift

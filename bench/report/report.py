@@ -363,6 +363,8 @@ class Report:
                "absolute numbers depend on the machine and on whatever else it was running "
                "(this machine is shared with compile jobs, so they are noisy: trust the ratios, "
                "not the absolutes).")
+        if d.get("note"):
+            self.w(f"- Note: {d['note']}")
         if d.get("skipped"):
             self.w("- Skipped: " + "; ".join(d["skipped"]))
         if d.get("failed"):
