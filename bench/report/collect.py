@@ -242,6 +242,9 @@ class Collector:
         self.port = a.port
         # lockwire's rows: an ACL user without @scripting (set up by setup_lockwire_user).
         self.url = f"redis://{LW_USER}:{LW_PASS}@127.0.0.1:{a.port}"
+        # The connection suite (no locks, no scripts; bench_loop also hands it to
+        # redis-benchmark): the default user.
+        self.plain_url = f"redis://127.0.0.1:{a.port}"
         self.redis = Redis(a.port)
         self.cluster = [Redis(int(p)) for p in a.cluster_ports.split(",")] \
             if a.cluster_ports else []
@@ -373,7 +376,7 @@ class Collector:
         out = os.path.join(self.a.tmp, f"bench_loop.{r}.json")
         # Its iteration counts are fixed (one redis-benchmark run per repetition): no min_time.
         cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json"]
-        env = dict(os.environ, LOCKWIRE_BENCH_URL=self.url)
+        env = dict(os.environ, LOCKWIRE_BENCH_URL=self.plain_url)
         env.pop("LOCKWIRE_BENCH_QUICK", None)
         if self.quick:
             env["LOCKWIRE_BENCH_QUICK"] = "1"
