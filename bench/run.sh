@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The whole side-by-side benchmark in one command: installs what it needs (Debian packages, npm
 # packages into bench/peers/node_modules), builds the release preset, starts a private
-# redis-server (free loopback port, persistence off) and one replica of it, runs every suite with
-# the contenders interleaved and repeated, stops the servers, and writes <date>-<host>.json, .md
-# and PNG charts.
+# redis-server (free loopback port, persistence off), one replica of it and a 3-primary Redis
+# Cluster (for the cluster row; skipped when the suites do not include locks), runs every suite
+# with the contenders interleaved and repeated, stops the servers, and writes
+# <date>-<host>.json, .md and PNG charts. Scripting stays enabled on every server (the peers
+# need EVALSHA); collect.py gives lockwire's rows an ACL user without @scripting.
 #
 # Usage: bench/run.sh [--quick] [--rounds N] [--suites LIST] [--no-build] [--bin DIR] [--out DIR]
 #   --quick     each suite briefly, one round, results under build/bench-quick/; checks only that
@@ -25,7 +27,7 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 ;;
     --bin) bin=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -65,14 +67,30 @@ stop_servers() {
 cleanup() { stop_servers; rm -rf "$sdir"; }
 trap cleanup EXIT
 # start_server NAME [redis-server options...]: on a free loopback port (3 attempts); sets
-# srv_port and srv_pid (also kept in pids, for the cleanup).
+# srv_port and srv_pid (also kept in pids, for the cleanup). With bus=1 set, a port P whose
+# cluster bus port P+10000 is free too.
+bus=0
+free_port() {
+  $py -c 'import socket, sys
+for _ in range(200):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    if sys.argv[1] == "0": print(p); sys.exit(0)
+    if p + 10000 > 65535: continue
+    b = socket.socket()
+    try:
+        b.bind(("127.0.0.1", p + 10000)); print(p); sys.exit(0)
+    except OSError:
+        pass
+    finally:
+        b.close(); s.close()
+sys.exit(1)' "$bus"
+}
 start_server() {
   local name=$1 attempt
   shift
   mkdir -p "$sdir/$name"
   for attempt in 1 2 3; do
-    srv_port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])')
+    srv_port=$(free_port)
     redis-server --bind 127.0.0.1 --port "$srv_port" --save '' --appendonly no \
       --dir "$sdir/$name" --logfile "$sdir/$name.log" --daemonize no "$@" &
     srv_pid=$!
@@ -109,6 +127,36 @@ if [ $online = 0 ]; then
 fi
 say "replica on 127.0.0.1:$rport (pid $srv_pid) online"
 
+# 3b. The cluster row's Redis Cluster: 3 primaries, no replicas, slots spread by redis-cli.
+cports=()
+if [ -z "$suites" ] || [[ ",$suites," == *,locks,* ]]; then
+  bus=1
+  for i in 1 2 3; do
+    start_server "cluster$i" --cluster-enabled yes --cluster-config-file nodes.conf \
+      --cluster-node-timeout 2000 || { say "cannot start cluster node $i"; exit 1; }
+    cports+=("$srv_port")
+  done
+  bus=0
+  nodes=()
+  for p in "${cports[@]}"; do nodes+=("127.0.0.1:$p"); done
+  if ! ccout=$(timeout 60 redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 \
+      --cluster-yes 2>&1); then
+    say "redis-cli --cluster create failed: $(tail -3 <<<"$ccout")"; exit 1
+  fi
+  ok=0
+  for _ in $(seq 200); do
+    ok=1
+    for p in "${cports[@]}"; do
+      ci=$(timeout 5 redis-cli -h 127.0.0.1 -p "$p" cluster info 2>/dev/null || true)
+      grep -q '^cluster_state:ok' <<<"$ci" && grep -q '^cluster_known_nodes:3' <<<"$ci" || ok=0
+    done
+    [ $ok = 1 ] && break
+    sleep 0.1
+  done
+  [ $ok = 1 ] || { say "the cluster on ${nodes[*]} never reported cluster_state:ok"; exit 1; }
+  say "Redis Cluster of 3 primaries on ${nodes[*]}: cluster_state:ok"
+fi
+
 # 4. Run the suites.
 mkdir -p "$out"
 name="$(date -u +%Y-%m-%d)-$(hostname -s)"
@@ -117,6 +165,7 @@ collect=(--port "$port" --replica-port "$rport" --bin "$bin" --out "$json" --com
 [ $quick = 1 ] && collect+=(--quick)
 [ -n "$rounds" ] && collect+=(--rounds "$rounds")
 [ -n "$suites" ] && collect+=(--suites "$suites")
+[ ${#cports[@]} -gt 0 ] && collect+=(--cluster-ports "$(IFS=,; echo "${cports[*]}")")
 rc=0
 $py bench/report/collect.py "${collect[@]}" || rc=$?
 stop_servers

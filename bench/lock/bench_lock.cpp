@@ -2,6 +2,7 @@
 //
 //   bench_lock [redis://127.0.0.1:6379] [seconds-per-row=2]
 //   LOCKWIRE_BENCH_MIN_REPLICAS=N bench_lock URL [seconds]   (replica-acknowledged grant rows)
+//   LOCKWIRE_BENCH_CLUSTER=redis://h:p1,h:p2,h:p3 bench_lock URL [seconds]   (the cluster row)
 //
 // Rows: serial uncontended acquire+release pairs (µs/pair and RTT/pair, RTT = serial PING);
 // concurrent pairs/s on one connection with 1, 16 and 256 users on distinct resources (floor:
@@ -11,6 +12,13 @@
 // the cost rows of lock::ClientOptions::min_replicas: serial pairs and 16 users on one
 // connection, each with min_replicas = N and = 0, alternated in quarter-row chunks (with a PING
 // chunk each time) so that both see the same machine; one row's time per configuration.
+// With LOCKWIRE_BENCH_CLUSTER=<seed list of a Redis Cluster> it runs only the cluster row: 256
+// users on distinct resources (their hash tags spread them over the cluster's slots) through
+// lockwire's cluster client against the same workload on URL's single primary, alternated in
+// quarter-row chunks; requests, MOVED/ASK redirects and TRYAGAIN/CLUSTERDOWN retries counted.
+// Server cost, every row: `INFO cpu commandstats` read on its own connection to each server
+// (every cluster node) right before and after the row; used_cpu_user + used_cpu_sys and the
+// commandstats usec deltas (connection-setup and harness commands left out) ÷ pairs.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -43,10 +51,72 @@ double cpu_seconds() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+// What the server(s) spent during a row (INFO cpu + commandstats deltas, summed over servers).
+struct ServerCost {
+  double cpu_s = 0;     // used_cpu_user + used_cpu_sys
+  double cmd_usec = 0;  // commandstats usec of the lock's commands
+  double calls = 0;     // commandstats calls of the lock's commands
+  ServerCost& operator+=(const ServerCost& o) {
+    cpu_s += o.cpu_s;
+    cmd_usec += o.cmd_usec;
+    calls += o.calls;
+    return *this;
+  }
+};
+
+// Connection-setup and harness commands, not part of a lock pair (as bench/report/collect.py).
+bool setup_command(std::string_view name) {
+  for (std::string_view c : {"hello", "client", "ping", "info", "select", "command", "config",
+                             "flushall", "del", "auth", "readonly", "cluster", "time"}) {
+    if (name == c) return true;
+  }
+  return false;
+}
+
+// Parses `INFO cpu commandstats` text into a snapshot (cmd_usec/calls: lock commands only).
+ServerCost parse_info(std::string_view text) {
+  ServerCost c;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    auto field = [&](std::string_view key) -> std::optional<double> {
+      if (line.substr(0, key.size()) != key) return std::nullopt;
+      return std::strtod(std::string(line.substr(key.size())).c_str(), nullptr);
+    };
+    if (auto v = field("used_cpu_user:")) c.cpu_s += *v;
+    if (auto v = field("used_cpu_sys:")) c.cpu_s += *v;
+    constexpr std::string_view kStat = "cmdstat_";
+    if (line.substr(0, kStat.size()) == kStat) {
+      const std::size_t colon = line.find(':');
+      if (colon == std::string_view::npos) continue;
+      std::string_view name = line.substr(kStat.size(), colon - kStat.size());
+      // A subcommand ("client|tracking") counts as its command.
+      name = name.substr(0, name.find('|'));
+      if (setup_command(name)) continue;
+      const std::string rest(line.substr(colon + 1));
+      unsigned long long calls = 0;
+      unsigned long long usec = 0;
+      if (std::sscanf(rest.c_str(), "calls=%llu,usec=%llu", &calls, &usec) == 2) {
+        c.calls += static_cast<double>(calls);
+        c.cmd_usec += static_cast<double>(usec);
+      }
+    }
+  }
+  return c;
+}
+
 struct Result {
   double ops = 0;
   double seconds = 0;
   double cpu = 0;
+  ServerCost server;
+  [[nodiscard]] double srv_cpu_us_per_op() const { return server.cpu_s * 1e6 / ops; }
+  [[nodiscard]] double srv_usec_per_op() const { return server.cmd_usec / ops; }
+  [[nodiscard]] double srv_calls_per_op() const { return server.calls / ops; }
   [[nodiscard]] double per_sec() const { return ops / seconds; }
   [[nodiscard]] double us_per_op() const { return seconds * 1e6 / ops; }
   [[nodiscard]] double cpu_us_per_op() const { return cpu * 1e6 / ops; }
@@ -54,13 +124,45 @@ struct Result {
     ops += o.ops;
     seconds += o.seconds;
     cpu += o.cpu;
+    server += o.server;
     return *this;
   }
 };
 
 class Bench {
  public:
-  Bench(loop::ConnectionOptions conn, double seconds) : conn_(std::move(conn)), row_(seconds) {}
+  // Server cost is read from every endpoint `conn` lists (a cluster's seeds: every node).
+  Bench(loop::ConnectionOptions conn, double seconds) : conn_(std::move(conn)), row_(seconds) {
+    std::vector<loop::Endpoint> eps = conn_.seeds;
+    if (eps.empty()) eps.push_back(conn_.endpoint);
+    for (const loop::Endpoint& e : eps) {
+      loop::ConnectionOptions o = conn_;
+      o.endpoint = e;
+      o.seeds = {e};
+      info_.push_back(std::make_unique<loop::Connection>(loop_, o));
+      info_.back()->start();
+      warm(*info_.back());
+    }
+  }
+
+  // The servers' cumulative cost now (summed over every server).
+  ServerCost server_now() {
+    ServerCost sum;
+    int pending = static_cast<int>(info_.size());
+    for (auto& c : info_) {
+      c->command({"INFO", "cpu", "commandstats"},
+                 [&](std::error_code ec, const loop::Replies& r) {
+                   if (ec || r.size() == 0 || r[0].empty()) {
+                     std::fprintf(stderr, "INFO failed: %s\n", ec.message().c_str());
+                     std::exit(1);
+                   }
+                   sum += parse_info(r[0][0].value);
+                   --pending;
+                 });
+    }
+    spin([&] { return pending == 0; });
+    return sum;
+  }
 
   // `users` concurrent PING loops on one connection; `samples` (seconds per PING) when given.
   Result ping(int users, std::vector<double>* samples = nullptr) {
@@ -79,7 +181,8 @@ class Bench {
 
   // What a client wrote (its metrics hook) and how many grants were withdrawn as not replicated.
   struct Sent {
-    std::uint64_t requests = 0, commands = 0, not_replicated = 0;
+    std::uint64_t requests = 0, commands = 0, not_replicated = 0, redirects = 0,
+                  cluster_retries = 0;
   };
 
   // `users` concurrent acquire+release loops, each on its own resource, one client with
@@ -105,6 +208,8 @@ class Bench {
     }
     const auto before = m->requests.load();
     const auto before_cmds = m->commands.load();
+    const auto before_redirects = m->redirects.load();
+    const auto before_retries = m->cluster_retries.load();
     std::vector<loop::MonoTime> t0(static_cast<std::size_t>(users));
     std::uint64_t not_replicated = 0;
     std::function<void(int, const std::function<void()>&)> pair =
@@ -129,14 +234,18 @@ class Bench {
             });
           });
         };
+    const ServerCost s0 = server_now();
     Result r = run_users(users, [&](int u, const std::function<void()>& done) {
       if (samples != nullptr) t0[u] = loop_.now();
       pair(u, done);
     });
+    r.server = minus(server_now(), s0);
     if (sent != nullptr) {
       sent->requests += m->requests.load() - before;
       sent->commands += m->commands.load() - before_cmds;
       sent->not_replicated += not_replicated;
+      sent->redirects += m->redirects.load() - before_redirects;
+      sent->cluster_retries += m->cluster_retries.load() - before_retries;
     }
     return r;
   }
@@ -202,7 +311,7 @@ class Bench {
                    static_cast<double>(mb->requests.load()) / rounds,
                    samples[samples.size() / 2] * 1e6, samples[samples.size() * 9 / 10] * 1e6);
     }
-    return Result{static_cast<double>(rounds), total, cpu_seconds() - cpu0};
+    return Result{static_cast<double>(rounds), total, cpu_seconds() - cpu0, {}};
   }
 
   // waiters+1 clients (one connection each, as separate processes would have) contend for one
@@ -213,7 +322,7 @@ class Bench {
   // waiters share one ioredis connection; otherwise one client each, as separate processes.
   std::vector<double> handoff_many(int waiters, int handoffs, loop::Nanos hold, double* cpu,
                                    std::pair<std::uint64_t, std::uint64_t>* sent,
-                                   bool one_client = false) {
+                                   bool one_client = false, ServerCost* server = nullptr) {
     auto metrics = std::make_shared<lock::CountingMetrics>();
     lock::ClientOptions co;
     co.prefix = "bench:";
@@ -270,15 +379,20 @@ class Bench {
     };
     const double cpu0 = cpu_seconds();
     const std::uint64_t req0 = metrics->requests.load(), cmd0 = metrics->commands.load();
+    const ServerCost s0 = server_now();
     for (int i = 0; i <= waiters; ++i) contend(i);
     spin([&] { return done && active <= static_cast<int>(pending.size()); });
     *cpu = cpu_seconds() - cpu0;
+    if (server != nullptr) *server = minus(server_now(), s0);
     *sent = {metrics->requests.load() - req0, metrics->commands.load() - cmd0};
     timers.clear();
     return samples;
   }
 
  private:
+  static ServerCost minus(const ServerCost& a, const ServerCost& b) {
+    return ServerCost{a.cpu_s - b.cpu_s, a.cmd_usec - b.cmd_usec, a.calls - b.calls};
+  }
   [[nodiscard]] double seconds_since(loop::MonoTime t) const {
     return std::chrono::duration<double>(loop_.now() - t).count();
   }
@@ -322,13 +436,24 @@ class Bench {
     for (auto& n : next) n();
     spin([&] { return active == 0; });
     const double secs = std::chrono::duration<double>(loop_.now() - t0).count();
-    return Result{static_cast<double>(count), secs, cpu_seconds() - cpu0};
+    return Result{static_cast<double>(count), secs, cpu_seconds() - cpu0, {}};
   }
 
   loop::UvLoop loop_;
   loop::ConnectionOptions conn_;
   double row_;
+  std::vector<std::unique_ptr<loop::Connection>> info_;  // INFO, one per server
 };
+
+// `"server_cpu_us_per_op": …, "server_cmd_usec_per_op": …, "server_calls_per_op": …, `
+std::string server_json(const ServerCost& c, double ops) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "\"server_cpu_us_per_op\": %.3f, \"server_cmd_usec_per_op\": %.3f, "
+                "\"server_calls_per_op\": %.3f, ",
+                c.cpu_s * 1e6 / ops, c.cmd_usec / ops, c.calls / ops);
+  return buf;
+}
 
 // Linear interpolation between order statistics of sorted, non-empty `s` (as bench/peers do).
 double quantile(const std::vector<double>& s, double p) {
@@ -471,6 +596,67 @@ int replica_rows(const loop::ConnectionOptions& conn, const char* url, double ro
   return 0;
 }
 
+// LOCKWIRE_BENCH_CLUSTER=url: 256 users through the cluster client against the same workload on
+// the single primary, alternated in kChunks chunks per row (the order swapped each time).
+int cluster_rows(const loop::ConnectionOptions& single, const char* single_url,
+                 const loop::ConnectionOptions& cluster, const char* cluster_url, double row) {
+  constexpr int kChunks = 4;
+  constexpr int kUsers = 256;
+  struct Target {
+    const char* name;
+    Bench bench;
+    Result r;
+    Bench::Sent sent;
+  };
+  Target ts[2] = {{"single", Bench(single, row / kChunks), {}, {}},
+                  {"cluster", Bench(cluster, row / kChunks), {}, {}}};
+  for (int k = 0; k < kChunks; ++k) {
+    for (int j = 0; j < 2; ++j) {
+      Target& t = ts[(j + k) % 2];
+      t.r += t.bench.pairs(kUsers, 0, &t.sent);
+    }
+  }
+  std::printf("lockwire bench_lock: cluster row (%s vs %s, %.1f s per target, %d chunks)\n\n",
+              cluster_url, single_url, row, kChunks);
+  std::printf("%-44s %14s %14s %8s\n", "row", "single primary", "cluster", "ratio");
+  auto line = [](const char* name, double a, double x) {
+    std::printf("%-44s %14.2f %14.2f %7.2fx\n", name, a, x, x / a);
+  };
+  auto per = [](std::uint64_t count, const Result& r) {
+    return static_cast<double>(count) / r.ops;
+  };
+  const Target &s = ts[0], &c = ts[1];
+  line("256 users (pairs/s)", s.r.per_sec(), c.r.per_sec());
+  line("256 users: requests sent per pair", per(s.sent.requests, s.r), per(c.sent.requests, c.r));
+  line("256 users: client CPU per pair (us)", s.r.cpu_us_per_op(), c.r.cpu_us_per_op());
+  line("256 users: server CPU per pair (us, all)", s.r.srv_cpu_us_per_op(),
+       c.r.srv_cpu_us_per_op());
+  std::printf("%-44s %14llu %14llu\n", "MOVED/ASK redirects",
+              static_cast<unsigned long long>(s.sent.redirects),
+              static_cast<unsigned long long>(c.sent.redirects));
+  std::printf("%-44s %14llu %14llu\n", "TRYAGAIN/CLUSTERDOWN retries",
+              static_cast<unsigned long long>(s.sent.cluster_retries),
+              static_cast<unsigned long long>(c.sent.cluster_retries));
+  if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
+    for (const Target& t : ts) {
+      std::printf(
+          "{%s, \"mode\": \"cluster\", \"target\": \"%s\", \"users\": %d, "
+          "\"servers\": %zu, %s\"ops\": %.0f, \"seconds\": %.6f, \"ops_per_sec\": %.1f, "
+          "\"cpu_us_per_op\": %.3f, \"requests_per_pair\": %.3f, \"commands_per_pair\": %.3f, "
+          "\"redirects\": %llu, \"cluster_retries\": %llu}\n",
+          kLib, t.name, kUsers,
+          (&t == &ts[0] ? single : cluster).seeds.empty()
+              ? std::size_t{1}
+              : (&t == &ts[0] ? single : cluster).seeds.size(),
+          server_json(t.r.server, t.r.ops).c_str(), t.r.ops, t.r.seconds, t.r.per_sec(),
+          t.r.cpu_us_per_op(), per(t.sent.requests, t.r), per(t.sent.commands, t.r),
+          static_cast<unsigned long long>(t.sent.redirects),
+          static_cast<unsigned long long>(t.sent.cluster_retries));
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -484,6 +670,14 @@ int main(int argc, char** argv) {
   const char* min_replicas = std::getenv("LOCKWIRE_BENCH_MIN_REPLICAS");
   if (min_replicas != nullptr && std::atoi(min_replicas) > 0) {
     return replica_rows(conn, url, row, std::atoi(min_replicas));
+  }
+  if (const char* cluster = std::getenv("LOCKWIRE_BENCH_CLUSTER")) {
+    loop::ConnectionOptions cconn;
+    if (auto ec = loop::parse_url(cluster, cconn)) {
+      std::fprintf(stderr, "bad cluster url %s: %s\n", cluster, ec.message().c_str());
+      return 2;
+    }
+    return cluster_rows(conn, url, cconn, cluster, row);
   }
   Bench b(conn, row);
 
@@ -515,6 +709,10 @@ int main(int argc, char** argv) {
               cmds / pair1.ops, "", "");
   std::printf("%-44s %12.2f %12.2f %10s\n", "serial pair: client CPU per pair (us)",
               pair1.cpu_us_per_op(), 2 * ping1.cpu_us_per_op(), "");
+  std::printf("%-44s %12.2f %12s %10s\n", "serial pair: server CPU per pair (us)",
+              pair1.srv_cpu_us_per_op(), "", "");
+  std::printf("%-44s %12.2f %12s %10s\n", "serial pair: server usec (commandstats)/pair",
+              pair1.srv_usec_per_op(), "", "");
   constexpr int kUsers[] = {1, 16, 256};
   std::vector<std::pair<Result, Result>> thr;
   for (int users : kUsers) {
@@ -527,6 +725,8 @@ int main(int argc, char** argv) {
                 p.per_sec() / (f.per_sec() / 2));
     std::snprintf(name, sizeof name, "%d users: client CPU per pair (us)", users);
     std::printf("%-44s %12.2f %12.2f %10s\n", name, p.cpu_us_per_op(), 2 * f.cpu_us_per_op(), "");
+    std::snprintf(name, sizeof name, "%d users: server CPU per pair (us)", users);
+    std::printf("%-44s %12.2f %12s %10s\n", name, p.srv_cpu_us_per_op(), "", "");
   }
   const Result h = b.handoff(200);
   std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", "contended hand-off: release -> next holds",
@@ -537,12 +737,14 @@ int main(int argc, char** argv) {
     std::vector<double> s;
     double cpu;
     std::pair<std::uint64_t, std::uint64_t> sent;  // requests, commands
+    ServerCost server;
   };
   std::vector<Many> many;
   for (bool one_client : {false, true}) {
     for (int waiters : {8, 64}) {
-      Many m{waiters, one_client, {}, 0, {}};
-      m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu, &m.sent, one_client);
+      Many m{waiters, one_client, {}, 0, {}, {}};
+      m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu, &m.sent, one_client,
+                           &m.server);
       std::sort(m.s.begin(), m.s.end());
       char name[64];
       std::snprintf(name, sizeof name, "hand-off, %d waiters%s (p50 / mean, us)", waiters,
@@ -558,26 +760,30 @@ int main(int argc, char** argv) {
   std::printf("\nfloor = PING on the same kind of connection (pairs: two PINGs per pair)\n");
   if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
     // The peers' schema (bench/peers), for bench/report.
-    std::printf("%s\n", serial_json(pair1, sent, ping1, rtt_p50_us, pair_s, "").c_str());
+    std::printf("%s\n", serial_json(pair1, sent, ping1, rtt_p50_us, pair_s,
+                                     server_json(pair1.server, pair1.ops))
+                             .c_str());
     for (std::size_t k = 0; k < thr.size(); ++k) {
       const Result& p = thr[k].first;
       const Result& f = thr[k].second;
       std::printf(
-          "{%s, \"mode\": \"throughput\", \"users\": %d, \"connections\": 1, "
+          "{%s, \"mode\": \"throughput\", \"users\": %d, \"connections\": 1, %s"
           "\"ops\": %.0f, \"seconds\": %.6f, \"ops_per_sec\": %.1f, "
           "\"cpu_us_per_op\": %.3f, \"ping_floor_pairs_per_sec\": %.1f}\n",
-          kLib, kUsers[k], p.ops, p.seconds, p.per_sec(), p.cpu_us_per_op(), f.per_sec() / 2);
+          kLib, kUsers[k], server_json(p.server, p.ops).c_str(), p.ops, p.seconds, p.per_sec(),
+          p.cpu_us_per_op(), f.per_sec() / 2);
     }
     for (const Many& m : many) {
       std::printf(
           "{%s, \"mode\": \"handoff\", \"waiters\": %d, \"ops\": %zu, "
           "\"cpu_us_per_op\": %.3f, \"requests_per_op\": %.3f, \"commands_per_op\": %.3f, "
           "\"ping_rtt_us\": %.3f, \"settings\": {\"hold_ms\": 2}, \"variant\": \"%s\", "
-          "\"connections\": %d, %s}\n",
+          "\"connections\": %d, %s%s}\n",
           kLib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()),
           static_cast<double>(m.sent.first) / static_cast<double>(m.s.size()),
           static_cast<double>(m.sent.second) / static_cast<double>(m.s.size()), rtt_us,
           m.one_client ? "one-client" : "default", m.one_client ? 1 : m.waiters + 1,
+          server_json(m.server, static_cast<double>(m.s.size())).c_str(),
           latency_json(m.s).c_str());
     }
   }

@@ -28,6 +28,21 @@ for the replica rows, once per locks round in the contenders' rotation, and deta
 `LOCKWIRE_BENCH_MIN_REPLICAS=1 bench_lock`, min_replicas=1 against min_replicas=0 on the same
 primary with the replica attached (suites.locks.replicas). Without --replica-port those rows are
 listed as skipped.
+
+--cluster-ports P1,P2,P3: the primaries of a Redis Cluster that run.sh built (cluster row, issue
+#14): once per locks round, in the rotation, `LOCKWIRE_BENCH_CLUSTER=redis://…:P1,…:P3
+bench_lock URL`, 256 users through lockwire's cluster client against the same workload on the
+--port primary, alternated inside one run (suites.locks.cluster). Without it: listed as skipped.
+
+Scripting: every server keeps EVAL/EVALSHA (the peers need them). lockwire's rows connect as an
+ACL user "lockwire-bench" with +@all -@scripting (created here on every server, checked with
+ACL DRYRUN), and every lockwire run's INFO commandstats delta must show no script command.
+
+Server cost (issue #18): lockwire's bench_lock reads `INFO cpu commandstats` itself right
+before and after each row (on every server of the row); for the peers it is read here right
+before and after each peer process (so it includes the process's warm-up: a few commands, and
+the server's idle cron while the interpreter starts). Both: used_cpu_user + used_cpu_sys delta,
+and the commandstats usec delta of the non-setup commands, ÷ pairs (hand-off: ÷ hand-offs).
 """
 import argparse
 import datetime
@@ -49,7 +64,11 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 PEERS = os.path.join(ROOT, "bench", "peers")
 # Connection-setup and harness commands, not part of a lock pair.
 SETUP_CMDS = {"hello", "client", "ping", "info", "select", "command", "config", "flushall",
-              "del", "auth", "readonly"}
+              "del", "auth", "readonly", "cluster", "acl"}
+SCRIPT_CMDS = {"eval", "evalsha", "eval_ro", "evalsha_ro", "script", "function", "fcall",
+               "fcall_ro"}
+LW_USER = "lockwire-bench"
+LW_PASS = "lockwire-bench-no-scripts"
 
 
 def log(msg):
@@ -185,6 +204,28 @@ class Redis:
                 stats[m.group(1)] = int(m.group(2))
         return stats
 
+    def cost(self):
+        """(used_cpu_user + used_cpu_sys seconds, {command: calls}, {command: usec})."""
+        cpu, calls, usec = 0.0, {}, {}
+        for line in self.call("INFO", "cpu", "commandstats").splitlines():
+            if line.startswith(("used_cpu_user:", "used_cpu_sys:")):
+                cpu += float(line.split(":", 1)[1])
+            m = re.match(r"cmdstat_([^:]+):calls=(\d+),usec=(\d+)", line)
+            if m:
+                calls[m.group(1)] = int(m.group(2))
+                usec[m.group(1)] = int(m.group(3))
+        return cpu, calls, usec
+
+
+def cost_delta(before, after, ops):
+    """Server cost per op between two Redis.cost() snapshots (setup commands left out)."""
+    lock = lambda d: {k: v for k, v in d.items() if k.split("|")[0] not in SETUP_CMDS}
+    calls = lock(stats_delta(before[1], after[1]))
+    usec = lock(stats_delta(before[2], after[2]))
+    return {"server_cpu_us_per_op": (after[0] - before[0]) * 1e6 / ops,
+            "server_cmd_usec_per_op": sum(usec.values()) / ops,
+            "server_calls_per_op": sum(calls.values()) / ops}
+
 
 def num(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x
@@ -199,13 +240,38 @@ class Collector:
     def __init__(self, a):
         self.a = a
         self.port = a.port
-        self.url = f"redis://127.0.0.1:{a.port}"
+        # lockwire's rows: an ACL user without @scripting (set up by setup_lockwire_user).
+        self.url = f"redis://{LW_USER}:{LW_PASS}@127.0.0.1:{a.port}"
+        # The connection suite (no locks, no scripts; bench_loop also hands it to
+        # redis-benchmark): the default user.
+        self.plain_url = f"redis://127.0.0.1:{a.port}"
         self.redis = Redis(a.port)
+        self.cluster = [Redis(int(p)) for p in a.cluster_ports.split(",")] \
+            if a.cluster_ports else []
+        self.cluster_url = (f"redis://{LW_USER}:{LW_PASS}@" + ",".join(
+            f"127.0.0.1:{r.port}" for r in self.cluster)) if self.cluster else None
         self.replica = Redis(a.replica_port) if a.replica_port else None
         self.quick = a.quick
         self.rounds = a.rounds
         self.failed = []
         self.skipped = []
+        self.lw_user = None
+
+    def setup_lockwire_user(self):
+        """Creates lockwire's ACL user (everything but @scripting) on every server it uses and
+        checks that it may not run a script. Returns what was checked (for the JSON)."""
+        checked = {}
+        for r in [self.redis] + self.cluster:
+            r.call("ACL", "SETUSER", LW_USER, "reset", "on", ">" + LW_PASS, "~*", "&*", "+@all",
+                   "-@scripting")
+            try:
+                dry = r.call("ACL", "DRYRUN", LW_USER, "EVAL", "return 1", "0")
+            except RuntimeError as e:
+                dry = str(e)
+            if dry == "OK":
+                raise RuntimeError(f"ACL user {LW_USER} may run EVAL on port {r.port}")
+            checked[f"127.0.0.1:{r.port}"] = dry
+        return {"user": LW_USER, "acl": "+@all -@scripting", "eval_dryrun": checked}
 
     def binary(self, name):
         p = os.path.join(self.a.bin, name)
@@ -310,7 +376,7 @@ class Collector:
         out = os.path.join(self.a.tmp, f"bench_loop.{r}.json")
         # Its iteration counts are fixed (one redis-benchmark run per repetition): no min_time.
         cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json"]
-        env = dict(os.environ, LOCKWIRE_BENCH_URL=self.url)
+        env = dict(os.environ, LOCKWIRE_BENCH_URL=self.plain_url)
         env.pop("LOCKWIRE_BENCH_QUICK", None)
         if self.quick:
             env["LOCKWIRE_BENCH_QUICK"] = "1"
@@ -373,7 +439,9 @@ class Collector:
     def run_peer(self, who, mode, n, variant, r):
         cmd = self.peer_cmd(who, mode, n, variant)
         before = self.redis.commandstats() if mode == "serial" else None
+        cost0 = self.redis.cost()
         rc, out, err, _ = run(cmd, 120)
+        cost1 = self.redis.cost()
         if rc != 0:
             self.failed.append(f"lock {mode} {n}: {who}")
             return {"contender": who, "mode": mode, "n": n, "round": r, "error": tail(err),
@@ -389,6 +457,9 @@ class Collector:
             d["server_commands"] = {k: v for k, v in
                                     stats_delta(before, self.redis.commandstats()).items()
                                     if k not in SETUP_CMDS}
+        if num(d.get("ops")) and d["ops"] > 0:
+            d.update(cost_delta(cost0, cost1, d["ops"]))
+            d["server_cost_scope"] = "whole process (warm-up included)"
         d.update({"mode": mode, "n": n, "variant": variant, "round": r, "command": cmd})
         return d
 
@@ -399,6 +470,9 @@ class Collector:
         # LOCKWIRE_BENCH_JSON=1 asks bench_lock for JSON lines (the peers' schema) if it has them.
         rc, out, err, secs = run(cmd, 600, dict(os.environ, LOCKWIRE_BENCH_JSON="1"))
         delta = stats_delta(before, self.redis.commandstats())
+        scripts = {k: v for k, v in delta.items() if k.split("|")[0] in SCRIPT_CMDS}
+        if rc == 0 and scripts:
+            rc, err = 1, f"lockwire's rows ran script commands: {scripts}"
         if rc != 0:
             self.failed.append("lock: lockwire (bench_lock)")
             return [{"contender": "lockwire", "round": r, "error": tail(err), "command": cmd}]
@@ -427,6 +501,15 @@ class Collector:
         else:
             contenders.insert(1, "lockwire-replicas")
             replicas["replica"] = f"127.0.0.1:{self.replica.port}"
+        cluster = {"status": "ok", "runs": [], "users": 256,
+                   "nodes": [f"127.0.0.1:{c.port}" for c in self.cluster]}
+        if not exe:
+            cluster = {"status": "missing", "reason": f"bench_lock not found in {self.a.bin}"}
+        elif not self.cluster:
+            self.skipped.append("locks: lockwire cluster row (no --cluster-ports)")
+            cluster = {"status": "missing", "reason": "no cluster (collect.py --cluster-ports)"}
+        else:
+            contenders.insert(1, "lockwire-cluster")
         rows = [("serial", 1, "default"), ("throughput", 1, "default"),
                 ("throughput", 16, "default"), ("throughput", 256, "default"),
                 ("handoff", 8, "default"), ("handoff", 64, "default"),
@@ -435,6 +518,11 @@ class Collector:
         for r in range(self.rounds):
             k = r % len(contenders)
             for who in contenders[k:] + contenders[:k]:
+                if who == "lockwire-cluster":
+                    log(f"locks round {r + 1}/{self.rounds}: lockwire cluster row (3 primaries "
+                        "vs 1)")
+                    cluster["runs"] += self.run_cluster_row(exe, r)
+                    continue
                 if who == "lockwire-replicas":
                     log(f"locks round {r + 1}/{self.rounds}: lockwire replica rows (replica "
                         "attached)")
@@ -451,12 +539,44 @@ class Collector:
                 for mode, n, variant in rows:
                     log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n} {variant}")
                     runs.append(self.run_peer(who, mode, n, variant, r))
-        bad = [x for x in runs + floor + replicas.get("runs", []) if "error" in x]
+        bad = [x for x in runs + floor + replicas.get("runs", []) + cluster.get("runs", [])
+               if "error" in x]
         if any("error" in x for x in replicas.get("runs", [])):
             replicas["status"] = "failed"
+        if any("error" in x for x in cluster.get("runs", [])):
+            cluster["status"] = "failed"
         return {"status": "failed" if bad else "ok", "runs": runs, "ping_floor": floor,
                 "rows": [{"mode": m, "n": n, "variant": v} for m, n, v in rows],
-                "replicas": replicas}
+                "replicas": replicas, "cluster": cluster, "scripting": self.lw_user}
+
+    def run_cluster_row(self, exe, r):
+        """One round of the cluster row: bench_lock with LOCKWIRE_BENCH_CLUSTER (the cluster
+        and the single primary alternated inside one run). Checks that no node ran a script
+        for it, and records each node's share of the lock commands."""
+        row = 0.2 if self.quick else 2.0
+        cmd = [exe, self.url, str(row)]
+        env = dict(os.environ, LOCKWIRE_BENCH_JSON="1", LOCKWIRE_BENCH_CLUSTER=self.cluster_url)
+        before = [c.cost() for c in self.cluster]
+        rc, out, err, _ = run(cmd, 120, env)
+        after = [c.cost() for c in self.cluster]
+        share = {}
+        for c, b, a in zip(self.cluster, before, after):
+            d = {k: v for k, v in stats_delta(b[1], a[1]).items()
+                 if k.split("|")[0] not in SETUP_CMDS}
+            if rc == 0 and any(k.split("|")[0] in SCRIPT_CMDS for k in d):
+                rc, err = 1, f"lockwire's cluster row ran script commands on {c.port}: {d}"
+            share[f"127.0.0.1:{c.port}"] = sum(d.values())
+        runs = [d for d in parse_bench_lock(out) if d.get("mode") == "cluster"] if rc == 0 else []
+        if len(runs) != 2:
+            self.failed.append("locks: lockwire cluster row (bench_lock)")
+            return [{"contender": "lockwire", "round": r, "command": cmd,
+                     "error": tail(err) if rc != 0 else "unparsed: " + tail(out, 20)}]
+        for d in runs:
+            d.update({"contender": "lockwire", "round": r, "command": cmd,
+                      "env": {"LOCKWIRE_BENCH_CLUSTER": self.cluster_url}})
+            if d["target"] == "cluster":
+                d["node_commands"] = share
+        return runs
 
     def ping_floor(self, r):
         n = 2000 if self.quick else 20000
@@ -626,7 +746,7 @@ def parse_bench_lock(text):
                 d = json.loads(line)
             except ValueError:
                 continue
-            if d.get("mode") in ("serial", "throughput", "handoff"):
+            if d.get("mode") in ("serial", "throughput", "handoff", "cluster"):
                 d.setdefault("n", d.get("waiters") if d["mode"] == "handoff" else d.get("users", 1))
                 json_rows.append(d)
     if json_rows:
@@ -655,6 +775,8 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--replica-port", type=int, default=None,
                     help="a replica of --port (attached only for the replica rows)")
+    ap.add_argument("--cluster-ports", default=None,
+                    help="comma-separated primaries of a Redis Cluster (the cluster row)")
     ap.add_argument("--bin", required=True, help="folder holding bench_* binaries")
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
@@ -669,6 +791,7 @@ def main():
     c.redis.call("PING")
     if c.replica is not None:
         c.replica_link(False)  # every other row runs without a replica (see the docstring)
+    c.lw_user = c.setup_lockwire_user()
     started = datetime.datetime.now(datetime.timezone.utc)
     result = {"schema": SCHEMA, "quick": a.quick, "rounds": a.rounds,
               "command": a.command or " ".join(sys.argv),
@@ -677,7 +800,11 @@ def main():
               "server": {"address": f"127.0.0.1:{a.port}",
                          "persistence": "off (save '', appendonly no)",
                          "replica": (f"127.0.0.1:{a.replica_port}, attached only for the "
-                                     "replica rows" if a.replica_port else None)},
+                                     "replica rows" if a.replica_port else None),
+                         "cluster": ([f"127.0.0.1:{p}" for p in a.cluster_ports.split(",")]
+                                     if a.cluster_ports else None),
+                         "scripting": f"enabled (for the peers); lockwire's rows connect as "
+                                      f"ACL user {LW_USER} without @scripting"},
               "loadavg_start": os.getloadavg(), "suites_requested": a.suites.split(","),
               "suites": {}}
     for name in a.suites.split(","):

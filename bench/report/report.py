@@ -140,6 +140,17 @@ def check(d):
             elif not (num(f.get("p50_us")) and f["p50_us"] > 0):
                 errs.append(f"locks ping_floor round {f.get('round')}: p50_us not a number")
     errs += check_replicas(locks.get("replicas") if "locks" in requested else None)
+    if "locks" in requested:
+        errs += check_cluster(locks.get("cluster"), d.get("server", {}).get("cluster"))
+    # Server cost per pair (results from before it have no "scripting" key: not required).
+    if "locks" in requested and "scripting" in locks:
+        for r in locks.get("runs", []):
+            if "error" in r or r.get("mode") not in ("serial", "throughput", "handoff"):
+                continue
+            for k in ("server_cpu_us_per_op", "server_cmd_usec_per_op"):
+                if not num(r.get(k)):
+                    errs.append(f"lock run {r.get('contender')} {r.get('mode')} {r.get('n')} "
+                                f"round {r.get('round')}: {k} not a number")
     # Every round of bench_lock must have yielded every row.
     lw = [r for r in suites.get("locks", {}).get("runs", [])
           if r.get("contender") == "lockwire" and "error" not in r]
@@ -154,6 +165,41 @@ def check(d):
 
 
 REPLICA_ROWS = (("serial", 1), ("throughput", 16))
+CLUSTER_KEYS = ("ops_per_sec", "cpu_us_per_op", "requests_per_pair", "redirects",
+                "cluster_retries", "server_cpu_us_per_op", "server_cmd_usec_per_op")
+
+
+def check_cluster(cl, nodes):
+    """suites.locks.cluster. Absent in older results: not an error, unless the run started a
+    cluster (server.cluster), then the row must have run."""
+    if cl is None:
+        return ["locks cluster: the run started a cluster but has no cluster row"] if nodes \
+            else []
+    if not isinstance(cl, dict) or cl.get("status") not in STATUSES:
+        return ["locks cluster: bad status"]
+    if nodes and cl["status"] != "ok":
+        return [f"locks cluster: {cl['status']} although the run started a cluster"]
+    errs = []
+    runs = cl.get("runs", [])
+    for r in runs:
+        if "error" in r:
+            errs.append(f"locks cluster round {r.get('round')}: "
+                        f"{r['error'].splitlines()[-1] if r['error'] else 'error'}")
+    if cl["status"] == "ok" and not runs:
+        errs.append("locks cluster: ok but no runs")
+    good = [r for r in runs if "error" not in r]
+    for rnd in sorted({r.get("round") for r in good}):
+        for target in ("single", "cluster"):
+            got = [r for r in good if r.get("round") == rnd and r.get("target") == target]
+            if not got:
+                errs.append(f"locks cluster round {rnd}: {target} missing")
+                continue
+            for k in CLUSTER_KEYS:
+                if not num(got[0].get(k)):
+                    errs.append(f"locks cluster round {rnd} {target}: {k} not a number")
+            if num(got[0].get("ops")) and got[0]["ops"] <= 0:
+                errs.append(f"locks cluster round {rnd} {target}: no pairs completed")
+    return errs
 
 
 def check_replicas(rep):
@@ -223,6 +269,18 @@ def cell(xs, unit="", digits=None):
 
 def ratio(a, b):
     return f"{a / b:.2f}×" if a and b else "–"
+
+
+SERVER_COST_NOTE = (
+    "Server CPU: the redis-server's `used_cpu_user + used_cpu_sys` delta (`INFO cpu`) ÷ "
+    "pairs; server command µs: the `INFO commandstats` usec delta of the lock's commands "
+    "(connection set-up and INFO left out; a script counts with the commands it calls) ÷ pairs. "
+    "The CPU figure includes what the server spends per request outside command execution "
+    "(reading, parsing, replying: one read and one write per request, so a client sending "
+    "fewer, larger requests costs less), and its idle cron. lockwire: read by bench_lock right "
+    "before and after each row; peers: read by collect.py around each peer process, so their "
+    "figure includes the process's warm-up and start-up (a few commands, and the idle server "
+    "while the interpreter starts: a slight overestimate).")
 
 
 class Report:
@@ -305,6 +363,8 @@ class Report:
                "absolute numbers depend on the machine and on whatever else it was running "
                "(this machine is shared with compile jobs, so they are noisy: trust the ratios, "
                "not the absolutes).")
+        if d.get("note"):
+            self.w(f"- Note: {d['note']}")
         if d.get("skipped"):
             self.w("- Skipped: " + "; ".join(d["skipped"]))
         if d.get("failed"):
@@ -335,8 +395,9 @@ class Report:
         self.w()
         self.w("| contender | µs/pair (mean) | p50 µs | p99 µs | round trips/pair, measured "
                "(mean ÷ mean RTT / p50 ÷ p50 RTT) | round trips/pair, counted (requests sent) | "
-               "commands/pair run by Redis | client CPU µs/pair |")
-        self.w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+               "commands/pair run by Redis | client CPU µs/pair | server CPU µs/pair | "
+               "server command µs/pair (commandstats) |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for c in present:
             upp = self.us_per_pair(c)
             # Counted: requests the client wrote, each awaited before the next in a serial pair.
@@ -352,7 +413,8 @@ class Report:
             self.w(f"| {c} | {cell(upp)} | {cell(p50)}"
                    f" | {cell(self.lock(c, 'serial', 1, 'latency_us', 'p99'))} | {measured} | "
                    f"{cell(counted, '', 2)} | {cell(self.server_cmds_per_pair(c), '', 1)} | "
-                   f"{cell(cpu)} |")
+                   f"{cell(cpu)} | {cell(self.lock(c, 'serial', 1, 'server_cpu_us_per_op'))} | "
+                   f"{cell(self.lock(c, 'serial', 1, 'server_cmd_usec_per_op'))} |")
         lw = med(self.us_per_pair("lockwire"))
         faster = [f"{ratio(med(self.us_per_pair(p)), lw)} faster than {p}" for p in PEERS
                   if lw and med(self.us_per_pair(p))]
@@ -371,15 +433,16 @@ class Report:
                "inside its requests (it sends no scripts); peers: `INFO commandstats` delta per "
                "pair, which includes the commands their Lua scripts call. Client CPU: getrusage "
                "(lockwire) or process_time / process.cpuUsage (peers) over the measured "
-               "interval ÷ pairs.")
+               "interval ÷ pairs. " + SERVER_COST_NOTE)
         self.w()
         # Suite 4: throughput.
         self.w("### Many resources, one process: pairs/s with 1, 16, 256 concurrent users")
         self.w()
         self.w("| users | " + " | ".join(f"{c} pairs/s" for c in present) + " | " +
-               " | ".join(f"{c} CPU µs/pair" for c in present) +
+               " | ".join(f"{c} CPU µs/pair" for c in present) + " | " +
+               " | ".join(f"{c} server CPU µs/pair" for c in present) +
                " | pairs/s: lockwire ÷ best peer | CPU/pair: best peer ÷ lockwire |")
-        self.w("| --- |" + " --- |" * (2 * len(present) + 2))
+        self.w("| --- |" + " --- |" * (3 * len(present) + 2))
         for n in (1, 16, 256):
             tp = {c: self.lock(c, "throughput", n, "ops_per_sec") for c in present}
             cpu = {c: self.lock(c, "throughput", n, "cpu_us_per_op") for c in present}
@@ -387,7 +450,9 @@ class Report:
             best_cpu = min((med(cpu[p]) for p in PEERS if p in cpu and med(cpu[p])),
                            default=None)
             self.w(f"| {n} | " + " | ".join(cell(tp[c]) for c in present) + " | " +
-                   " | ".join(cell(cpu[c]) for c in present) +
+                   " | ".join(cell(cpu[c]) for c in present) + " | " +
+                   " | ".join(cell(self.lock(c, "throughput", n, "server_cpu_us_per_op"))
+                              for c in present) +
                    f" | {ratio(med(tp.get('lockwire', [])), best)}"
                    f" | {ratio(best_cpu, med(cpu.get('lockwire', [])))} |")
         self.w()
@@ -398,8 +463,8 @@ class Report:
         self.w("### Contended hand-off: release → next waiter holds")
         self.w()
         self.w("| contender | waiters | p50 µs | p90 µs | p99 µs | mean µs | hand-offs | "
-               "requests sent per hand-off | waiting strategy |")
-        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+               "requests sent per hand-off | server CPU µs per hand-off | waiting strategy |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for c in present:
             for variant in (("default", "one-client") if c == "lockwire"
                             else ("default", "tuned")):
@@ -417,7 +482,8 @@ class Report:
                            + " | ".join(cell(self.lock(c, "handoff", n, "latency_us", q, variant))
                                         for q in ("p50", "p90", "p99"))
                            + f" | {cell(mean)} | {count} | {cell(sent, '', 1)} | "
-                           f"{self.strategy(c, variant)} |")
+                           f"{cell(self.lock(c, 'handoff', n, 'server_cpu_us_per_op', None, variant))}"
+                           f" | {self.strategy(c, variant)} |")
         self.w()
         self.w("Peers: waiters+1 contenders on one resource; each holds 2 ms, releases, and "
                "rejoins as a waiter after the next grant plus a random arrival delay within one "
@@ -432,7 +498,66 @@ class Report:
                 if self.lock("lockwire", "handoff", 8, "latency_us", "mean") else
                 "lockwire's bench_lock measured one waiter and reported the mean only."))
         self.w()
+        self.cluster(s.get("cluster"))
         self.replicas(s.get("replicas"))
+
+    def cluster(self, cl):
+        """The cluster row (suites.locks.cluster): 256 users, 3 primaries vs 1."""
+        if cl is None:  # a result from before this row
+            return
+        self.w("### Redis Cluster: 256 users over 3 primaries vs the single primary")
+        self.w()
+        runs = [r for r in cl.get("runs", []) if "error" not in r]
+        if not runs:
+            self.w(f"Not run ({cl.get('status')}: {cl.get('reason', '')}).")
+            self.w()
+            return
+
+        def vals(target, key):
+            return {r["round"]: r[key] for r in runs
+                    if r.get("target") == target and num(r.get(key))}
+
+        self.w("| row | single primary | cluster (3 primaries) | ratio (cluster ÷ single) |")
+        self.w("| --- | --- | --- | --- |")
+        for key, label, digits in (
+                ("ops_per_sec", "pairs/s, 256 users", None),
+                ("requests_per_pair", "requests sent per pair", 2),
+                ("commands_per_pair", "commands in them per pair", 2),
+                ("cpu_us_per_op", "client CPU µs/pair", None),
+                ("server_cpu_us_per_op", "server CPU µs/pair (all servers)", None),
+                ("server_cmd_usec_per_op", "server command µs/pair (commandstats)", None)):
+            a, b = vals("single", key), vals("cluster", key)
+            rs = [b[k] / a[k] for k in a if k in b and a[k]]
+            self.w(f"| {label} | {cell(list(a.values()), '', digits)} | "
+                   f"{cell(list(b.values()), '', digits)} | {cell(rs, '×', 2)} |")
+        for key, label in (("redirects", "MOVED/ASK redirects (all rounds)"),
+                           ("cluster_retries", "TRYAGAIN/CLUSTERDOWN retries (all rounds)")):
+            self.w(f"| {label} | {int(sum(vals('single', key).values()))} | "
+                   f"{int(sum(vals('cluster', key).values()))} | |")
+        share = {}
+        for r in runs:
+            for node, n in (r.get("node_commands") or {}).items():
+                share[node] = share.get(node, 0) + n
+        total = sum(share.values())
+        self.w()
+        self.w("lockwire only: `LOCKWIRE_BENCH_CLUSTER=redis://…:P1,…:P2,…:P3 bench_lock`, "
+               "256 users each on its own resource (`bench:{0}` … `bench:{255}`: the hash tags "
+               "spread them over the slots), once through lockwire's cluster client (a "
+               "connection per primary, requests routed by slot) and once on this run's single "
+               "primary, alternated in quarter-row chunks (order swapped each chunk), in every "
+               "round. The cluster: 3 primaries, no replicas, `redis-cli --cluster create "
+               "--cluster-replicas 0`, started by bench/run.sh next to the single server. "
+               "Redirects and retries: `lock::CountingMetrics::redirects` / `cluster_retries`."
+               + (" Lock commands per node (commandstats): " + ", ".join(
+                   f"{node} {100 * n / total:.0f} %" for node, n in sorted(share.items())) + "."
+                  if total else ""))
+        self.w()
+        self.w(f"**This machine has {self.d['machine'].get('cores')} cores**: the 3 cluster "
+               "servers, the single server, and the client (one thread) share them, so the "
+               "cluster cannot show the scaling that 3 primaries on 3 machines would give; what "
+               "this row shows is the cluster client's own cost (routing, a connection per "
+               "primary, no redirects once the slot map is loaded) against one primary.")
+        self.w()
 
     def replicas(self, rep):
         """The cost of ClientOptions::min_replicas (suites.locks.replicas)."""
@@ -875,6 +1000,13 @@ class Report:
         row("client CPU µs/pair, 16 users", self.lock("lockwire", "throughput", 16,
                                                       "cpu_us_per_op"),
             one("throughput", 16, "cpu_us_per_op"), False)
+        if self.lock("lockwire", "serial", 1, "server_cpu_us_per_op"):
+            row("server CPU µs/pair, serial", self.lock("lockwire", "serial", 1,
+                                                        "server_cpu_us_per_op"),
+                one("serial", 1, "server_cpu_us_per_op"), False)
+            row("server CPU µs/pair, 16 users", self.lock("lockwire", "throughput", 16,
+                                                          "server_cpu_us_per_op"),
+                one("throughput", 16, "server_cpu_us_per_op"), False)
         for n in (8, 64):
             lw = self.lock("lockwire", "handoff", n, "latency_us", "p50")
             label = f"hand-off p50 µs, {n} waiters (lockwire: a connection each)"
