@@ -46,6 +46,13 @@ void RedisModel::remove_client(ClientId id) noexcept {
   impl_->trace("client-close", std::to_string(id));
 }
 
+bool RedisModel::has_pending_input(ClientId id) const noexcept {
+  auto it = impl_->clients.find(id);
+  if (it == impl_->clients.end()) return false;
+  const model::Client& c = it->second;
+  return c.postponed || c.blocked || c.qpos < c.qbuf.size();
+}
+
 void RedisModel::feed(ClientId id, std::string_view bytes) {
   auto it = impl_->clients.find(id);
   if (it == impl_->clients.end()) return;

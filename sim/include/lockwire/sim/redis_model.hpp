@@ -130,6 +130,9 @@ class RedisModel {
 
   [[nodiscard]] ClientId add_client(std::string addr = "127.0.0.1:0");
   void remove_client(ClientId id) noexcept;  // the peer went away
+  // The client still has input the server has not run: a command postponed by CLIENT PAUSE,
+  // blocked in WAIT, or not complete yet (a peer that goes now loses it).
+  [[nodiscard]] bool has_pending_input(ClientId id) const noexcept;
   // Parses and executes whatever complete commands `bytes` completes.
   void feed(ClientId id, std::string_view bytes);
   // Periodic chores (active expiry, pause timeouts); call at hz 10 on the server's clock.
