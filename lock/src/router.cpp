@@ -163,6 +163,24 @@ std::shared_ptr<Client::Core> Client::Router::make_core(std::uint16_t shard) {
     if (auto self = w.lock(); self && !self->closed) return self->locate(shard, answer);
     answer(std::nullopt, "the client is closed");
   };
+  // A MOVED to a node the map has as the primary of another shard is a slot that migrated:
+  // the call is routed there (Router::again) and this connection stays. A MOVED to any other
+  // node (the replica promoted in a failover) means this server was demoted: leave and locate.
+  // Dropping on every MOVED failed the pipelined requests with it as outcome-unknown, whose
+  // withdrawals got MOVED again: a waiter reconnected ~200 times a second until its deadline
+  // (cluster swarm, seeds 3006102, 3006614).
+  o.leave_on_moved = [w, shard](std::string_view moved) {
+    auto self = w.lock();
+    if (!self || self->closed) return true;
+    const auto r = loop::cluster::parse_redirect(moved);
+    if (!r) return true;
+    // Stay iff the target is a primary of the map's and not the one of this shard's first slot.
+    const auto* first = self->map.primary_for(shard);
+    for (const auto& p : self->map.primaries()) {
+      if (p.host == r->host && p.port == r->port) return first != nullptr && *first == p;
+    }
+    return true;
+  };
   auto c = Core::create(loop, std::move(o), opts);
   hook(*c);
   c->notice_key = protocol::notice_key(opts.prefix) + "{" + tag_for(shard) + "}";

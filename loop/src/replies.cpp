@@ -169,7 +169,10 @@ void Connection::Impl::complete(InFlight& f, const Replies& replies, bool error)
   if (error && (discovery || opt.locate) && f.internal == Internal::user) {
     for (std::size_t i = 0; i < replies.size() && demoted.empty(); ++i) {
       if (detail::is_readonly(replies[i])) demoted = "-READONLY";
-      if (opt.locate && detail::is_moved(replies[i])) demoted = "-MOVED";
+      if (opt.locate && detail::is_moved(replies[i])) {
+        const std::size_t v = resp::value_index(replies[i]);
+        if (!opt.leave_on_moved || opt.leave_on_moved(replies[i][v].value)) demoted = "-MOVED";
+      }
     }
   }
   if (demoted.empty()) return deliver(f, replies, error);

@@ -134,6 +134,11 @@ struct ConnectionOptions {
   // again. The Cluster lock client uses it: one connection per shard, following its primary.
   using Answer = std::function<void(std::optional<Endpoint>, std::string why)>;
   std::function<void(Answer)> locate;
+  // With `locate`: whether a -MOVED reply (its text, without the '-') means this server is no
+  // longer the one to use. Unset: every MOVED does. A Cluster shard connection says no for a
+  // slot that moved to another primary (a finished migration): the server still serves the
+  // shard's other slots, and dropping it would fail every pipelined request with it.
+  std::function<bool(std::string_view moved)> leave_on_moved;
   std::string username;  // empty: "default" when password is set
   std::string password;
   int db = 0;
