@@ -183,6 +183,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // a MOVED (it patches the map and moves the slot's leases to their new shard's Core).
   std::function<loop::Connection*(const std::string& host, std::uint16_t port)> ask_target;
   std::function<void(const loop::cluster::Redirect&)> on_redirect;
+  // A wait-queue leave answered MOVED (the slot moved on after a migration): the cluster
+  // router sends it on to the Core that serves the slot now, with what is left of its budget.
+  std::function<void(const loop::cluster::Redirect&, const protocol::Keys&,
+                     std::vector<std::string> leaving, int budget)>
+      forward_leave;
   void send_asking(loop::Request r, loop::ReplyHandler h);
   void watch_asking(loop::Request r, loop::WatchHandler h);
   // Attempts held back until the connect probe of the current connection is answered (so that

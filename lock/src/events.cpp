@@ -1,6 +1,7 @@
 // Connection events of the lock client: the connect probe (what the server allows), tracking
 // pushes (holder sets, doorbells, the force-release notice) and lease checks.
 #include "core.hpp"
+#include "lockwire/resp/reply.hpp"
 
 namespace lockwire::lock {
 
@@ -128,6 +129,18 @@ void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, 
       return;
     }
     if (r.size() == 0) return;
+    if (ec && self->forward_leave && budget > 1) {
+      // Refused with MOVED: nothing ran here, and the entries are on the slot's new owner
+      // (cluster swarm, seeds 3006614, 3011685: leaves lost after a migration left two stale
+      // entries ahead of a waiter, which then slept until its deadline while the lock was free).
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        const std::size_t v = resp::value_index(r[i]);
+        if (v >= r[i].size() || !resp::is_error(r[i][v])) continue;
+        const auto moved = loop::cluster::parse_redirect(r[i][v].value);
+        if (!moved || moved->kind != loop::cluster::Redirect::Kind::moved) continue;
+        return self->forward_leave(*moved, q->keys, leaving, budget - 1);
+      }
+    }
     if (!plain && (ec || !protocol::parse_leave_queue(r.back(), first))) {
       // The server refused the block (EXECABORT: a full server refuses every command queued in
       // MULTI): leave without it. An entry left behind stays for the queue's TTL, and two of

@@ -265,6 +265,24 @@ void Client::Router::hook(Core& c) {
       s->rehome(r.slot);
     });
   };
+  c.forward_leave = [w](const loop::cluster::Redirect& r, const protocol::Keys& keys,
+                        std::vector<std::string> leaving, int budget) {
+    auto self = w.lock();
+    if (!self || self->closed) return;
+    self->loop.post([w, r, keys, leaving = std::move(leaving), budget]() mutable {
+      auto s = w.lock();
+      if (!s || s->closed) return;
+      s->map.moved(r.slot, r.host, r.port);
+      s->index_shards();
+      const std::uint16_t key = s->shard_of(r.slot);
+      if (key == kNoShard) return;
+      auto& to = s->shards[key];
+      if (!to) to = s->make_core(key);
+      auto q = std::make_shared<Queue>();
+      q->keys = keys;
+      to->hand_on(q, std::move(leaving), budget);
+    });
+  };
 }
 
 loop::Connection* Client::Router::ask_target(const std::string& host, std::uint16_t port) {
