@@ -238,7 +238,10 @@ const ServerCapabilities& Client::capabilities() const noexcept {
   return core_->caps;
 }
 const std::string& Client::last_error() const noexcept {
-  if (router_) return router_->last != nullptr ? router_->last->last_error : router_->map_error;
+  if (router_) {
+    if (router_->last != nullptr) return router_->last->last_error;
+    return router_->refused_before_sending ? router_->refused_error : router_->map_error;
+  }
   return core_->last_error;
 }
 

@@ -423,7 +423,8 @@ std::error_code Client::Router::spans_slots(const std::string& resource) {
     const std::uint16_t o = loop::cluster::key_slot(*key);
     if (o == s) continue;
     last = nullptr;
-    map_error = resource + ": its keys would span slots (" + k.holders + " in slot " +
+    refused_before_sending = true;
+    refused_error = resource + ": its keys would span slots (" + k.holders + " in slot " +
                 std::to_string(s) + ", " + *key + " in slot " + std::to_string(o) +
                 "): the key prefix must not contain '{' or '}'; nothing was sent";
     return Errc::invalid_argument;
@@ -445,6 +446,7 @@ void Client::Router::lock(LockRequest req, AcquireHandler handler, std::optional
                        handler = std::move(handler)](Core* c) mutable {
     if (c == nullptr) {
       self->last = nullptr;
+      self->refused_before_sending = false;
       return handler(self->closed ? Errc::closed : Errc::connection, Lease{});
     }
     LockRequest again = req;

@@ -91,8 +91,10 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   std::map<std::uint64_t, std::unique_ptr<loop::Timer>> timers;
   std::uint64_t next_timer = 0;
   // A resource whose keys would not share one slot (a prefix with a brace): invalid_argument,
-  // with why in map_error; {} otherwise.
+  // with why in refused_error (not map_error, which each map read clears); {} otherwise.
   std::error_code spans_slots(const std::string& resource);
+  std::string refused_error;
+  bool refused_before_sending = false;  // the last call ended in spans_slots (last == nullptr)
   static constexpr std::uint16_t kNoShard = 0xffff;
 
   // Reads the slot map again unless it was read within the last 50 ms, then `done(ok)`.
