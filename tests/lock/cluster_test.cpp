@@ -440,6 +440,15 @@ TEST_F(ClusterTest, KeysSpanningSlotsAreRefusedBeforeSending) {
   auto c = make_client(false, co);
   Acq a = acquire(*c, testing::request("res", "o", 10s));
   EXPECT_EQ(a.ec, Errc::invalid_argument) << a.ec.message() << " " << c->last_error();
+  // lock() refuses the prefix at once, before the client has learnt (HELLO) that the server is
+  // a cluster node; the calls below are the router's, so wait for it (under load, HELLO can be
+  // slower than that first answer, and a single server's words come back instead).
+  auto in_cluster_mode = [&] {
+    return c->connection().state() == loop::ConnectionState::ready &&
+           c->connection().server_mode() == "cluster";
+  };
+  run_until(in_cluster_mode);
+  ASSERT_TRUE(in_cluster_mode());
   EXPECT_EQ(by_owner(*c, true, "res", "o"), Errc::invalid_argument);
   EXPECT_NE(c->last_error().find("prefix"), std::string::npos) << c->last_error();
   EXPECT_EQ(by_owner(*c, false, "res", "o"), Errc::invalid_argument);
