@@ -172,6 +172,15 @@ void Client::Core::advance(const QueuePtr& q) {
   attempt(q);
 }
 
+// Waits for the next connect probe: registered queues are woken by wake_all(), one-shot ones
+// from `parked`.
+void Client::Core::park_until_probed(const QueuePtr& q) {
+  q->state = Queue::State::need_ready;
+  if (q->one_shot && std::find(parked.begin(), parked.end(), q) == parked.end()) {
+    parked.push_back(q);
+  }
+}
+
 void Client::Core::attempt(const QueuePtr& q) {
   while (!q->waiters.empty() && q->waiters.front()->done) q->waiters.pop_front();
   if (q->waiters.empty()) {
@@ -192,10 +201,7 @@ void Client::Core::attempt(const QueuePtr& q) {
     // state handlers clear caps.probed, and a request queued then would go out on the next
     // connection before its probe is read — with the old server's fencing floor (failover
     // swarm, seed 2002269: a token repeated on the new primary).
-    q->state = Queue::State::need_ready;
-    if (q->one_shot && std::find(parked.begin(), parked.end(), q) == parked.end()) {
-      parked.push_back(q);
-    }
+    park_until_probed(q);
     return;
   }
   if (std::string why = refusal(); !why.empty()) {
@@ -272,10 +278,7 @@ void Client::Core::on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, E
   if (ec == loop::Errc::not_sent && !w->expired) {
     // Never written (bound to a stream that went): tried again at the next probe, even a wait-0
     // attempt — it was not made yet.
-    q->state = Queue::State::need_ready;
-    if (q->one_shot && std::find(parked.begin(), parked.end(), q) == parked.end()) {
-      parked.push_back(q);
-    }
+    park_until_probed(q);
     return;
   }
   if (!retryable(ec) || q->one_shot || w->expired) {

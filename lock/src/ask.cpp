@@ -46,7 +46,27 @@ std::optional<Redirect> refused_by_ask(const loop::Replies& r, bool atomic) {
   return ask;
 }
 
+loop::RequestOptions asking() {
+  loop::RequestOptions o;
+  o.asking = true;
+  return o;
+}
+
 }  // namespace
+
+loop::Connection* Client::Core::ask_again(Ec ec, const std::optional<Redirect>& a,
+                                          std::uint32_t commands) {
+  if (!a || closed || ec != loop::Errc::server_error || !ask_target || opts.regressions.no_ask) {
+    return nullptr;
+  }
+  loop::Connection* t = ask_target(a->host, a->port);
+  if (t == nullptr) return nullptr;
+  if (auto* m = metrics()) {
+    m->on_request(commands);
+    m->on_redirect("ASK");
+  }
+  return t;
+}
 
 void Client::Core::send_asking(loop::Request r, loop::ReplyHandler h) {
   const bool atomic = r.kind == loop::RequestKind::atomic;
@@ -54,19 +74,9 @@ void Client::Core::send_asking(loop::Request r, loop::ReplyHandler h) {
   conn->send(std::move(r), [w = weak(), copy, atomic, h = std::move(h)](
                                Ec ec, const loop::Replies& rep) mutable {
     auto self = w.lock();
-    if (self && !self->closed && ec == loop::Errc::server_error && self->ask_target &&
-        !self->opts.regressions.no_ask) {
-      if (auto a = refused_by_ask(rep, atomic)) {
-        if (loop::Connection* t = self->ask_target(a->host, a->port)) {
-          if (auto* m = self->metrics()) {
-            m->on_request(copy->commands);
-            m->on_redirect("ASK");
-          }
-          loop::RequestOptions o;
-          o.asking = true;
-          t->send(std::move(*copy), std::move(h), std::move(o));
-          return;
-        }
+    if (self && ec == loop::Errc::server_error) {
+      if (loop::Connection* t = self->ask_again(ec, refused_by_ask(rep, atomic), copy->commands)) {
+        return t->send(std::move(*copy), std::move(h), asking());
       }
     }
     h(ec, rep);
@@ -87,19 +97,9 @@ void Client::Core::watch_asking(loop::Request r, loop::WatchHandler h) {
     }
     // The WATCH itself refused with ASK: the reads after it were refused too, or read nothing
     // of ours (the source no longer has the keys).
-    if (self && !self->closed && ec == loop::Errc::server_error && self->ask_target &&
-        !self->opts.regressions.no_ask && rep.size() > 0) {
-      if (auto a = ask_of(rep[0])) {
-        if (loop::Connection* t = self->ask_target(a->host, a->port)) {
-          if (auto* m = self->metrics()) {
-            m->on_request(copy->commands);
-            m->on_redirect("ASK");
-          }
-          loop::RequestOptions o;
-          o.asking = true;
-          t->watch(std::move(*copy), std::move(h), std::move(o));
-          return;
-        }
+    if (self && ec == loop::Errc::server_error && rep.size() > 0) {
+      if (loop::Connection* t = self->ask_again(ec, ask_of(rep[0]), copy->commands)) {
+        return t->watch(std::move(*copy), std::move(h), asking());
       }
     }
     h(ec, rep, std::move(txn));

@@ -190,6 +190,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       forward_leave;
   void send_asking(loop::Request r, loop::ReplyHandler h);
   void watch_asking(loop::Request r, loop::WatchHandler h);
+  // The connection to the node an ASK refusal (`ec`, `a`) names, its resend of `commands`
+  // counted; nullptr when the caller gets the refusal (no ASK, closed, no_ask, unknown node).
+  [[nodiscard]] loop::Connection* ask_again(Ec ec, const std::optional<loop::cluster::Redirect>& a,
+                                            std::uint32_t commands);
   // Attempts held back until the connect probe of the current connection is answered (so that
   // nothing is granted on a server that may evict lock keys): one-shot queues; registered
   // queues park in need_ready and are woken by wake_all().
@@ -344,6 +348,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // microseconds (0 when unknown or with the counter_tokens regression).
   [[nodiscard]] std::uint64_t fence_floor() const noexcept;
   void send_attempt(const QueuePtr& q, const WaiterPtr& w);  // attempt()'s first block
+  void park_until_probed(const QueuePtr& q);
   // min_replicas: WAIT for the replicas after a grant or renewal of `resource`, then `then(ec)`:
   // ok, not_replicated (last_error says how many acknowledged), server_refused/unavailable (the
   // server's words) — all lock::Errc — or the connection's own error (loop::Errc: the WAIT's

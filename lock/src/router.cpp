@@ -142,12 +142,16 @@ void Client::Router::with_core(const std::string& resource, std::function<void(C
       if (map_error.empty()) map_error = "no primary serves slot " + std::to_string(slot);
       return fn(nullptr);
     }
-    auto& c = shards[shard];
-    if (!c) c = make_core(shard);
-    fn(c.get());
+    fn(&shard_core(shard));
   };
   if (have_map) return pick(true);
   refresh(std::move(pick));
+}
+
+Client::Core& Client::Router::shard_core(std::uint16_t shard) {
+  auto& c = shards[shard];
+  if (!c) c = make_core(shard);
+  return *c;
 }
 
 std::shared_ptr<Client::Core> Client::Router::make_core(std::uint16_t shard) {
@@ -276,11 +280,9 @@ void Client::Router::hook(Core& c) {
       s->index_shards();
       const std::uint16_t key = s->shard_of(r.slot);
       if (key == kNoShard) return;
-      auto& to = s->shards[key];
-      if (!to) to = s->make_core(key);
       auto q = std::make_shared<Queue>();
       q->keys = keys;
-      to->hand_on(q, std::move(leaving), budget);
+      s->shard_core(key).hand_on(q, std::move(leaving), budget);
     });
   };
 }
@@ -290,9 +292,7 @@ loop::Connection* Client::Router::ask_target(const std::string& host, std::uint1
   for (std::uint32_t s = 0; s < loop::cluster::kSlots; ++s) {
     const auto* n = map.primary_for(static_cast<std::uint16_t>(s));
     if (n == nullptr || n->host != host || n->port != port) continue;
-    auto& c = shards[shard_key[s]];
-    if (!c) c = make_core(shard_key[s]);
-    return c->conn.get();
+    return shard_core(shard_key[s]).conn.get();
   }
   // A node that serves no slot yet (being filled): a Core of its own, at that address.
   const std::string at = host + ":" + std::to_string(port);
@@ -338,9 +338,8 @@ void Client::Router::rehome(std::uint16_t slot) {
   }
   for (auto& [k, c] : extra) collect(*c);
   if (moving.empty()) return;
-  auto& to = shards[key];
-  if (!to) to = make_core(key);
-  for (auto& [from, d] : moving) move_lease(*from, *to, d);
+  Core& to = shard_core(key);
+  for (auto& [from, d] : moving) move_lease(*from, to, d);
 }
 
 void Client::Router::rehome_all() {

@@ -112,6 +112,7 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   // map is known — nullptr when no node serves the slot (last error in map_error).
   void with_core(const std::string& resource, std::function<void(Core*)> fn);
   std::shared_ptr<Core> make_core(std::uint16_t shard);
+  Core& shard_core(std::uint16_t shard);  // the shard's Core, created on first use
   void locate(std::uint16_t shard, const loop::ConnectionOptions::Answer& answer);
   // Reads the map again and moves every shard connection whose server is no longer the
   // shard's primary (Connection::relocate).

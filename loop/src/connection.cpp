@@ -287,16 +287,13 @@ bool Connection::Impl::lane_waiters() const noexcept {
 
 void Connection::Impl::submit(Pending p) {
   if (state == ConnectionState::closed) {
-    if (p.whandler) return fail_later(std::move(p.whandler), Errc::closed);
-    return fail_later(std::move(p.handler), Errc::closed);
+    return fail_pending(p, Errc::closed);
   }
   if (started && state == ConnectionState::disconnected && !opt.auto_reconnect) {
-    if (p.whandler) return fail_later(std::move(p.whandler), Errc::not_sent);
-    return fail_later(std::move(p.handler), Errc::not_sent);
+    return fail_pending(p, Errc::not_sent);
   }
   if (output_bytes() + p.bytes.size() > opt.max_output_bytes) {
-    if (p.whandler) return fail_later(std::move(p.whandler), Errc::output_limit);
-    return fail_later(std::move(p.handler), Errc::output_limit);
+    return fail_pending(p, Errc::output_limit);
   }
   if (state == ConnectionState::ready &&
       (p.kind == RequestKind::plain || (lane_holder == 0 && !lane_waiters()))) {
@@ -336,11 +333,7 @@ void Connection::Impl::fail_queued_not_sent() {
   queue_bytes = 0;
   for (auto& p : q) {
     if (p.done) continue;
-    if (p.whandler) {
-      fail_later(std::move(p.whandler), Errc::not_sent);
-    } else {
-      fail_later(std::move(p.handler), Errc::not_sent);
-    }
+    fail_pending(p, Errc::not_sent);
   }
 }
 
@@ -414,11 +407,7 @@ void Connection::Impl::fail_connection(std::error_code ec) {
     if (p.done || !p.this_stream_only || p.epoch != epoch - 1) continue;
     p.done = true;
     queue_bytes -= p.bytes.size();
-    if (p.whandler) {
-      fail_later(std::move(p.whandler), Errc::not_sent);
-    } else {
-      fail_later(std::move(p.handler), Errc::not_sent);
-    }
+    fail_pending(p, Errc::not_sent);
   }
   Guard g(this);
   for (auto& f : lost) {

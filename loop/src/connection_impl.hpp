@@ -145,6 +145,7 @@ struct Connection::Impl final : StreamHandler {
   std::vector<std::unique_ptr<Connection>> watches;
   std::uint64_t watch_gen = 0;
   void watch_sentinels();
+  [[nodiscard]] ConnectionOptions sentinel_options(const Endpoint& at) const;
   // The announced primary could not be connected to or is not a master (by ROLE): back to
   // what the sentinels answer, so a stale announcement never pins the connection.
   void forget_announced_if_server() noexcept {
@@ -153,6 +154,7 @@ struct Connection::Impl final : StreamHandler {
     }
   }
   void on_announcement(const detail::Announcement& a, const Endpoint& from);
+  void on_sentinel_push(resp::Frame push, const Endpoint& from);  // link's or a watch's
 
   std::vector<std::function<void()>> deferred;
   std::shared_ptr<Impl*> token = std::make_shared<Impl*>(this);
@@ -168,6 +170,11 @@ struct Connection::Impl final : StreamHandler {
   void defer(std::function<void()> fn);
   void fail_later(ReplyHandler h, std::error_code ec);
   void fail_later(WatchHandler h, std::error_code ec);
+  // A request that was never written: its handler (watch or plain) gets `e`, later.
+  void fail_pending(Pending& p, Errc e) {
+    if (p.whandler) return fail_later(std::move(p.whandler), make_error_code(e));
+    fail_later(std::move(p.handler), make_error_code(e));
+  }
   bool notify(ConnectionState s, std::error_code ec);  // false: a handler destroyed us
   [[nodiscard]] std::size_t output_bytes() const noexcept {
     return queue_bytes + (stream ? stream->write_queue_bytes() : 0);

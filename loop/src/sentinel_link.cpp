@@ -36,6 +36,21 @@ Connection::Impl::Impl(Connection* s, Loop& l, ConnectionOptions o)
   discovery = std::make_unique<detail::Discovery>(std::move(sentinels), opt.sentinel->master_name);
 }
 
+// A connection to a sentinel: its address with our TLS, the sentinels' credentials, our name
+// and timeouts (no sentinel discovery of its own).
+ConnectionOptions Connection::Impl::sentinel_options(const Endpoint& at) const {
+  ConnectionOptions lo;
+  lo.endpoint.host = at.host;
+  lo.endpoint.port = at.port;
+  lo.endpoint.tls = opt.endpoint.tls;
+  lo.username = opt.sentinel->username;
+  lo.password = opt.sentinel->password;
+  lo.client_name = opt.client_name;
+  lo.connect_timeout = opt.connect_timeout;
+  lo.health_check_interval = opt.health_check_interval;
+  return lo;
+}
+
 // --- asking -------------------------------------------------------------------------------------
 
 void Connection::Impl::discover() {
@@ -56,16 +71,8 @@ void Connection::Impl::ask_sentinel() {
                      link->state() != ConnectionState::closed;
   if (!reuse) {
     drop_link();
-    ConnectionOptions lo;
-    lo.endpoint.host = at.host;
-    lo.endpoint.port = at.port;
-    lo.endpoint.tls = opt.endpoint.tls;
-    lo.username = opt.sentinel->username;
-    lo.password = opt.sentinel->password;
-    lo.client_name = opt.client_name;
-    lo.connect_timeout = opt.connect_timeout;
+    ConnectionOptions lo = sentinel_options(at);
     lo.auto_reconnect = false;  // a lost link is re-made here, possibly to another sentinel
-    lo.health_check_interval = opt.health_check_interval;
     link_to = lo.endpoint;
     link = std::make_unique<Connection>(loop, std::move(lo));
     const std::uint64_t gen = link_gen;
@@ -165,9 +172,12 @@ void Connection::Impl::round_verdict(detail::Discovery::Verdict v) {
 // --- watching -----------------------------------------------------------------------------------
 
 void Connection::Impl::on_link_push(std::uint64_t gen, resp::Frame push) {
-  if (gen != link_gen) return;
+  if (gen == link_gen) on_sentinel_push(push, link_to);
+}
+
+void Connection::Impl::on_sentinel_push(resp::Frame push, const Endpoint& from) {
   if (const auto moved = detail::parse_new_primary(push, discovery->master())) {
-    on_announcement(*moved, link_to);
+    on_announcement(*moved, from);
   }
 }
 
@@ -179,6 +189,9 @@ void Connection::Impl::on_announcement(const detail::Announcement& a, const Endp
   if (discovery->active()) switched_during_round = addr;
   announced = addr;
   if (same_address(server, addr) || server.host.empty()) return;
+  std::string why = "sentinel " + detail::describe(from) + ": " + std::string(a.channel()) +
+                    " '" + discovery->master() + "' from " + detail::describe(server) + " to " +
+                    addr.host + ":" + std::to_string(addr.port);
   if (!stream) {
     // Between streams (the old primary went, e.g. killed, and we are reconnecting): no stream
     // to drop, but what it granted may not be on the announced one (failover swarm, seed
@@ -186,15 +199,11 @@ void Connection::Impl::on_announcement(const detail::Announcement& a, const Endp
     // contender was granted on the promoted replica).
     if (state == ConnectionState::closed) return;
     ++moves;
-    last_error = "sentinel " + detail::describe(from) + ": " + std::string(a.channel()) + " '" +
-                 discovery->master() + "' from " + detail::describe(server) + " to " + addr.host +
-                 ":" + std::to_string(addr.port);
+    last_error = std::move(why);
     notify(state, make_error_code(Errc::connection_lost));
     return;
   }
-  left_primary("sentinel " + detail::describe(from) + ": " + std::string(a.channel()) + " '" +
-               discovery->master() + "' from " + detail::describe(server) + " to " + addr.host +
-               ":" + std::to_string(addr.port));
+  left_primary(std::move(why));
 }
 
 // One connection per sentinel, subscribed to both announcements. The leader of a failover is
@@ -205,24 +214,13 @@ void Connection::Impl::on_announcement(const detail::Announcement& a, const Endp
 void Connection::Impl::watch_sentinels() {
   const std::uint64_t gen = ++watch_gen;
   for (const Endpoint& at : discovery->sentinels()) {
-    ConnectionOptions lo;
-    lo.endpoint.host = at.host;
-    lo.endpoint.port = at.port;
-    lo.endpoint.tls = opt.endpoint.tls;
-    lo.username = opt.sentinel->username;
-    lo.password = opt.sentinel->password;
-    lo.client_name = opt.client_name;
-    lo.connect_timeout = opt.connect_timeout;
-    lo.reconnect = opt.reconnect;
-    lo.health_check_interval = opt.health_check_interval;
+    ConnectionOptions lo = sentinel_options(at);
+    lo.reconnect = opt.reconnect;  // a watch reconnects by itself and subscribes again
     const Endpoint from = lo.endpoint;
     auto w = std::make_unique<Connection>(loop, std::move(lo));
     Connection* c = w.get();
     w->add_push_handler([this, gen, from](resp::Frame push) {
-      if (gen != watch_gen) return;
-      if (const auto moved = detail::parse_new_primary(push, discovery->master())) {
-        on_announcement(*moved, from);
-      }
+      if (gen == watch_gen) on_sentinel_push(push, from);
     });
     w->add_state_handler([this, gen, c](ConnectionState s, std::error_code) {
       if (gen != watch_gen || s != ConnectionState::ready) return;
