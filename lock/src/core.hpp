@@ -211,6 +211,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // The primary changed (or is changing): held leases stop counting (valid_until = now) until
   // a renewal on the new primary re-confirms them (reconfirm_leases).
   void suspend_leases();
+  void lose_all_held();  // Regressions::drop_on_move only
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
   // Transparent: a doorbell push finds its queue by a string_view, without a copy.

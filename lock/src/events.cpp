@@ -233,7 +233,9 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   const std::uint64_t epoch = conn->primary_epoch();
   const bool moved = primary_epoch != 0 && epoch != primary_epoch;
   primary_epoch = epoch;
-  if (moved && !opts.regressions.no_reconfirm) {
+  if (moved && opts.regressions.drop_on_move) {
+    lose_all_held();
+  } else if (moved && !opts.regressions.no_reconfirm) {
     suspend_leases();
     reconfirm_leases();
     replay_leaves();
@@ -263,6 +265,15 @@ void Client::Core::suspend_leases() {
     d->suspended = true;
     d->valid_until = std::min(d->valid_until, now);
   }
+}
+
+void Client::Core::lose_all_held() {
+  std::vector<LeasePtr> held;
+  for (auto& [k, wl] : leases) {
+    auto d = wl.lock();
+    if (d && d->state.load() == LeaseState::held) held.push_back(std::move(d));
+  }
+  for (const auto& d : held) lose(d, Errc::lost);
 }
 
 void Client::Core::reconfirm_leases() {

@@ -315,10 +315,11 @@ const std::vector<Scenario>& all() {
        {},
        clusters::configure_cluster},
       {"failover-during-hold",
-       "CLUSTER FAILOVER while a lease is held (auto-renewed); a contender waits",
-       // no-reconfirm passes here (a graceful failover loses nothing in the simulator): no broken
-       // strategy shown to fail it yet.
-       "",
+       "CLUSTER FAILOVER while a lease is held (auto-renewed); a contender waits; the holder "
+       "keeps its lease (re-confirmed on the promoted replica: nothing was lost)",
+       // no-reconfirm passes here: a graceful failover loses no write, so trusting the lease
+       // without re-confirming it is safe here (its lossy twin, crash-during-hold, is not).
+       "drop-on-move",
        "failover-while-held",
        {},
        clusters::failover_during_hold,

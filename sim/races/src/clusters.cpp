@@ -135,6 +135,15 @@ void failover_during_hold(Run& r) {
   must_grant(r, 1, 1200ms,
              Job{.resource = h, .ttl = 500ms, .wait = 5s, .writes = {0ms, 50ms},
                  .release_after = 100ms});
+  // A graceful failover loses no write, so it must cost the holder nothing: its lease is
+  // re-confirmed on the promoted replica, and it is never told it lost h (drop-on-move is).
+  r.at(3s, [&r, holder] {
+    if (const Nanos t = r.told_lost_at(holder); t >= Nanos{0}) {
+      r.violate(Check::liveness, holder + " was told it lost h at " +
+                                     std::to_string(t.count() / 1'000'000) +
+                                     " ms, across a failover that lost nothing");
+    }
+  });
   r.run_until(6s);
   r.finish();
 }

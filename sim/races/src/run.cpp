@@ -418,6 +418,11 @@ Nanos Run::granted_at(std::string_view owner) const {
   if (!a || a->lease < 0) return kNever;
   return impl_->leases[static_cast<std::size_t>(a->lease)].granted;
 }
+Nanos Run::told_lost_at(std::string_view owner) const {
+  auto* a = find_attempt(impl_->attempts, owner);
+  if (!a || a->lease < 0) return kNever;
+  return impl_->leases[static_cast<std::size_t>(a->lease)].lost_notice;
+}
 std::vector<Nanos> Run::accepted_writes(std::string_view owner) const {
   std::vector<Nanos> v;
   auto* a = find_attempt(impl_->attempts, owner);

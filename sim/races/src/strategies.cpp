@@ -80,6 +80,12 @@ const std::vector<Entry>& entries() {
        true,
        {},
        regression(&lock::ClientOptions::Regressions::no_reconfirm)},
+      {{"drop-on-move",
+        "lockwire counting a primary change as the loss of every lease it holds: safe, but each "
+        "planned failover costs every holder its locks (#14)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::drop_on_move)},
       {{"no-ask",
         "lockwire on a Cluster answering ASK (a slot being migrated) as the server's error "
         "instead of asking the importing node (#14)"},

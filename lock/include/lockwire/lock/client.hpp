@@ -132,6 +132,7 @@ struct ClientOptions {
     bool counter_tokens = false;  // tokens from the counter alone: they repeat after data loss
     bool no_reconfirm = false;    // keep leases across a primary change without renewing there
     bool no_ask = false;          // answer a Cluster ASK refusal instead of asking its target
+    bool drop_on_move = false;    // count a primary change as the loss of every held lease
   } regressions;
 };
 

@@ -256,6 +256,7 @@ class Run {
   [[nodiscard]] bool acquire_failed(std::string_view owner) const;
   [[nodiscard]] Span release_span(std::string_view owner) const;
   [[nodiscard]] Nanos granted_at(std::string_view owner) const;  // -1: not granted
+  [[nodiscard]] Nanos told_lost_at(std::string_view owner) const;  // -1: never told
   [[nodiscard]] std::vector<Nanos> accepted_writes(std::string_view owner) const;
   [[nodiscard]] std::vector<Nanos> rejected_writes(std::string_view owner) const;
   [[nodiscard]] bool server_holds_now(std::string_view owner);
