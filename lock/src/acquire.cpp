@@ -163,6 +163,7 @@ void Client::Core::advance(const QueuePtr& q) {
   if (q->waiters.empty()) {
     q->state = Queue::State::idle;
     q->stop_timers();
+    std::erase(upgrades, q);
     if (!q->one_shot) {
       auto it = queues.find(q->keys.holders);
       if (it != queues.end() && it->second == q) queues.erase(it);
@@ -239,7 +240,12 @@ void Client::Core::attempt(const QueuePtr& q) {
 
 void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   const loop::MonoTime t_send = loop.now();
-  if (w->req.kind == Kind::exclusive) {
+  if (w->upgrade) {
+    watch(protocol::upgrade_watch(w->keys, w->req.owner),
+          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+            self->on_upgrade_read(q, w, t_send, ec, r, std::move(txn));
+          }));
+  } else if (w->req.kind == Kind::exclusive) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).
     send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, fence_floor()),
          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
@@ -644,6 +650,13 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
   d->core = weak_from_this();
   d->auto_renew = w->req.auto_renew;
   d->on_lost = std::move(w->req.on_lost);
+  if (LeasePtr from = w->upgrade ? shared_lease_of(w->keys, w->req.owner) : nullptr) {
+    // Promoted in place: the shared lease is over (released, not lost: no on_lost for it), and
+    // its loss notice, unless the caller gave a new one, now watches the exclusive lease.
+    if (!d->on_lost) d->on_lost = std::move(from->on_lost);
+    from->state.store(LeaseState::released);
+    drop_lease_timers(from);
+  }
   leases[d->registry_key] = d;
   arm_lease_timers(d);
   if (watch_evictions()) check_lease(d);  // tracks the holder set: evictions reach us
@@ -715,14 +728,18 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler) {
 void Client::Core::cancel(std::string_view resource, std::string_view owner) {
   Core& c = *this;
   if (c.closed) return;
-  auto it = c.queues.find(protocol::make_keys(c.opts.prefix, resource).holders);
-  if (it == c.queues.end()) return;
-  const QueuePtr q = it->second;
-  std::vector<WaiterPtr> mine;
-  for (const auto& w : q->waiters) {
-    if (w->req.owner == owner) mine.push_back(w);
+  const std::string holders = protocol::make_keys(c.opts.prefix, resource).holders;
+  std::vector<std::pair<QueuePtr, WaiterPtr>> mine;
+  auto collect = [&](const QueuePtr& q) {
+    for (const auto& w : q->waiters) {
+      if (w->req.owner == owner) mine.emplace_back(q, w);
+    }
+  };
+  if (auto it = c.queues.find(holders); it != c.queues.end()) collect(it->second);
+  for (const auto& q : c.upgrades) {
+    if (q->keys.holders == holders) collect(q);
   }
-  for (const auto& w : mine) c.give_up(q, w, Errc::cancelled);
+  for (const auto& [q, w] : mine) c.give_up(q, w, Errc::cancelled);
 }
 
 }  // namespace lockwire::lock

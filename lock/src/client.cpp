@@ -50,6 +50,11 @@ void Client::Core::shutdown() noexcept {
     if (auto w = ww.lock()) pending.push_back(std::move(w));
   }
   one_shots.clear();
+  for (auto& q : upgrades) {
+    q->stop_timers();
+    for (auto& w : q->waiters) pending.push_back(w);
+  }
+  upgrades.clear();
   for (auto& [k, wl] : leases) {
     if (auto d = wl.lock()) {
       stop_lease_timers(d);
@@ -158,6 +163,31 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
     return router_->lock(std::move(req), std::move(handler));
   }
   core_->lock(std::move(req), std::move(handler));
+}
+void Client::upgrade(LockRequest req, AcquireHandler handler) {
+  if (router_ && !validate(req)) {
+    return router_->with_core(req.resource, [self = router_, req = std::move(req),
+                                             handler = std::move(handler)](Core* c) mutable {
+      self->last = c;
+      if (c == nullptr) return handler(self->closed ? Errc::closed : Errc::connection, Lease{});
+      c->upgrade(std::move(req), std::move(handler));
+    });
+  }
+  core_->upgrade(std::move(req), std::move(handler));
+}
+void Client::upgrade(const Lease& shared, Nanos wait, AcquireHandler handler) {
+  LockRequest req;
+  if (shared.valid()) {
+    req.resource = shared.resource();
+    req.owner = shared.owner();
+    req.ttl = shared.ttl();
+    req.auto_renew = shared.d_->auto_renew;
+  }
+  req.wait = wait;
+  if (router_ && shared.valid()) router_->follow_slot(*shared.d_);
+  auto c = shared.valid() ? std::static_pointer_cast<Core>(shared.d_->core.lock()) : nullptr;
+  if (router_ && c) router_->last = c.get();
+  (c ? *c : *core_).upgrade(std::move(req), std::move(handler));
 }
 void Client::cancel(std::string_view resource, std::string_view owner) {
   core_->cancel(resource, owner);

@@ -95,6 +95,10 @@ struct Waiter {
   bool expired = false;
   Ec give_up;
   int polls = 0;  // consecutive polls of this wait (no push wake-ups): the backoff's exponent
+  // Client::upgrade: promotes this owner's shared lease in place (upgrade.cpp). Such a waiter
+  // has a queue of its own (Core::upgrades): queued behind a local writer that waits for this
+  // very shared lease, it would wait for itself.
+  bool upgrade = false;
   std::unique_ptr<loop::Timer> deadline_timer;
   std::unique_ptr<loop::Timer> settle_timer;  // answers outcome_unknown if the server is silent
 
@@ -222,6 +226,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     }
   };
   std::unordered_map<std::string, QueuePtr, KeyHash, std::equal_to<>> queues;
+  // Upgrade waits, one queue each (not in `queues`): woken by their holder set's pushes too.
+  std::vector<QueuePtr> upgrades;
   std::unordered_map<std::string, std::weak_ptr<detail::LeaseData>> leases;
   std::vector<std::string> scratch_keys;
 
@@ -271,7 +277,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void check_holders_of(std::string_view holders_key);
 
   [[nodiscard]] static bool exclusive_head(const Queue& q) {
-    return !q.waiters.empty() && q.waiters.front()->req.kind == Kind::exclusive;
+    return !q.waiters.empty() && q.waiters.front()->req.kind == Kind::exclusive &&
+           !q.waiters.front()->upgrade;
   }
 
   // The holder set changed (release, expiry, claim, renew). Shared waiters and the elected
@@ -465,8 +472,19 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
                     const std::function<void(Ec)>& done);
 
+  // ---- upgrade (upgrade.cpp) ---------------------------------------------------------------
+  void on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                       const loop::Replies& r, loop::WatchTxn txn);
+  void on_upgrade_wait(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
+                       bool track);
+  void on_upgrade_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                        const loop::Replies& r);
+  // The local shared lease an upgrade of (`keys`, `owner`) replaces; nullptr if none.
+  LeasePtr shared_lease_of(const protocol::Keys& keys, std::string_view owner);
+
   // ---- the public operations on this Core (Client routes each call to its Core) -------------
   void lock(LockRequest req, AcquireHandler handler);
+  void upgrade(LockRequest req, AcquireHandler handler);
   void cancel(std::string_view resource, std::string_view owner);
   void release(const Lease& lease, DoneHandler handler);
   void renew(const Lease& lease, DoneHandler handler);

@@ -26,6 +26,8 @@ class Category final : public std::error_category {
         return "unexpected reply from the server";
       case Errc::invalid_argument:
         return "invalid argument";
+      case Errc::upgrade_conflict:
+        return "another reader is upgrading its shared lease on the resource";
       case Errc::already_held:
         return "this owner already holds a lease on the resource";
       case Errc::closed:

@@ -16,6 +16,12 @@ void Client::Core::on_push(resp::Frame push) {
     return;
   }
   for (const std::string& k : scratch_keys) {
+    if (!upgrades.empty()) {
+      const std::vector<QueuePtr> ups = upgrades;  // a wake can end one
+      for (const auto& uq : ups) {
+        if (uq->keys.holders == k) on_holders_changed(uq);
+      }
+    }
     if (auto it = queues.find(k); it != queues.end()) {
       on_holders_changed(it->second);
       continue;
@@ -354,8 +360,9 @@ void Client::Core::check_lease(const LeasePtr& d) {
 
 void Client::Core::wake_all() {
   std::vector<QueuePtr> qs;
-  qs.reserve(queues.size());
+  qs.reserve(queues.size() + upgrades.size());
   for (auto& [k, q] : queues) qs.push_back(q);
+  qs.insert(qs.end(), upgrades.begin(), upgrades.end());
   for (auto& q : qs) wake(q);
 }
 

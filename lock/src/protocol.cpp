@@ -70,6 +70,10 @@ std::string Keys::companion(std::string_view owner) const {
   return s;
 }
 
+std::string Keys::intent() const {
+  return holders + ":u";
+}
+
 std::string Keys::doorbell(std::string_view owner) const {
   std::string s;
   s.reserve(holders.size() + 3 + owner.size());

@@ -229,6 +229,18 @@ class Client {
   // Gives up the waits of `owner` on `resource` as a deadline would: each handler gets
   // Errc::cancelled once no claim of ours remains (or outcome_unknown after settle_timeout).
   void cancel(std::string_view resource, std::string_view owner);
+  // Promotes the shared lease `req.owner` holds on `req.resource` to an exclusive one in place:
+  // no writer can get in between (docs/protocol.md, "Upgrade"). The answer is a new exclusive
+  // lease with a new (higher) token; the shared lease of this client, if it has it, turns
+  // `released` at that moment (its on_lost carries over unless req.on_lost is set). While other
+  // readers hold the resource it waits like a writer, up to req.wait (0: one attempt,
+  // timed_out if other readers are there). req.kind is ignored; ttl and auto_renew are the
+  // exclusive lease's. Errors: not_held (no live shared lease of that owner: then it is lost),
+  // upgrade_conflict (another reader's upgrade is pending: its shared lease is kept), and those
+  // of lock(). The owner may hold the shared lease through another client or process.
+  void upgrade(LockRequest req, AcquireHandler handler);
+  // The same for a shared lease of this client: its TTL and auto-renewal carry over.
+  void upgrade(const Lease& shared, Nanos wait, AcquireHandler handler);
   // Removes only this lease. not_held when it had expired / was force-released.
   void release(const Lease& lease, DoneHandler handler);
   // Extends only this lease (by its TTL). not_held when it is gone (the lease turns `lost`).

@@ -34,6 +34,9 @@ enum class Errc {
   // or the renewal (the lease is not extended) within replica_timeout. last_error() says how
   // many did.
   not_replicated,
+  // Client::upgrade: another reader of the resource is upgrading its shared lease; both waiting
+  // for the other to leave would deadlock, so the later one is refused (its shared lease kept).
+  upgrade_conflict,
 };
 
 [[nodiscard]] const std::error_category& lock_category() noexcept;

@@ -59,6 +59,7 @@ struct Keys {
   std::string queue;    // P{R}:q    zset: exclusive waiters, score = ticket (a wake-up hint)
   [[nodiscard]] std::string companion(std::string_view owner) const;  // P{R}:s:<owner>
   [[nodiscard]] std::string doorbell(std::string_view owner) const;   // P{R}:w:<owner>
+  [[nodiscard]] std::string intent() const;  // P{R}:u: the owner of the pending upgrade
 };
 [[nodiscard]] Keys make_keys(std::string_view prefix, std::string_view resource);
 [[nodiscard]] std::string field(Kind kind, std::string_view owner);
@@ -147,6 +148,40 @@ struct SharedRead {
                                          std::int64_t ttl_ms, std::uint64_t floor_us = 0);
 // granted (token) / aborted (EXEC nil) / bad_reply.
 [[nodiscard]] AcquireReply parse_shared_grant(resp::Frame exec);
+
+// --- upgrade: a sole shared lease to exclusive, in place ----------------------------------------
+// WATCH P{R} P{R}:s:O P{R}:u; HGETALL P{R}; EXISTS P{R}:s:O; GET P{R}:u  then one of the blocks
+// below (docs/protocol.md, "Upgrade").
+[[nodiscard]] loop::Request upgrade_watch(const Keys& k, std::string_view owner);
+struct UpgradeRead {
+  bool ok = false;
+  bool companion_exists = false;
+  std::string intent;  // the owner whose upgrade is pending (P{R}:u); empty: none
+  std::vector<std::string> fields;
+};
+[[nodiscard]] UpgradeRead parse_upgrade_watch(const loop::Replies& r);
+enum class UpgradeDecision : std::uint8_t {
+  free,                    // our live s:O is the only field: promote it
+  blocked,                 // a writer (or an unknown field) is there: wait
+  blocked_by_shared_only,  // other readers: wait (their stale fields may be cleaned)
+  not_held,                // our shared lease is gone: nothing to upgrade
+  conflict,                // another reader's upgrade is pending: waiting would deadlock
+};
+// `intent` empty = none; `companion_exists` false = our lease is over.
+[[nodiscard]] UpgradeDecision decide_upgrade(std::string_view owner,
+                                             const std::vector<std::string>& fields,
+                                             bool companion_exists, std::string_view intent);
+// MULTI HDEL s:O; DEL P{R}:s:O P{R}:u; HSET x:O; PEXPIRE P{R} ttl; ZADD GT; ZADD INCR; EXEC.
+[[nodiscard]] loop::Request upgrade_grant(const Keys& k, std::string_view owner,
+                                          std::int64_t ttl_ms, std::uint64_t floor_us = 0);
+// granted (token) / aborted (EXEC nil) / bad_reply.
+[[nodiscard]] AcquireReply parse_upgrade_grant(resp::Frame exec);
+// Blocked: MULTI SET P{R}:u O PX intent_ms; [CLIENT CACHING YES]; PTTL P{R}; HGETALL P{R}; EXEC
+// under the same WATCH: the intent is ours only if nothing changed since the read.
+[[nodiscard]] loop::Request upgrade_wait(const Keys& k, std::string_view owner,
+                                         std::int64_t intent_ms, bool track);
+// The wait read of upgrade_wait (aborted: `ok` false and `aborted` true: read again).
+[[nodiscard]] WaitRead parse_upgrade_wait(resp::Frame exec, bool track, bool& aborted);
 
 // --- replica acknowledgement (ClientOptions::min_replicas): WAIT n timeout_ms ------------------
 // Sent after a grant's or renewal's reply (never pipelined with the block: a plain request may

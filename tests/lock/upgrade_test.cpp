@@ -1,0 +1,174 @@
+// Client::upgrade on a real redis-server (scripting disabled): a sole shared lease becomes
+// exclusive in place, with no window for a writer; other readers make it wait; two readers
+// upgrading at once do not wait for each other (issue #20).
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "lock_fixture.hpp"
+
+namespace lockwire::lock {
+namespace {
+
+using namespace std::chrono_literals;
+
+class UpgradeTest : public LockTest {
+ protected:
+  struct Pending {
+    bool done = false;
+    std::error_code ec;
+    Lease lease;
+    std::optional<loop::MonoTime> at;
+  };
+  void upgrade(Client& c, const Lease& shared, Nanos wait, Pending& p) {
+    c.upgrade(shared, wait, [&p, this](std::error_code ec, Lease l) {
+      p = {true, ec, std::move(l), loop_.now()};
+    });
+  }
+  Acq upgrade_now(Client& c, const Lease& shared, Nanos wait) {
+    Pending p;
+    upgrade(c, shared, wait, p);
+    run_until([&] { return p.done; });
+    return {p.ec, p.lease};
+  }
+  std::string holders(const std::string& r) {
+    return server_.cli({"HKEYS", "lockwire:{" + r + "}"});
+  }
+};
+
+// The only reader is promoted at once, with a higher token, while a writer waits: the writer
+// is granted only after the upgraded lease's release, never in between.
+TEST_F(UpgradeTest, SoleReaderIsPromotedInPlaceAheadOfAWaitingWriter) {
+  auto a = make_client();
+  auto b = make_client();
+  auto s = acquire(*a, req("r", "u", 10s, 0s, Kind::shared));
+  ASSERT_FALSE(s.ec) << s.ec.message();
+  Pending writer;
+  b->lock(req("r", "w", 10s, 10s), [&](std::error_code ec, Lease l) {
+    writer = {true, ec, std::move(l), loop_.now()};
+  });
+  sleep_loop(100ms);  // the writer is waiting
+  ASSERT_FALSE(writer.done);
+  auto x = upgrade_now(*a, s.lease, 1s);
+  ASSERT_FALSE(x.ec) << x.ec.message() << " " << a->last_error();
+  EXPECT_EQ(x.lease.kind(), Kind::exclusive);
+  EXPECT_GT(x.lease.token(), s.lease.token());
+  EXPECT_EQ(s.lease.state(), LeaseState::released);
+  EXPECT_TRUE(x.lease.held());
+  // (The woken writer's claim may show for a round trip: it sees x:u and withdraws it.)
+  const std::string hs = holders("r");
+  EXPECT_NE(hs.find("x:u\n"), std::string::npos) << hs;
+  EXPECT_EQ(hs.find("s:"), std::string::npos) << hs;
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{r}:s:u", "lockwire:{r}:u"}), "0\n");
+  const std::string pttl = server_.cli({"PTTL", "lockwire:{r}"});
+  EXPECT_GT(std::stoll(pttl), 9000) << pttl;  // the exclusive lease's own TTL
+  sleep_loop(200ms);
+  EXPECT_FALSE(writer.done) << "a writer got in after the upgrade";
+  EXPECT_FALSE(renew(*a, x.lease));
+  EXPECT_EQ(release(*a, s.lease), Errc::not_held);  // the shared lease is over
+  const loop::MonoTime released_at = loop_.now();
+  EXPECT_FALSE(release(*a, x.lease));
+  run_until([&] { return writer.done; });
+  ASSERT_FALSE(writer.ec) << writer.ec.message();
+  EXPECT_GE(*writer.at, released_at);
+  EXPECT_GT(writer.lease.token(), x.lease.token());
+  EXPECT_FALSE(release(*b, writer.lease));
+}
+
+// With another reader there, the upgrade waits like a writer; the other reader's release
+// (a push) lets it go.
+TEST_F(UpgradeTest, WaitsForTheOtherReadersToLeave) {
+  auto a = make_client();
+  auto b = make_client();
+  auto s1 = acquire(*a, req("r", "s1", 10s, 0s, Kind::shared));
+  auto s2 = acquire(*b, req("r", "s2", 10s, 0s, Kind::shared));
+  ASSERT_FALSE(s1.ec);
+  ASSERT_FALSE(s2.ec);
+  EXPECT_EQ(upgrade_now(*a, s1.lease, 0s).ec, Errc::timed_out);  // one attempt: not alone
+  EXPECT_TRUE(s1.lease.held());
+  Pending up;
+  upgrade(*a, s1.lease, 10s, up);
+  sleep_loop(200ms);
+  ASSERT_FALSE(up.done);
+  EXPECT_EQ(server_.cli({"GET", "lockwire:{r}:u"}), "s1\n");  // the declared intent
+  EXPECT_TRUE(s1.lease.held());
+  // A new exclusive claimant is still refused meanwhile (the readers are there).
+  EXPECT_EQ(acquire(*b, req("r", "w", 10s)).ec, Errc::timed_out);
+  EXPECT_FALSE(release(*b, s2.lease));
+  run_until([&] { return up.done; });
+  ASSERT_FALSE(up.ec) << up.ec.message() << " " << a->last_error();
+  EXPECT_GT(up.lease.token(), s2.lease.token());
+  EXPECT_EQ(holders("r"), "x:s1\n");
+  EXPECT_EQ(s1.lease.state(), LeaseState::released);
+  EXPECT_FALSE(release(*a, up.lease));
+}
+
+// Two readers asking to upgrade: the second is refused at once (its shared lease kept) instead
+// of both waiting for the other until their deadlines.
+TEST_F(UpgradeTest, TwoReadersUpgradingDoNotDeadlock) {
+  auto a = make_client();
+  auto b = make_client();
+  auto s1 = acquire(*a, req("r", "s1", 10s, 0s, Kind::shared));
+  auto s2 = acquire(*b, req("r", "s2", 10s, 0s, Kind::shared));
+  ASSERT_FALSE(s1.ec);
+  ASSERT_FALSE(s2.ec);
+  Pending first;
+  upgrade(*a, s1.lease, 20s, first);
+  sleep_loop(100ms);
+  ASSERT_FALSE(first.done);
+  auto second = upgrade_now(*b, s2.lease, 20s);
+  EXPECT_EQ(second.ec, Errc::upgrade_conflict) << second.ec.message();
+  EXPECT_NE(b->last_error().find("'s1' is upgrading"), std::string::npos) << b->last_error();
+  EXPECT_FALSE(first.done);
+  EXPECT_TRUE(s2.lease.held());
+  EXPECT_FALSE(release(*b, s2.lease));
+  run_until([&] { return first.done; });
+  ASSERT_FALSE(first.ec) << first.ec.message();
+  EXPECT_FALSE(release(*a, first.lease));
+}
+
+// The owner's shared lease may be held through another client (a process, the CLI): the
+// upgrade by owner promotes it there; the old handle then finds it gone.
+TEST_F(UpgradeTest, ByOwnerFromAnotherClient) {
+  auto a = make_client();
+  auto c = make_client();
+  auto s = acquire(*a, req("r", "o", 10s, 0s, Kind::shared));
+  ASSERT_FALSE(s.ec);
+  Pending p;
+  c->upgrade(req("r", "o", 5s, 1s), [&](std::error_code ec, Lease l) {
+    p = {true, ec, std::move(l), loop_.now()};
+  });
+  run_until([&] { return p.done; });
+  ASSERT_FALSE(p.ec) << p.ec.message() << " " << c->last_error();
+  EXPECT_EQ(holders("r"), "x:o\n");
+  EXPECT_EQ(renew(*a, s.lease), Errc::not_held);
+  EXPECT_FALSE(release(*c, p.lease));
+}
+
+// Nothing to upgrade: not_held, and nothing is written; a wait that ends leaves the shared
+// lease held and only an intent that lapses by itself.
+TEST_F(UpgradeTest, NothingToUpgradeAndDeadlines) {
+  auto a = make_client();
+  auto b = make_client();
+  Pending none;
+  a->upgrade(req("r", "nobody", 5s, 1s), [&](std::error_code ec, Lease l) {
+    none = {true, ec, std::move(l), loop_.now()};
+  });
+  run_until([&] { return none.done; });
+  EXPECT_EQ(none.ec, Errc::not_held);
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{r}", "lockwire:{r}:u"}), "0\n");
+  auto s1 = acquire(*a, req("r", "s1", 10s, 0s, Kind::shared));
+  auto s2 = acquire(*b, req("r", "s2", 10s, 0s, Kind::shared));
+  ASSERT_FALSE(s1.ec);
+  ASSERT_FALSE(s2.ec);
+  EXPECT_EQ(upgrade_now(*a, s1.lease, 300ms).ec, Errc::timed_out);
+  EXPECT_TRUE(s1.lease.held());
+  const std::string pttl = server_.cli({"PTTL", "lockwire:{r}:u"});
+  EXPECT_LE(std::stoll(pttl), 300) << pttl;  // lapses by the end of the wait it was for
+  EXPECT_EQ(holders("r"), "s:s1\ns:s2\n");
+  EXPECT_FALSE(release(*a, s1.lease));
+  EXPECT_FALSE(release(*b, s2.lease));
+}
+
+}  // namespace
+}  // namespace lockwire::lock
