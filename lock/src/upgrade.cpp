@@ -62,6 +62,17 @@ void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
         });
     w->deadline_timer->start(w->req.wait);
   }
+  if (opts.regressions.upgrade_by_release) {
+    // The bug: a window between the two in which a writer can be granted.
+    auto s = shared_lease_of(w->keys, w->req.owner);
+    LockRequest again = std::move(w->req);
+    auto cb = std::move(w->cb);
+    auto relock = [wk = weak(), again = std::move(again), cb = std::move(cb)](Ec) mutable {
+      if (auto self = wk.lock(); self && !self->closed) self->lock(std::move(again), std::move(cb));
+    };
+    if (s) return release(Lease(s), std::move(relock));
+    return relock({});
+  }
   q->waiters.push_back(w);
   upgrades.push_back(q);
   attempt(q);
@@ -80,8 +91,11 @@ void Client::Core::on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::
     fail_step(q, w, r, false);
     return;
   }
-  const protocol::UpgradeDecision d =
+  protocol::UpgradeDecision d =
       protocol::decide_upgrade(w->req.owner, read.fields, read.companion_exists, read.intent);
+  if (d == protocol::UpgradeDecision::conflict && opts.regressions.upgrade_ignores_intent) {
+    d = protocol::UpgradeDecision::blocked_by_shared_only;  // the bug: wait for each other
+  }
   if (d == protocol::UpgradeDecision::free && !w->leaving()) {
     exec(txn, metrics(),
          protocol::upgrade_grant(w->keys, w->req.owner, w->ttl_ms, fence_floor()),

@@ -45,6 +45,7 @@ std::string FaultProfile::fault_list() const {
   add(oom, "oom");
   add(failovers, "failovers");
   add(cluster, "cluster");
+  add(semantics, "semantics");
   if (s.empty()) s = "none";
   return s;
 }
@@ -78,7 +79,8 @@ std::string FaultProfile::describe() const {
 FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
   const bool conditions = seed >= kConditionsFrom;  // (splitmix64 advances `seed` in place)
   const bool failovers = seed >= kFailoversFrom;
-  const bool cluster = seed >= kClusterFrom;
+  const bool cluster = seed >= kClusterFrom && seed < kSemanticsFrom;
+  const bool semantics = seed >= kSemanticsFrom;
   Rng r(splitmix64(seed));
   FaultProfile p;
   const bool all = forced == "all";
@@ -134,6 +136,9 @@ FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
     p.failovers = p.restarts = p.oom = p.acl_tracking = p.acl_caching = false;
     p.restricted = 0;
   }
+  // The semantics workload (issue #20): no further draw, so the profile is the one above.
+  p.semantics = swarm ? semantics : has(forced, "semantics");
+  if (p.semantics && swarm) p.failovers = false;
   return p;
 }
 

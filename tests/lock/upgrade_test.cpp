@@ -75,6 +75,28 @@ TEST_F(UpgradeTest, SoleReaderIsPromotedInPlaceAheadOfAWaitingWriter) {
   EXPECT_FALSE(release(*b, writer.lease));
 }
 
+// A writer of the same client queued on the resource does not hold the upgrade back (its own
+// queue): the twin of BrokenReleaseThenLockLetsTheWriterIn.
+TEST_F(UpgradeTest, AWriterOfTheSameClientDoesNotGetInEither) {
+  auto a = make_client();
+  auto s = acquire(*a, req("r", "u", 10s, 0s, Kind::shared));
+  ASSERT_FALSE(s.ec);
+  Pending writer;
+  a->lock(req("r", "w", 10s, 10s), [&](std::error_code ec, Lease l) {
+    writer = {true, ec, std::move(l), loop_.now()};
+  });
+  sleep_loop(100ms);
+  auto x = upgrade_now(*a, s.lease, 5s);
+  ASSERT_FALSE(x.ec) << x.ec.message() << " " << a->last_error();
+  EXPECT_FALSE(writer.done) << "the writer got in before the upgrade";
+  const loop::MonoTime released_at = loop_.now();
+  EXPECT_FALSE(release(*a, x.lease));
+  run_until([&] { return writer.done; });
+  ASSERT_FALSE(writer.ec);
+  EXPECT_GE(*writer.at, released_at);
+  EXPECT_FALSE(release(*a, writer.lease));
+}
+
 // With another reader there, the upgrade waits like a writer; the other reader's release
 // (a push) lets it go.
 TEST_F(UpgradeTest, WaitsForTheOtherReadersToLeave) {
@@ -166,6 +188,55 @@ TEST_F(UpgradeTest, NothingToUpgradeAndDeadlines) {
   const std::string pttl = server_.cli({"PTTL", "lockwire:{r}:u"});
   EXPECT_LE(std::stoll(pttl), 300) << pttl;  // lapses by the end of the wait it was for
   EXPECT_EQ(holders("r"), "s:s1\ns:s2\n");
+  EXPECT_FALSE(release(*a, s1.lease));
+  EXPECT_FALSE(release(*b, s2.lease));
+}
+
+// The twins of the simulator's broken strategies, on the real server: the checks above fail
+// for them. release-then-lock lets the waiting writer in between the read and the write.
+TEST_F(UpgradeTest, BrokenReleaseThenLockLetsTheWriterIn) {
+  ClientOptions broken;
+  broken.regressions.upgrade_by_release = true;
+  auto a = make_client(broken, conn_options());
+  auto s = acquire(*a, req("r", "u", 10s, 0s, Kind::shared));
+  ASSERT_FALSE(s.ec);
+  // The writer waits through the same client, so the order is not left to timing: its queue is
+  // served first once the resource is free (the in-place upgrade never frees it).
+  Pending writer;
+  a->lock(req("r", "w", 10s, 10s), [&](std::error_code ec, Lease l) {
+    writer = {true, ec, std::move(l), loop_.now()};
+  });
+  sleep_loop(100ms);
+  ASSERT_FALSE(writer.done);
+  Pending up;
+  upgrade(*a, s.lease, 5s, up);
+  run_until([&] { return writer.done; });
+  ASSERT_FALSE(writer.ec);
+  EXPECT_FALSE(up.done) << "the writer got in while the upgrade was still waiting";
+  EXPECT_FALSE(release(*a, writer.lease));
+  run_until([&] { return up.done; });
+  ASSERT_FALSE(up.ec);
+  EXPECT_GT(up.lease.token(), writer.lease.token());  // what c1 read is stale by now
+  EXPECT_FALSE(release(*a, up.lease));
+}
+
+// Without the intent, two upgrading readers wait for each other until their deadlines.
+TEST_F(UpgradeTest, BrokenWithoutTheIntentTwoUpgradersWaitOutTheirDeadlines) {
+  ClientOptions broken;
+  broken.regressions.upgrade_ignores_intent = true;
+  auto a = make_client(broken, conn_options());
+  auto b = make_client(broken, conn_options());
+  auto s1 = acquire(*a, req("r", "s1", 10s, 0s, Kind::shared));
+  auto s2 = acquire(*b, req("r", "s2", 10s, 0s, Kind::shared));
+  ASSERT_FALSE(s1.ec);
+  ASSERT_FALSE(s2.ec);
+  Pending u1, u2;
+  upgrade(*a, s1.lease, 600ms, u1);
+  sleep_loop(50ms);
+  upgrade(*b, s2.lease, 600ms, u2);
+  run_until([&] { return u1.done && u2.done; });
+  EXPECT_EQ(u1.ec, Errc::timed_out);
+  EXPECT_EQ(u2.ec, Errc::timed_out);
   EXPECT_FALSE(release(*a, s1.lease));
   EXPECT_FALSE(release(*b, s2.lease));
 }

@@ -102,6 +102,8 @@ TEST(Checkers, EachFiresOnABrokenStrategy) {
       {"graceful-failover-mid-hold", "single-node", Check::mutual_exclusion},
       {"old-primary-still-writable", "single-node", Check::mutual_exclusion},
       {"crash-failover-lost-token", "counter-tokens", Check::mutual_exclusion},
+      // Upgrade in place (issue #20): the checker's upgrade-continuity rule.
+      {"upgrade-with-writer-waiting", "release-then-lock", Check::mutual_exclusion},
   };
   std::set<Check> covered;
   for (const auto& c : cases) {
@@ -234,6 +236,12 @@ TEST(Explore, FindsBrokenStrategies) {
     if (!explore_one(seed, "reread-untracked", profile_for(seed)).ok) ++failed;
   }
   EXPECT_GT(failed, 0) << "reread-untracked survived 100 server-condition seeds";
+  // An upgrade that is not in place: the semantics seeds find it.
+  failed = 0;
+  for (std::uint64_t seed = sim::kSemanticsFrom; seed < sim::kSemanticsFrom + 100 && failed == 0; ++seed) {
+    if (!explore_one(seed, "release-then-lock", profile_for(seed)).ok) ++failed;
+  }
+  EXPECT_GT(failed, 0) << "release-then-lock survived 100 semantics seeds";
 }
 
 TEST(Explore, ProfilesVaryAndCanBeForced) {

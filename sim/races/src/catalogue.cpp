@@ -8,6 +8,7 @@
 #include "clusters.hpp"
 #include "conditions.hpp"
 #include "failovers.hpp"
+#include "semantics.hpp"
 #include "lockwire/races/races.hpp"
 
 namespace lockwire::races {
@@ -351,6 +352,22 @@ const std::vector<Scenario>& all() {
        {},
        {},
        clusters::configure_cluster},
+      {"upgrade-with-writer-waiting",
+       "a reader upgrades its shared lease to write while a writer waits: the writer must not get "
+       "in between the read and the write",
+       "release-then-lock",
+       "writer-waiting-at-upgrade",
+       {},
+       semantics::upgrade_with_writer_waiting,
+       2},
+      {"two-readers-upgrade",
+       "two readers both upgrade their shared leases: one is refused at once and steps aside, "
+       "the other's upgrade goes",
+       "upgrade-ignores-intent",
+       "both-readers-upgrading",
+       {},
+       semantics::two_readers_upgrade,
+       2},
   };
   return v;
 }

@@ -76,7 +76,9 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
       w.net().link(run.node(i), run.server()).split_per_million = 300000;
   }
 
-  // Workload: every client runs a few jobs at random times on random resources.
+  // Workload: every client runs a few jobs at random times on random resources. The semantics
+  // workload draws from a generator of its own, so the draws below stay the classic range's.
+  sim::Rng sr(seed ^ 0x5e3a11c5ULL);
   for (int i = 0; i < p.clients; ++i) {
     const int jobs = static_cast<int>(r.between(2, 5));
     for (int k = 0; k < jobs; ++k) {
@@ -90,6 +92,20 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
       if (r.chance(300000)) j.renew_after = hold / 3;
       // Auto-renewed leases are always released (else they would hold the lock forever).
       j.release_after = j.auto_renew || r.chance(850000) ? hold : Nanos{-1};
+      if (p.semantics) {
+        if (sr.chance(500000)) {
+          j.shared = true;
+          j.writes.clear();  // readers do not write
+          if (sr.chance(500000)) {
+            // Read, then upgrade in place and write under the exclusive lease.
+            j.upgrade_after = hold / 2;
+            j.upgraded_writes = {Nanos{0}, hold / 4};
+            j.upgraded_release_after = hold / 2;
+            j.release_if_upgrade_fails = true;
+            j.release_after = Nanos{-1};  // the upgrade ends the shared lease (or it fails)
+          }
+        }
+      }
       run.job(i, ms(r.between(0, 2200)), std::move(j));
     }
   }

@@ -61,6 +61,32 @@ class LockwireStrategy final : public Strategy {
     });
   }
 
+  void upgrade(int lease, const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
+    (void)lease;  // by owner: the Client retires its own shared lease of that owner
+    lock::LockRequest req;
+    req.resource = spec.resource;
+    req.owner = spec.owner;
+    req.ttl = spec.ttl;
+    req.wait = spec.wait;
+    req.auto_renew = spec.auto_renew;
+    const int id = next_++;
+    auto alive = alive_;
+    req.on_lost = [this, id, alive](Ec) {
+      if (*alive && on_lost) on_lost(id);
+    };
+    client_->upgrade(std::move(req), [this, id, alive, done = std::move(done)](Ec ec, lock::Lease l) {
+      if (!*alive) return;
+      AcquireResult r;
+      r.ec = ec;
+      if (!ec) {
+        r.token = l.token();
+        r.lease = id;
+        leases_[id] = l;
+      }
+      done(r);
+    });
+  }
+
   void release(int lease, std::function<void(Ec)> done) override {
     auto it = leases_.find(lease);
     if (it == leases_.end()) return done(lock::Errc::invalid_argument);

@@ -161,6 +161,111 @@ void Run::when(Nanos from, Nanos until, Nanos step, std::function<bool()> pred,
   });
 }
 
+// The writes, renewal and release of a lease just granted (index `li`, client `c`).
+void Run::after_grant(int c, int li, const std::vector<Nanos>& writes, Nanos renew_after,
+                      Nanos release_after) {
+  sim::Node* n = impl_->clients[static_cast<std::size_t>(c)].node;
+  for (Nanos wdt : writes) {
+    // The holder checks its belief, then its write lands 1 ms later (the window a process
+    // pause can fall into).
+    world_->schedule(world_->now() + wdt, n, [this, c, li, n] {
+      Impl& i4 = *impl_;
+      const auto& l4 = i4.leases[static_cast<std::size_t>(li)];
+      if (!i4.clients[static_cast<std::size_t>(c)].s->believes_held(l4.id)) return;
+      world_->schedule(world_->now() + 1ms, n, [this, li] { impl_->write(li); });
+    });
+  }
+  if (renew_after >= Nanos{0}) {
+    world_->schedule(world_->now() + renew_after, n, [this, li] { impl_->do_renew(li); });
+  }
+  if (release_after >= Nanos{0}) {
+    world_->schedule(world_->now() + release_after, n, [this, li] { impl_->do_release(li); });
+  }
+}
+
+// Records a grant of attempt `ai` (client `c`); returns the lease's index.
+int Run::record_grant(int c, int ai, const AcquireResult& r) {
+  Impl& im = *impl_;
+  Impl::LeaseRec l;
+  l.attempt = ai;
+  l.id = r.lease;
+  l.token = r.token;
+  l.granted = world_->now();
+  const int li = static_cast<int>(im.leases.size());
+  im.leases.push_back(l);
+  im.attempts[static_cast<std::size_t>(ai)].lease = li;
+  im.clients[static_cast<std::size_t>(c)].latest = li;
+  note("granted", im.attempts[static_cast<std::size_t>(ai)].label + " token " +
+                      std::to_string(r.token));
+  return li;
+}
+
+// A new attempt record (ground truth is sampled for it from now on); returns its index.
+int Run::record_attempt(int c, const std::string& label, const std::string& owner, const Job& j,
+                        bool shared) {
+  Impl& im = *impl_;
+  Impl::Attempt a;
+  a.client = c;
+  a.label = label;
+  a.owner = owner;
+  a.resource = j.resource;
+  a.shared = shared;
+  a.start = world_->now();
+  a.deadline = a.start + j.wait;
+  a.ttl = j.ttl;
+  const int ai = static_cast<int>(im.attempts.size());
+  im.attempts.push_back(a);
+  im.dirty = true;
+  return ai;
+}
+
+void Run::report_attempt(int ai, const AcquireResult& r) {
+  Impl& im = *impl_;
+  Impl::Attempt& at = im.attempts[static_cast<std::size_t>(ai)];
+  at.reported = world_->now();
+  at.ec = r.ec;
+  im.dirty = true;
+  if (r.ec) note("acquire-failed", at.label + " " + r.ec.message());
+}
+
+// The upgrade of shared lease `li` (client `c`, job `j`): a new exclusive attempt of the same
+// owner; once granted, the shared lease is over (the server replaced it in the same block).
+void Run::upgrade_lease(int c, int li, const std::string& label, const Job& j) {
+  Impl& im = *impl_;
+  const Impl::LeaseRec& old = im.leases[static_cast<std::size_t>(li)];
+  const std::string owner = im.attempts[static_cast<std::size_t>(old.attempt)].owner;
+  const int ai = record_attempt(c, label + "^x", owner, j, false);
+  im.attempts[static_cast<std::size_t>(ai)].upgrade_of = old.attempt;
+  AcquireSpec spec;
+  spec.resource = j.resource;
+  spec.owner = owner;
+  spec.ttl = j.ttl;
+  spec.wait = j.wait;
+  spec.auto_renew = j.auto_renew;
+  note("upgrade", label + " wait " + fmt_t(j.wait));
+  // The promotion ends the shared lease on the server (in the same block that grants the
+  // exclusive one): like a release of its own, in progress until the answer.
+  Impl::LeaseRec& was = im.leases[static_cast<std::size_t>(li)];
+  const bool releasing = was.release_start == kNever;
+  if (releasing) was.release_start = world_->now();
+  im.clients[static_cast<std::size_t>(c)].s->upgrade(
+      old.id, spec, [this, c, li, ai, j, releasing](AcquireResult r) {
+        report_attempt(ai, r);
+        Impl::LeaseRec& was = impl_->leases[static_cast<std::size_t>(li)];
+        if (r.ec) {
+          if (releasing) was.release_start = kNever;  // not promoted: the shared lease goes on
+          if (j.release_if_upgrade_fails) impl_->do_release(li);
+          return;
+        }
+        if (releasing) {
+          was.release_end = world_->now();
+          was.release_ok = true;
+        }
+        const int nli = record_grant(c, ai, r);
+        after_grant(c, nli, j.upgraded_writes, Nanos{-1}, j.upgraded_release_after);
+      });
+}
+
 std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResult&)> on_done) {
   Impl& im = *impl_;
   Impl::Client& cl = im.clients[static_cast<std::size_t>(c)];
@@ -169,18 +274,7 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
   sim::Node* node = cl.node;
   world_->schedule(t, node, [this, c, label, owner, j, on_done = std::move(on_done)] {
     Impl& im2 = *impl_;
-    Impl::Attempt a;
-    a.client = c;
-    a.label = label;
-    a.owner = owner;
-    a.resource = j.resource;
-    a.shared = j.shared;
-    a.start = world_->now();
-    a.deadline = a.start + j.wait;
-    a.ttl = j.ttl;
-    const int ai = static_cast<int>(im2.attempts.size());
-    im2.attempts.push_back(a);
-    im2.dirty = true;
+    const int ai = record_attempt(c, label, owner, j, j.shared);
     AcquireSpec spec;
     spec.resource = j.resource;
     spec.owner = owner;
@@ -191,43 +285,16 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
     note(j.shared ? "acquire-shared" : "acquire",
          owner + (owner == label ? "" : " (" + label + ")") + " ttl " + fmt_t(j.ttl) + " wait " +
              fmt_t(j.wait));
-    im2.clients[static_cast<std::size_t>(c)].s->acquire(spec, [this, ai, c, j,
+    im2.clients[static_cast<std::size_t>(c)].s->acquire(spec, [this, ai, c, j, label,
                                                                on_done](AcquireResult r) {
-      Impl& im3 = *impl_;
-      Impl::Attempt& at = im3.attempts[static_cast<std::size_t>(ai)];
-      at.reported = world_->now();
-      at.ec = r.ec;
-      im3.dirty = true;
-      if (r.ec) {
-        note("acquire-failed", at.label + " " + r.ec.message());
-      } else {
-        Impl::LeaseRec l;
-        l.attempt = ai;
-        l.id = r.lease;
-        l.token = r.token;
-        l.granted = world_->now();
-        const int li = static_cast<int>(im3.leases.size());
-        im3.leases.push_back(l);
-        at.lease = li;
-        im3.clients[static_cast<std::size_t>(c)].latest = li;
-        note("granted", at.label + " token " + std::to_string(r.token));
-        sim::Node* n = im3.clients[static_cast<std::size_t>(c)].node;
-        for (Nanos wdt : j.writes) {
-          // The holder checks its belief, then its write lands 1 ms later (the window a
-          // process pause can fall into).
-          world_->schedule(world_->now() + wdt, n, [this, c, li, n] {
-            Impl& i4 = *impl_;
-            const auto& l4 = i4.leases[static_cast<std::size_t>(li)];
-            if (!i4.clients[static_cast<std::size_t>(c)].s->believes_held(l4.id)) return;
-            world_->schedule(world_->now() + 1ms, n, [this, li] { impl_->write(li); });
-          });
-        }
-        if (j.renew_after >= Nanos{0}) {
-          world_->schedule(world_->now() + j.renew_after, n, [this, li] { impl_->do_renew(li); });
-        }
-        if (j.release_after >= Nanos{0}) {
-          world_->schedule(world_->now() + j.release_after, n,
-                           [this, li] { impl_->do_release(li); });
+      report_attempt(ai, r);
+      if (!r.ec) {
+        const int li = record_grant(c, ai, r);
+        after_grant(c, li, j.writes, j.renew_after, j.release_after);
+        if (j.shared && j.upgrade_after >= Nanos{0}) {
+          sim::Node* n = impl_->clients[static_cast<std::size_t>(c)].node;
+          world_->schedule(world_->now() + j.upgrade_after, n,
+                           [this, c, li, label, j] { upgrade_lease(c, li, label, j); });
         }
       }
       if (on_done) on_done(r);

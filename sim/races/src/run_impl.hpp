@@ -54,6 +54,7 @@ struct Run::Impl {
     std::string label;  // unique per attempt (client.n); queries use it
     std::string owner, resource;
     bool shared = false;
+    int upgrade_of = -1;  // an upgrade: the attempt whose shared lease it promotes
     Nanos start{0}, deadline{0}, reported = kNever, ttl{0};
     std::error_code ec;
     int lease = -1;  // index into leases

@@ -86,6 +86,18 @@ const std::vector<Entry>& entries() {
        true,
        {},
        regression(&lock::ClientOptions::Regressions::drop_on_move)},
+      {{"release-then-lock",
+        "lockwire upgrading a shared lease by releasing it, then locking exclusively: a writer "
+        "can be granted in between (#20)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::upgrade_by_release)},
+      {{"upgrade-ignores-intent",
+        "lockwire upgrading without the pending-upgrade intent: two upgrading readers wait for "
+        "each other until their deadlines (#20)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::upgrade_ignores_intent)},
       {{"no-ask",
         "lockwire on a Cluster answering ASK (a slot being migrated) as the server's error "
         "instead of asking the importing node (#14)"},

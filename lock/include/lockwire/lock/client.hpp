@@ -133,6 +133,8 @@ struct ClientOptions {
     bool no_reconfirm = false;    // keep leases across a primary change without renewing there
     bool no_ask = false;          // answer a Cluster ASK refusal instead of asking its target
     bool drop_on_move = false;    // count a primary change as the loss of every held lease
+    bool upgrade_by_release = false;    // upgrade = release the shared lease, then lock
+    bool upgrade_ignores_intent = false;  // two upgrading readers wait for each other
   } regressions;
 };
 

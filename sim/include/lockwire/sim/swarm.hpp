@@ -36,6 +36,10 @@ struct FaultProfile {
   bool cluster = false;
   int cluster_kind = 0;
   std::int64_t cluster_at_ms = 0;
+  // Issue #20, for `lockwire-sim explore` (sim/races): every seed from kSemanticsFrom on (or the
+  // name "semantics") adds shared leases to the workload, some of them upgraded to exclusive
+  // in place (Client::upgrade) and written to under the upgraded lease. Single server.
+  bool semantics = false;
   int clients = 3;
   int resources = 1;
   int intensity = 1;  // 1..3: how many faults and how hard
@@ -52,6 +56,9 @@ inline constexpr std::uint64_t kFailoversFrom = 2'000'000;
 // From here on every swarm seed runs on a cluster (FaultProfile::cluster). Older seeds keep
 // their runs.
 inline constexpr std::uint64_t kClusterFrom = 3'000'000;
+// From here on every swarm seed runs the semantics workload (FaultProfile::semantics) on one
+// server (no cluster, no failovers). Older seeds keep their runs.
+inline constexpr std::uint64_t kSemanticsFrom = 4'000'000;
 // The swarm profile a seed picks (`forced` non-empty: a comma list of faults, or "none"/"all").
 [[nodiscard]] FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced = {});
 // Every fault name fault_profile_for understands, comma-separated.

@@ -9,6 +9,26 @@ void mutual_exclusion(const Input& in, const Add& add) {
   const Run::Impl& im = in.im;
   auto owner_of = [&in](int li) -> const Run::Impl::Attempt& { return in.owner_of(li); };
   auto belief_end = [&in](const Run::Impl::LeaseRec& l) { return in.belief_end(l); };
+  // An upgrade is in place: no writer is granted between the shared grant (what the upgrader
+  // read) and the exclusive one (where it writes on what it read).
+  for (const auto& u : im.attempts) {
+    if (u.upgrade_of < 0 || u.lease < 0) continue;
+    const auto& from = im.attempts[static_cast<std::size_t>(u.upgrade_of)];
+    if (from.lease < 0) continue;
+    const Nanos read_at = im.leases[static_cast<std::size_t>(from.lease)].granted;
+    const Nanos write_at = im.leases[static_cast<std::size_t>(u.lease)].granted;
+    for (const auto& b : im.attempts) {
+      if (&b == &u || b.shared || b.resource != u.resource || b.owner == u.owner) continue;
+      for (const auto& x : b.server) {
+        if (x.start > read_at && x.start < write_at) {
+          add(Check::mutual_exclusion,
+              b.label + " was granted " + u.resource + " at " + fmt_t(x.start) + ", between " +
+                  from.label + "'s shared grant (" + fmt_t(read_at) +
+                  ") and its upgrade's grant (" + fmt_t(write_at) + "): not in place");
+        }
+      }
+    }
+  }
   for (std::size_t i = 0; i < im.leases.size(); ++i) {
     for (std::size_t k = i + 1; k < im.leases.size(); ++k) {
       const auto& a = im.leases[i];

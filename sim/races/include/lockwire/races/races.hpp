@@ -56,6 +56,15 @@ class Strategy {
   virtual void start() = 0;
   virtual void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) = 0;
   virtual void release(int lease, std::function<void(std::error_code)> done) = 0;
+  // Promotes shared `lease` to an exclusive one (`spec`: its resource, owner, TTL, wait); the
+  // result names the new lease. Strategies without it answer invalid_argument.
+  virtual void upgrade(int lease, const AcquireSpec& spec, std::function<void(AcquireResult)> done) {
+    (void)lease;
+    (void)spec;
+    AcquireResult r;
+    r.ec = std::make_error_code(std::errc::operation_not_supported);
+    done(r);
+  }
   virtual void renew(int lease, std::function<void(std::error_code)> done) = 0;
   // Administrative: removes every holder of `resource`.
   virtual void force_release(const std::string& resource,
@@ -155,6 +164,12 @@ struct Job {
   Nanos release_after{-1};      // after the grant (negative: never)
   bool shared = false;          // a shared (read) lease; readers do not exclude each other
   std::string owner{};          // empty: a fresh owner id per attempt; else reuse this one
+  // Shared jobs: after the grant, upgrade to exclusive (Strategy::upgrade, waiting up to
+  // `wait`); `upgraded_writes` and `upgraded_release_after` are relative to that grant.
+  Nanos upgrade_after{-1};
+  std::vector<Nanos> upgraded_writes{};
+  Nanos upgraded_release_after{-1};
+  bool release_if_upgrade_fails = false;  // what a reader refused an upgrade should do
 };
 
 class Run {
@@ -272,6 +287,13 @@ class Run {
 
  private:
   void note(std::string_view what, std::string_view detail);
+  int record_attempt(int c, const std::string& label, const std::string& owner, const Job& j,
+                     bool shared);
+  void report_attempt(int ai, const AcquireResult& r);
+  int record_grant(int c, int ai, const AcquireResult& r);
+  void after_grant(int c, int li, const std::vector<Nanos>& writes, Nanos renew_after,
+                   Nanos release_after);
+  void upgrade_lease(int c, int li, const std::string& label, const Job& j);
   RunConfig config_;
   std::unique_ptr<sim::World> world_;
   sim::SimRedis* primary_ = nullptr;

@@ -1,0 +1,78 @@
+// Scenarios of the lock semantics beyond acquire/release (semantics.hpp).
+#include "semantics.hpp"
+
+#include <memory>
+#include <string>
+
+namespace lockwire::races::semantics {
+
+namespace {
+
+[[maybe_unused]] std::string ms(Nanos t) {
+  return std::to_string(t.count() / 1'000'000) + "." +
+         std::to_string(t.count() / 100'000 % 10) + " ms";
+}
+
+}  // namespace
+
+// c1 reads r under a shared lease (granted ~10 ms) and upgrades it at ~110 ms to write, while
+// c2 waits for r exclusively from 30 ms. The upgrade must be in place: c2 is granted only after
+// c1's upgraded lease ends, never between c1's read and its write. release-then-lock (release
+// the shared lease, then lock) lets c2 in through the window between the two.
+void upgrade_with_writer_waiting(Run& r) {
+  const std::string reader =
+      r.job(0, 10ms, Job{.resource = "r", .ttl = 2s, .wait = 1s, .shared = true,
+                         .upgrade_after = 100ms, .upgraded_writes = {0ms, 20ms},
+                         .upgraded_release_after = 50ms});
+  const std::string writer = r.job(1, 30ms, Job{.resource = "r", .ttl = 1s, .wait = 3s,
+                                                .writes = {0ms}, .release_after = 30ms});
+  r.at(105ms, [&r, writer] {
+    const Run::Span w = r.acquire_span(writer);
+    if (w.start >= Nanos{0} && w.end < Nanos{0}) r.mark("writer-waiting-at-upgrade");
+  });
+  r.run_until(2s);
+  // The mutual-exclusion checker judges that no writer was granted between the shared grant
+  // and the upgrade's; here, that the upgrade was granted at all.
+  if (r.granted_at(reader + "^x") < Nanos{0}) {
+    r.violate(Check::liveness, reader + "'s upgrade was not granted");
+  }
+  r.finish();
+}
+
+// c1 and c2 both read r under shared leases and both ask to upgrade (at ~110 and ~120 ms,
+// waiting up to 2 s). Each would wait for the other to leave; lockwire refuses the second at
+// once (upgrade_conflict), whose holder then releases its read lease, and c1's upgrade goes.
+// upgrade-ignores-intent lets both wait out their deadlines.
+void two_readers_upgrade(Run& r) {
+  const std::string a =
+      r.job(0, 10ms, Job{.resource = "r", .ttl = 3s, .wait = 2s, .shared = true,
+                         .upgrade_after = 100ms, .upgraded_writes = {0ms},
+                         .upgraded_release_after = 20ms, .release_if_upgrade_fails = true});
+  const std::string b =
+      r.job(1, 20ms, Job{.resource = "r", .ttl = 3s, .wait = 2s, .shared = true,
+                         .upgrade_after = 100ms, .upgraded_writes = {0ms},
+                         .upgraded_release_after = 20ms, .release_if_upgrade_fails = true});
+  // The second upgrade is asked while the first one waits.
+  r.when(100ms, 300ms, 10us, [&r, b] { return r.acquire_span(b + "^x").start >= Nanos{0}; },
+         [&r, a] {
+           const Run::Span ua = r.acquire_span(a + "^x");
+           if (ua.start >= Nanos{0} && ua.end < Nanos{0}) r.mark("both-readers-upgrading");
+         });
+  r.run_until(3s);
+  // One of the two must get its upgrade, well within its wait: the other steps aside.
+  const Nanos ga = r.granted_at(a + "^x");
+  const Nanos gb = r.granted_at(b + "^x");
+  if (ga < Nanos{0} && gb < Nanos{0}) {
+    r.violate(Check::liveness, "neither " + a + " nor " + b +
+                                   " got its upgrade: each waited for the other to leave");
+  } else {
+    const Nanos g = ga >= Nanos{0} ? ga : gb;
+    if (g > 500ms) {
+      r.violate(Check::liveness, "the upgrade was granted only at " + ms(g) +
+                                     ": the readers waited for each other");
+    }
+  }
+  r.finish();
+}
+
+}  // namespace lockwire::races::semantics

@@ -1,0 +1,12 @@
+// Scenarios of the lock semantics beyond acquire/release (issue #20): upgrading a shared lease
+// in place. Listed in catalogue.cpp's table; defined in semantics.cpp.
+#pragma once
+
+#include "lockwire/races/races.hpp"
+
+namespace lockwire::races::semantics {
+
+void upgrade_with_writer_waiting(Run& r);
+void two_readers_upgrade(Run& r);
+
+}  // namespace lockwire::races::semantics
