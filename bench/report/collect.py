@@ -26,7 +26,8 @@ Lua lock (hiredis-lua), the same with a fencing token from its acquire script
 (hiredis-lua-fenced: serial and throughput rows only, its hand-off would poll exactly as
 hiredis-lua's) and a Lua-free WATCH/MULTI/EXEC lock after redis-plus-plus's RedMutexTx
 (hiredis-watch). Every peer row runs as its own process. When bench_lock is built but
-bench_hiredis_peers is not, those rows fail (the two come from the same build).
+bench_hiredis_peers is not, those rows fail (the two come from the same build); when neither is
+built, both are listed as skipped.
 
 --replica-port: a redis-server that run.sh started as a replica of the --port one. A replica
 attached slows every write on the primary (measured: bench/results/README.md), so it is detached
@@ -549,6 +550,11 @@ class Collector:
         # lockwire-replicas: the replica rows (attached only meanwhile), see the docstring.
         contenders = ["lockwire", "redis-py", "node-redlock"] + list(HIREDIS_PEERS) + \
             ["redis-benchmark"]
+        if not exe and not self.binary("bench_hiredis_peers"):
+            # No bench tree at all (not built): skipped like bench_lock. With bench_lock built,
+            # a missing bench_hiredis_peers fails its rows instead (run_peer).
+            contenders = [c for c in contenders if c not in HIREDIS_PEERS]
+            self.skipped.append("locks: hiredis peers (bench_hiredis_peers not built)")
         replicas = {"status": "ok", "runs": [], "min_replicas": 1}
         if not exe:
             self.skipped.append("locks: lockwire (bench_lock not built)")
