@@ -9,7 +9,10 @@
 #
 # Usage: bench/run.sh [--quick] [--rounds N] [--suites LIST] [--no-build] [--bin DIR] [--out DIR]
 #   --quick     each suite briefly, one round, results under build/bench-quick/; checks only that
-#               everything ran and the result file is well-formed (for CI; no timing assertions)
+#               everything ran and the result file is well-formed, including that every lock
+#               contender (lockwire, redis-py, node-redlock, and bench_hiredis_peers' hiredis-lua,
+#               hiredis-lua-fenced, hiredis-watch) produced each of its rows in every round
+#               (for CI; no timing assertions)
 #   --rounds N  repetitions of every suite (default 5; 1 with --quick)
 #   --suites    comma-separated subset of resp,connection,locks,sim (default: all)
 #   --no-build  use the binaries already in --bin (default build/release/bin)
@@ -27,7 +30,7 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 ;;
     --bin) bin=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -170,8 +173,10 @@ rc=0
 $py bench/report/collect.py "${collect[@]}" || rc=$?
 stop_servers
 
-# 5. Report (also validates the JSON: any schema error makes it exit non-zero).
+# 5. Report (also validates the JSON: any schema error, or a lock contender's row missing from a
+#    round, makes it exit non-zero).
 [ -f "$json" ] || { say "no result file"; exit 1; }
 $py bench/report/report.py "$json" || rc=$?
+[ $rc = 0 ] || say "FAILED: a suite or contender failed, or rows are missing (see the lines above)"
 say "done in $(( $(date +%s) - t_start )) s: $json, ${json%.json}.md, ${json%.json}-*.png (exit $rc)"
 exit $rc

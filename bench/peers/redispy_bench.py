@@ -70,12 +70,16 @@ def main():
 
     client = redis.Redis(host=a.host, port=a.port, max_connections=max(a.users, a.waiters + 1) + 4)
     client.ping()
-    # Counts the commands this client sends (Lock calls go through execute_command).
+    # Counts the commands this client sends (Lock calls go through execute_command); by_name
+    # counts the whole process, so that collect.py can tell them from those the scripts call.
     sent = [0]
+    by_name = {}
     send = client.execute_command
 
     def counting(*args, **kw):
         sent[0] += 1
+        name = str(args[0]).split()[0].lower() if args else "?"
+        by_name[name] = by_name.get(name, 0) + 1
         return send(*args, **kw)
 
     client.execute_command = counting
@@ -215,6 +219,7 @@ def main():
         "cpu_us_per_op": cpu * 1e6 / ops if ops else None,
         "commands_sent": commands,
         "commands_per_op": commands / ops if ops else None,
+        "commands_by_name": dict(by_name),
         "settings": {"ttl_s": a.ttl, "poll_sleep_s": poll,
                      **({"hold_ms": a.hold} if a.mode == "handoff" else {})},
         **summarize(snap),

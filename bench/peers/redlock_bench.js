@@ -83,11 +83,15 @@ async function main() {
       new Redis({host: a.host, port: a.port, lazyConnect: true, enableAutoPipelining: false});
   await client.connect();
   await client.ping();
-  // Counts the commands this client sends (round trips, since nothing is pipelined here).
+  // Counts the commands this client sends (round trips, since nothing is pipelined here);
+  // byName counts the whole process, so that collect.py can tell them from those the scripts call.
   let sent = 0;
+  const byName = {};
   const send = client.sendCommand.bind(client);
   client.sendCommand = (...args) => {
     sent++;
+    const name = String((args[0] && args[0].name) || '?').toLowerCase();
+    byName[name] = (byName[name] || 0) + 1;
     return send(...args);
   };
   const settings = {retryCount: a.mode === 'handoff' ? -1 : 0};
@@ -191,6 +195,7 @@ async function main() {
     cpu_us_per_op: ops ? (cpu * 1e6) / ops : null,
     commands_sent: commands,
     commands_per_op: ops ? commands / ops : null,
+    commands_by_name: byName,
     settings: {ttl_ms: a.ttl, hold_ms: a.mode === 'handoff' ? a.hold : undefined, ...effective},
     ...summarize(samples),
   };

@@ -20,6 +20,15 @@ ping` as the floor, interleaved per round; with --replica-port also lockwire's
 replica-acknowledged grant rows, see below), sim (bench_sim's simulated commands/s and
 `lockwire-sim explore --seeds N` seeds/s from wall and CPU time).
 
+Lock peers: redis-py (redispy_bench.py), node-redlock (redlock_bench.js) and, from
+bench_hiredis_peers (C++ on hiredis, built with the bench tree; see its header), the canonical
+Lua lock (hiredis-lua), the same with a fencing token from its acquire script
+(hiredis-lua-fenced: serial and throughput rows only, its hand-off would poll exactly as
+hiredis-lua's) and a Lua-free WATCH/MULTI/EXEC lock after redis-plus-plus's RedMutexTx
+(hiredis-watch). Every peer row runs as its own process. When bench_lock is built but
+bench_hiredis_peers is not, those rows fail (the two come from the same build); when neither is
+built, both are listed as skipped.
+
 --replica-port: a redis-server that run.sh started as a replica of the --port one. A replica
 attached slows every write on the primary (measured: bench/results/README.md), so it is detached
 (`REPLICAOF NO ONE`) at the start and every row that existed before it runs without one, as in
@@ -43,6 +52,11 @@ before and after each row (on every server of the row); for the peers it is read
 before and after each peer process (so it includes the process's warm-up: a few commands, and
 the server's idle cron while the interpreter starts). Both: used_cpu_user + used_cpu_sys delta,
 and the commandstats usec delta of the non-setup commands, ÷ pairs (hand-off: ÷ hand-offs).
+A script's commandstats usec already includes the commands it calls, which commandstats also
+counts under their own names: when a peer reports the commands it sent by name
+(commands_by_name, whole process), only its own share of each command's calls is counted, so a
+script's inner commands are not counted twice (server_cmd_scope says which way a row was
+counted).
 """
 import argparse
 import datetime
@@ -63,11 +77,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PEERS = os.path.join(ROOT, "bench", "peers")
 # Connection-setup and harness commands, not part of a lock pair.
+# (DEL is not one: the harness sends none, and the peers' releases delete with it.)
 SETUP_CMDS = {"hello", "client", "ping", "info", "select", "command", "config", "flushall",
-              "del", "auth", "readonly", "cluster", "acl"}
+              "auth", "readonly", "cluster", "acl"}
 SCRIPT_CMDS = {"eval", "evalsha", "eval_ro", "evalsha_ro", "script", "function", "fcall",
                "fcall_ro"}
 LW_USER = "lockwire-bench"
+# bench_hiredis_peers' locks, by contender name (its --lock).
+HIREDIS_PEERS = {"hiredis-lua": "lua", "hiredis-lua-fenced": "lua-fenced",
+                 "hiredis-watch": "watch"}
+PEER_NAMES = ["redis-py", "node-redlock"] + list(HIREDIS_PEERS)
+
+
+def peer_rows(who, rows):
+    """The lock rows a peer runs: all of them, but hiredis-lua-fenced only serial and
+    throughput (its waiting is hiredis-lua's; only the acquire differs)."""
+    if who == "hiredis-lua-fenced":
+        return [x for x in rows if x[0] != "handoff"]
+    return rows
+
 LW_PASS = "lockwire-bench-no-scripts"
 
 
@@ -217,14 +245,32 @@ class Redis:
         return cpu, calls, usec
 
 
-def cost_delta(before, after, ops):
-    """Server cost per op between two Redis.cost() snapshots (setup commands left out)."""
+def cost_delta(before, after, ops, sent=None):
+    """Server cost per op between two Redis.cost() snapshots (setup commands left out).
+    sent: {command: count} the client sent itself (the whole process); when given, each
+    command's usec is counted for the client's share of its calls only, so the commands a
+    script called (already inside the script's usec) are not counted twice."""
     lock = lambda d: {k: v for k, v in d.items() if k.split("|")[0] not in SETUP_CMDS}
     calls = lock(stats_delta(before[1], after[1]))
     usec = lock(stats_delta(before[2], after[2]))
-    return {"server_cpu_us_per_op": (after[0] - before[0]) * 1e6 / ops,
-            "server_cmd_usec_per_op": sum(usec.values()) / ops,
-            "server_calls_per_op": sum(calls.values()) / ops}
+    out = {"server_cpu_us_per_op": (after[0] - before[0]) * 1e6 / ops,
+           "server_calls_per_op": sum(calls.values()) / ops}
+    if isinstance(sent, dict):
+        base_calls, base_usec = {}, {}
+        for k in usec:
+            b = k.split("|")[0]
+            base_calls[b] = base_calls.get(b, 0) + calls.get(k, 0)
+            base_usec[b] = base_usec.get(b, 0) + usec[k]
+        own = {str(k).lower().split("|")[0].split()[0]: v for k, v in sent.items()
+               if num(v) and str(k).strip()}
+        total = sum(u * min(1.0, own.get(b, 0) / base_calls[b]) for b, u in base_usec.items()
+                    if base_calls.get(b))
+        out["server_cmd_usec_per_op"] = total / ops
+        out["server_cmd_scope"] = "commands the client sent (scripts' inner commands once)"
+    else:
+        out["server_cmd_usec_per_op"] = sum(usec.values()) / ops
+        out["server_cmd_scope"] = "every command (scripts' inner commands twice)"
+    return out
 
 
 def num(x):
@@ -423,6 +469,9 @@ class Collector:
         dur = 0.3 if self.quick else 2.0
         if who == "redis-py":
             base = [sys.executable, os.path.join(PEERS, "redispy_bench.py")]
+        elif who in HIREDIS_PEERS:
+            base = [self.binary("bench_hiredis_peers") or "bench_hiredis_peers",
+                    "--lock", HIREDIS_PEERS[who]]
         else:
             base = ["node", os.path.join(PEERS, "redlock_bench.js")]
         cmd = base + ["--port", str(self.port), "--mode", mode, "--duration", str(dur)]
@@ -431,26 +480,35 @@ class Collector:
         if mode == "handoff":
             cmd += ["--waiters", str(n), "--handoffs", "3" if self.quick else "40",
                     "--duration", "2" if self.quick else "4"]
-        if variant == "tuned":  # a latency-minded user's setting: poll every ~10 ms
-            cmd += ["--sleep", "0.01"] if who == "redis-py" else ["--retry-delay", "10",
-                                                                  "--retry-jitter", "5"]
+        if variant == "tuned":
+            if who in HIREDIS_PEERS:
+                # Their default already polls after 0..5 whole ms (redis-plus-plus's
+                # RedMutex::lock); tuned: after a uniformly random 0..1 ms.
+                cmd += ["--sleep-max-ms", "1", "--sleep-whole", "0"]
+            else:  # a latency-minded user's setting: poll every ~10 ms
+                cmd += ["--sleep", "0.01"] if who == "redis-py" else ["--retry-delay", "10",
+                                                                      "--retry-jitter", "5"]
         return cmd
 
     def run_peer(self, who, mode, n, variant, r):
         cmd = self.peer_cmd(who, mode, n, variant)
+        if who in HIREDIS_PEERS and not self.binary("bench_hiredis_peers"):
+            self.failed.append(f"lock {mode} {n} {variant}: {who} (bench_hiredis_peers not built)")
+            return {"contender": who, "mode": mode, "n": n, "variant": variant, "round": r,
+                    "error": f"bench_hiredis_peers not found in {self.a.bin}", "command": cmd}
         before = self.redis.commandstats() if mode == "serial" else None
         cost0 = self.redis.cost()
         rc, out, err, _ = run(cmd, 120)
         cost1 = self.redis.cost()
         if rc != 0:
-            self.failed.append(f"lock {mode} {n}: {who}")
-            return {"contender": who, "mode": mode, "n": n, "round": r, "error": tail(err),
-                    "command": cmd}
+            self.failed.append(f"lock {mode} {n} {variant}: {who}")
+            return {"contender": who, "mode": mode, "n": n, "variant": variant, "round": r,
+                    "error": tail(err), "command": cmd}
         try:
             d = json.loads(out.strip().splitlines()[-1])
         except (ValueError, IndexError):
-            self.failed.append(f"lock {mode} {n}: {who} (bad JSON)")
-            return {"contender": who, "mode": mode, "n": n, "round": r,
+            self.failed.append(f"lock {mode} {n} {variant}: {who} (bad JSON)")
+            return {"contender": who, "mode": mode, "n": n, "variant": variant, "round": r,
                     "error": "bad JSON: " + tail(out), "command": cmd}
         if before is not None:
             # Server-side view (includes the warm-up and the commands Lua scripts call).
@@ -458,7 +516,7 @@ class Collector:
                                     stats_delta(before, self.redis.commandstats()).items()
                                     if k not in SETUP_CMDS}
         if num(d.get("ops")) and d["ops"] > 0:
-            d.update(cost_delta(cost0, cost1, d["ops"]))
+            d.update(cost_delta(cost0, cost1, d["ops"], d.get("commands_by_name")))
             d["server_cost_scope"] = "whole process (warm-up included)"
         d.update({"mode": mode, "n": n, "variant": variant, "round": r, "command": cmd})
         return d
@@ -490,7 +548,13 @@ class Collector:
         exe = self.binary("bench_lock")
         # redis-benchmark: the PING floor (`-c 1 -P 1` p50), interleaved like a contender.
         # lockwire-replicas: the replica rows (attached only meanwhile), see the docstring.
-        contenders = ["lockwire", "redis-py", "node-redlock", "redis-benchmark"]
+        contenders = ["lockwire", "redis-py", "node-redlock"] + list(HIREDIS_PEERS) + \
+            ["redis-benchmark"]
+        if not exe and not self.binary("bench_hiredis_peers"):
+            # No bench tree at all (not built): skipped like bench_lock. With bench_lock built,
+            # a missing bench_hiredis_peers fails its rows instead (run_peer).
+            contenders = [c for c in contenders if c not in HIREDIS_PEERS]
+            self.skipped.append("locks: hiredis peers (bench_hiredis_peers not built)")
         replicas = {"status": "ok", "runs": [], "min_replicas": 1}
         if not exe:
             self.skipped.append("locks: lockwire (bench_lock not built)")
@@ -536,7 +600,7 @@ class Collector:
                 if who == "redis-benchmark":
                     floor.append(self.ping_floor(r))
                     continue
-                for mode, n, variant in rows:
+                for mode, n, variant in peer_rows(who, rows):
                     log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n} {variant}")
                     runs.append(self.run_peer(who, mode, n, variant, r))
         bad = [x for x in runs + floor + replicas.get("runs", []) + cluster.get("runs", [])
@@ -545,9 +609,13 @@ class Collector:
             replicas["status"] = "failed"
         if any("error" in x for x in cluster.get("runs", [])):
             cluster["status"] = "failed"
+        # Every peer's rows, for report.py's check that each round produced all of them.
+        peers = {who: [{"mode": m, "n": n, "variant": v} for m, n, v in peer_rows(who, rows)]
+                 for who in contenders if who in PEER_NAMES}
         return {"status": "failed" if bad else "ok", "runs": runs, "ping_floor": floor,
                 "rows": [{"mode": m, "n": n, "variant": v} for m, n, v in rows],
-                "replicas": replicas, "cluster": cluster, "scripting": self.lw_user}
+                "peer_rows": peers, "replicas": replicas, "cluster": cluster,
+                "scripting": self.lw_user}
 
     def run_cluster_row(self, exe, r):
         """One round of the cluster row: bench_lock with LOCKWIRE_BENCH_CLUSTER (the cluster

@@ -15,7 +15,11 @@ import statistics
 import sys
 
 SCHEMA = "lockwire-bench/1"
-PEERS = ["redis-py", "node-redlock"]
+# hiredis-*: bench_hiredis_peers (C++ on hiredis): the canonical Lua lock, the same with a fencing
+# token from its acquire script (serial and throughput rows only), and a Lua-free WATCH/MULTI lock
+# after redis-plus-plus's RedMutexTx.
+HIREDIS_PEERS = ["hiredis-lua", "hiredis-lua-fenced", "hiredis-watch"]
+PEERS = ["redis-py", "node-redlock"] + HIREDIS_PEERS
 CONTENDERS = ["lockwire"] + PEERS
 STATUSES = {"ok", "missing", "failed"}
 # bench_resp's payload and chunk names, in the codec issue's order.
@@ -107,7 +111,9 @@ def check(d):
                 "serial", "throughput", "handoff"):
             errs.append(f"{who}: unknown contender or mode")
         if r.get("contender") in PEERS:
-            for k in ("ops", "seconds", "ops_per_sec", "cpu_us_per_op"):
+            for k in ("ops", "seconds", "ops_per_sec", "cpu_us_per_op") + (
+                    ("requests_per_op", "connections") if r["contender"] in HIREDIS_PEERS
+                    else ()):
                 if not num(r.get(k)):
                     errs.append(f"{who}: {k} not a number")
             if num(r.get("ops")) and r["ops"] <= 0:
@@ -130,6 +136,19 @@ def check(d):
                         len(r.get("quantiles_us", [])) == 101):
                     errs.append(f"{who}: no latency distribution (p50, p99, quantiles_us)")
     locks = suites.get("locks", {})
+    # Every peer the run listed (peer_rows, absent in older results) has every one of its rows
+    # in every round: a contender that silently produced nothing must not pass.
+    if "locks" in requested and isinstance(locks.get("peer_rows"), dict):
+        runs = locks.get("runs", [])
+        for who, want in locks["peer_rows"].items():
+            for rnd in range(d.get("rounds") or 0):
+                for w in want:
+                    if not any(x.get("contender") == who and x.get("round") == rnd and
+                               x.get("mode") == w.get("mode") and x.get("n") == w.get("n") and
+                               x.get("variant", "default") == w.get("variant", "default")
+                               for x in runs):
+                        errs.append(f"lock run {who} {w.get('mode')} {w.get('n')} "
+                                    f"{w.get('variant')} round {rnd}: missing")
     if "locks" in requested and locks.get("status") in ("ok", "failed"):
         floor = locks.get("ping_floor")
         if not isinstance(floor, list) or not floor:
@@ -274,7 +293,11 @@ def ratio(a, b):
 SERVER_COST_NOTE = (
     "Server CPU: the redis-server's `used_cpu_user + used_cpu_sys` delta (`INFO cpu`) ÷ "
     "pairs; server command µs: the `INFO commandstats` usec delta of the lock's commands "
-    "(connection set-up and INFO left out; a script counts with the commands it calls) ÷ pairs. "
+    "(connection set-up and INFO left out) ÷ pairs, a script counted once: its usec contains "
+    "the commands it calls, which commandstats also lists under their own names, so for a peer "
+    "that reports the commands it sent (`commands_by_name`; every peer since the hiredis peers "
+    "joined, `server_cmd_scope` in the JSON) only its own share of each command's calls is "
+    "counted (older results counted a script's inner commands twice). "
     "The CPU figure includes what the server spends per request outside command execution "
     "(reading, parsing, replying: one read and one write per request, so a client sending "
     "fewer, larger requests costs less), and its idle cron. lockwire: read by bench_lock right "
@@ -340,6 +363,51 @@ class Report:
                 if r.get("contender") == who and r.get("mode") == "serial" and r.get("ops")
                 and isinstance(r.get("server_commands"), dict)]
 
+    def requests(self, who, mode, n, variant="default"):
+        """Requests sent per pair (per hand-off): lockwire's metrics hook, the hiredis peers'
+        own count of pipelined writes; redis-py and node-redlock pipeline nothing, so their
+        commands sent."""
+        if who == "lockwire":
+            return self.lock(who, mode, n, "requests_per_pair" if mode == "serial"
+                             else "requests_per_op", None, variant)
+        return self.lock(who, mode, n, "requests_per_op", None, variant) or self.lock(
+            who, mode, n, "commands_per_op", None, variant)
+
+    def hiredis_notes(self):
+        """What the hiredis peers are (bench/peers/bench_hiredis_peers.cpp)."""
+        lib = next((r.get("hiredis") for r in self.lock_runs if r.get("hiredis")), "?")
+        self.w(f"The hiredis peers (`bench_hiredis_peers`, C++ on hiredis {lib}'s async API on "
+               "an epoll loop of its own, one thread; output written once per loop iteration, "
+               "so everything ready in one iteration goes out in one write per connection):")
+        self.w()
+        self.w("- **hiredis-lua**: the canonical single-instance Redis lock — acquire `SET k "
+               "token NX PX ttl`, release the documented compare-and-delete script by "
+               "`EVALSHA` (`SCRIPT LOAD` once; `EVAL` on `NOSCRIPT`): 2 requests per pair. "
+               "**No fencing token.** All users on one connection, pipelined.")
+        self.w("- **hiredis-lua-fenced**: the same lock handing out a fencing token, as "
+               "lockwire's acquire does: the acquire is one `EVALSHA` doing `SET NX PX` and, on "
+               "success, `INCR k:fence` (still 2 requests per pair). Serial and throughput "
+               "rows only: its waiting is hiredis-lua's.")
+        self.w("- **hiredis-watch**: a Lua-free lock after redis-plus-plus's `RedMutexTx` "
+               "(`RedMutexOptions::scripting = false`) — acquire `WATCH k`+`GET k`, then if k "
+               "is absent `MULTI`+`SET k token PX ttl`+`EXEC` (a nil EXEC is a lost race), "
+               "else `UNWATCH`; release `WATCH k`+`GET k`, then if ours `MULTI`+`DEL k`+`EXEC`, "
+               "else `UNWATCH`: 4 requests, 10 commands per pair. **No fencing token.** WATCH "
+               "state belongs to a connection, so each user (each hand-off contender) has its "
+               "own connection: users sharing one would guard and drop each other's WATCHes, "
+               "and serialising them would turn the 16/256-user rows into a queue. Commands "
+               "that need no reply in between are pipelined (WATCH with GET; MULTI, SET/DEL, "
+               "EXEC together), one round trip fewer per step than redis-plus-plus's separate "
+               "`watch()` and `get()` calls. redis-plus-plus itself acquires with a plain "
+               "`SET NX PX`; here the acquire is transactional too, so that no step uses Lua.")
+        self.w("- Waiting (hand-off rows): polling. Default: sleep a random whole number of "
+               "milliseconds in 0–5 before each attempt, as redis-plus-plus's "
+               "`RedMutex::lock()` does; tuned: a random 0–1 ms. Serial and throughput rows "
+               "make one attempt per acquire (an uncontended acquire must succeed at once).")
+        self.w("- lockwire's rows run as an ACL user without `@scripting`; the peers keep "
+               "scripting (the server has it enabled for them).")
+        self.w()
+
     def header(self):
         d, m, v = self.d, self.d["machine"], self.d["versions"]
         self.w(f"# lockwire side-by-side benchmark — {d['started'][:10]} on {m.get('host')}")
@@ -375,7 +443,8 @@ class Report:
         s = self.d["suites"].get("locks")
         if s is None:  # not requested (--suites)
             return
-        self.w("## Locks: lockwire vs redis-py `Lock` vs node-redlock (ioredis)")
+        self.w("## Locks: lockwire vs redis-py `Lock`, node-redlock (ioredis) and two C++ "
+               "locks on hiredis (the Lua lock, a WATCH/MULTI lock)")
         self.w()
         if s.get("status") != "ok" and not self.lock_runs:
             self.w(f"Not run ({s.get('status')}: {s.get('reason') or s.get('error', '')}).")
@@ -390,37 +459,38 @@ class Report:
                f"mean {cell(lw_rtt, ' µs')}, p50 {cell(lw_rtt_p50, ' µs')}; "
                f"`redis-benchmark -c 1 -P 1 -t ping` p50 {cell(rb_rtt, ' µs')}.")
         self.w()
+        if any(c in present for c in HIREDIS_PEERS):
+            self.hiredis_notes()
         # Suite 3: serial pairs.
         self.w("### Uncontended acquire+release pairs, one client, serial")
         self.w()
-        self.w("| contender | µs/pair (mean) | p50 µs | p99 µs | round trips/pair, measured "
-               "(mean ÷ mean RTT / p50 ÷ p50 RTT) | round trips/pair, counted (requests sent) | "
-               "commands/pair run by Redis | client CPU µs/pair | server CPU µs/pair | "
-               "server command µs/pair (commandstats) |")
-        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        self.w("| contender | µs/pair (mean) | ÷ lockwire's | p50 µs | p99 µs | round trips/pair, "
+               "measured (mean ÷ mean RTT / p50 ÷ p50 RTT) | round trips/pair, counted "
+               "(requests sent) | commands/pair run by Redis | client CPU µs/pair | "
+               "server CPU µs/pair | server command µs/pair (commandstats) |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        lw = med(self.us_per_pair("lockwire"))
         for c in present:
             upp = self.us_per_pair(c)
-            # Counted: requests the client wrote, each awaited before the next in a serial pair.
-            # lockwire: its metrics hook's request count; peers: commands sent (EVALSHA = one).
-            counted = self.lock(c, "serial", 1, "requests_per_pair") if c == "lockwire" \
-                else self.lock(c, "serial", 1, "commands_per_op")
             cpu = self.lock(c, "serial", 1, "cpu_us_per_op") or self.lock(
                 c, "throughput", 1, "cpu_us_per_op")
             p50 = self.lock(c, "serial", 1, "latency_us", "p50")
             measured = fmt(med(upp) / rtt if med(upp) and rtt else None, "", 2)
             if med(p50) and rtt_p50:
                 measured += f" / {fmt(med(p50) / rtt_p50, '', 2)}"
-            self.w(f"| {c} | {cell(upp)} | {cell(p50)}"
+            self.w(f"| {c} | {cell(upp)} | {ratio(med(upp), lw)} | {cell(p50)}"
                    f" | {cell(self.lock(c, 'serial', 1, 'latency_us', 'p99'))} | {measured} | "
-                   f"{cell(counted, '', 2)} | {cell(self.server_cmds_per_pair(c), '', 1)} | "
+                   f"{cell(self.requests(c, 'serial', 1), '', 2)} | "
+                   f"{cell(self.server_cmds_per_pair(c), '', 1)} | "
                    f"{cell(cpu)} | {cell(self.lock(c, 'serial', 1, 'server_cpu_us_per_op'))} | "
                    f"{cell(self.lock(c, 'serial', 1, 'server_cmd_usec_per_op'))} |")
-        lw = med(self.us_per_pair("lockwire"))
         faster = [f"{ratio(med(self.us_per_pair(p)), lw)} faster than {p}" for p in PEERS
-                  if lw and med(self.us_per_pair(p))]
-        if faster:
+                  if lw and med(self.us_per_pair(p)) and med(self.us_per_pair(p)) >= lw]
+        slower = [f"{ratio(lw, med(self.us_per_pair(p)))} slower than {p}" for p in PEERS
+                  if lw and med(self.us_per_pair(p)) and med(self.us_per_pair(p)) < lw]
+        if faster or slower:
             self.w()
-            self.w("Serial pair, µs/pair: lockwire is " + ", ".join(faster) + ".")
+            self.w("Serial pair, µs/pair: lockwire is " + ", ".join(faster + slower) + ".")
         self.w()
         self.w(f"Round trips per pair, two ways: *measured* = µs/pair ÷ PING RTT on lockwire's "
                f"connection, as mean ÷ mean ({fmt(rtt, ' µs')}) and p50 ÷ p50 "
@@ -428,43 +498,47 @@ class Report:
                "machine's tail latency, so it is an estimate; "
                "*counted* = requests the client sent per pair, each waited for before the next "
                "(lockwire: counted by its metrics hook, `lock::CountingMetrics::requests`, where "
-               "one request may be a pipelined MULTI…EXEC block; peers: commands sent, an "
-               "EVALSHA counting as one). Commands run by Redis: lockwire counts the commands "
-               "inside its requests (it sends no scripts); peers: `INFO commandstats` delta per "
-               "pair, which includes the commands their Lua scripts call. Client CPU: getrusage "
-               "(lockwire) or process_time / process.cpuUsage (peers) over the measured "
-               "interval ÷ pairs. " + SERVER_COST_NOTE)
+               "one request may be a pipelined MULTI…EXEC block; hiredis peers: their own count "
+               "of pipelined writes waited for, e.g. WATCH+GET is one; redis-py, node-redlock: "
+               "commands sent, an EVALSHA counting as one). Commands run by Redis: lockwire "
+               "counts the commands inside its requests (it sends no scripts); peers: `INFO "
+               "commandstats` delta per pair, which includes the commands their Lua scripts "
+               "call. Client CPU: getrusage (lockwire, hiredis peers) or process_time / "
+               "process.cpuUsage (redis-py, node-redlock) over the measured interval ÷ pairs. "
+               + SERVER_COST_NOTE)
         self.w()
         # Suite 4: throughput.
         self.w("### Many resources, one process: pairs/s with 1, 16, 256 concurrent users")
         self.w()
-        self.w("| users | " + " | ".join(f"{c} pairs/s" for c in present) + " | " +
-               " | ".join(f"{c} CPU µs/pair" for c in present) + " | " +
-               " | ".join(f"{c} server CPU µs/pair" for c in present) +
-               " | pairs/s: lockwire ÷ best peer | CPU/pair: best peer ÷ lockwire |")
-        self.w("| --- |" + " --- |" * (3 * len(present) + 2))
+        self.w("| users | contender | connections | pairs/s | lockwire ÷ this | client CPU µs/pair "
+               "| server CPU µs/pair | server command µs/pair |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for n in (1, 16, 256):
-            tp = {c: self.lock(c, "throughput", n, "ops_per_sec") for c in present}
-            cpu = {c: self.lock(c, "throughput", n, "cpu_us_per_op") for c in present}
-            best = max((med(tp[p]) for p in PEERS if p in tp and med(tp[p])), default=None)
-            best_cpu = min((med(cpu[p]) for p in PEERS if p in cpu and med(cpu[p])),
-                           default=None)
-            self.w(f"| {n} | " + " | ".join(cell(tp[c]) for c in present) + " | " +
-                   " | ".join(cell(cpu[c]) for c in present) + " | " +
-                   " | ".join(cell(self.lock(c, "throughput", n, "server_cpu_us_per_op"))
-                              for c in present) +
-                   f" | {ratio(med(tp.get('lockwire', [])), best)}"
-                   f" | {ratio(best_cpu, med(cpu.get('lockwire', [])))} |")
+            lw_tp = med(self.lock("lockwire", "throughput", n, "ops_per_sec"))
+            for c in present:
+                tp = self.lock(c, "throughput", n, "ops_per_sec")
+                if not tp:
+                    continue
+                conns = self.lock(c, "throughput", n, "connections")
+                self.w(f"| {n} | {c} | {fmt(med(conns), '', 0) if conns else 1} | {cell(tp)} | "
+                       f"{ratio(lw_tp, med(tp))} | "
+                       f"{cell(self.lock(c, 'throughput', n, 'cpu_us_per_op'))} | "
+                       f"{cell(self.lock(c, 'throughput', n, 'server_cpu_us_per_op'))} | "
+                       f"{cell(self.lock(c, 'throughput', n, 'server_cmd_usec_per_op'))} |")
         self.w()
-        self.w("lockwire and node-redlock use one connection; redis-py runs one thread per user "
-               "and its pool opens a connection per busy thread (the GIL serialises Python).")
+        self.w("lockwire, node-redlock, hiredis-lua and hiredis-lua-fenced run every user on one "
+               "connection (pipelined); hiredis-watch gives each user its own connection (WATCH "
+               "state belongs to a connection); redis-py runs one thread per user and its pool "
+               "opens a connection per busy thread (the GIL serialises Python). lockwire ÷ this: "
+               "pairs/s ratio of the medians, above 1 where lockwire is faster.")
         self.w()
         # Suite 5: hand-off.
         self.w("### Contended hand-off: release → next waiter holds")
         self.w()
-        self.w("| contender | waiters | p50 µs | p90 µs | p99 µs | mean µs | hand-offs | "
-               "requests sent per hand-off | server CPU µs per hand-off | waiting strategy |")
-        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        self.w("| contender | waiters | p50 µs | p50 ÷ lockwire's | p90 µs | p99 µs | mean µs | "
+               "hand-offs | requests sent per hand-off | server CPU µs per hand-off | "
+               "waiting strategy |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for c in present:
             for variant in (("default", "one-client") if c == "lockwire"
                             else ("default", "tuned")):
@@ -473,28 +547,32 @@ class Report:
                     if not mean:
                         continue
                     count = sum(self.lock(c, "handoff", n, "ops", None, variant)) or "–"
-                    # All contenders' requests / hand-offs. lockwire: its metrics hook's count
-                    # (a request may carry several commands); peers: commands sent.
-                    sent = self.lock(c, "handoff", n,
-                                     "requests_per_op" if c == "lockwire" else "commands_per_op",
-                                     None, variant)
-                    self.w(f"| {c} | {n} | "
+                    # All contenders' requests / hand-offs: lockwire's metrics hook (a request
+                    # may carry several commands), the hiredis peers' own count of writes,
+                    # the other peers' commands sent.
+                    sent = self.requests(c, "handoff", n, variant)
+                    p50 = self.lock(c, "handoff", n, "latency_us", "p50", variant)
+                    lw_p50 = med(self.lock("lockwire", "handoff", n, "latency_us", "p50"))
+                    self.w(f"| {c} | {n} | {cell(p50)} | {ratio(med(p50), lw_p50)} | "
                            + " | ".join(cell(self.lock(c, "handoff", n, "latency_us", q, variant))
-                                        for q in ("p50", "p90", "p99"))
+                                        for q in ("p90", "p99"))
                            + f" | {cell(mean)} | {count} | {cell(sent, '', 1)} | "
                            f"{cell(self.lock(c, 'handoff', n, 'server_cpu_us_per_op', None, variant))}"
                            f" | {self.strategy(c, variant)} |")
         self.w()
         self.w("Peers: waiters+1 contenders on one resource; each holds 2 ms, releases, and "
                "rejoins as a waiter after the next grant plus a random arrival delay within one "
-               "polling interval. First with the libraries' default polling, then tuned to poll "
-               "every ~10 ms (more requests per hand-off). Requests per hand-off: everything all "
+               "polling interval. First with the libraries' default polling, then tuned: "
+               "redis-py and node-redlock to poll every ~10 ms, the hiredis peers (whose "
+               "default, redis-plus-plus's, already polls after 0–5 ms) after 0–1 ms; tuned "
+               "means more requests per hand-off. p50 ÷ lockwire's: against lockwire's row "
+               "with a connection per waiter. Requests per hand-off: everything all "
                "contenders sent during the row ÷ hand-offs (lockwire: counted by its metrics "
-               "hook; peers: commands sent). " +
+               "hook; hiredis peers: their writes; redis-py, node-redlock: commands sent). " +
                ("lockwire (bench_lock): waiters+1 clients, one connection each (as separate "
                 "processes would have), same hold and rejoin rule, woken by the server (no "
                 "polling); then all waiters in one client on one connection (one-client), like "
-                "node-redlock's waiters, which share one ioredis connection."
+                "node-redlock's and hiredis-lua's waiters, which share one connection."
                 if self.lock("lockwire", "handoff", 8, "latency_us", "mean") else
                 "lockwire's bench_lock measured one waiter and reported the mean only."))
         self.w()
@@ -649,6 +727,13 @@ class Report:
         if who == "node-redlock":
             return (f"retry every {st.get('retryDelay', 200)}±{st.get('retryJitter', 100)} ms "
                     f"({variant})")
+        if who in HIREDIS_PEERS:
+            conn = ("all on one connection" if who != "hiredis-watch"
+                    else "a connection each")
+            mx = st.get("sleep_max_ms", 5)
+            if st.get("sleep_whole_ms", variant == "default"):
+                return f"poll after a random 0–{mx:g} whole ms; {conn} ({variant})"
+            return f"poll after a random 0–{mx:g} ms; {conn} ({variant})"
         if variant == "one-client":
             return "woken by the server, no polling; all waiters in one client (one connection)"
         return "woken by the server, no polling; one client (connection) each"
@@ -796,6 +881,8 @@ class Report:
             return
         self.plt = plt
         colors = {"lockwire": "#1b7837", "redis-py": "#2166ac", "node-redlock": "#b2182b",
+                  "hiredis-lua": "#e08214", "hiredis-lua-fenced": "#8073ac",
+                  "hiredis-watch": "#7f3b08",
                   "hiredis": "#2166ac", "hiredis_fn_null": "#92c5de", "redis-benchmark": "#777"}
         self.colors = colors
         for fn in (self.chart_serial, self.chart_handoff, self.chart_throughput, self.chart_resp):
@@ -891,10 +978,12 @@ class Report:
     def chart_throughput(self):
         if not self.lock_runs:
             return
-        fig, ax = self.plt.subplots(figsize=(7, 4))
+        fig, ax = self.plt.subplots(figsize=(8, 4))
         users = (1, 16, 256)
-        width = 0.27
-        for i, c in enumerate(CONTENDERS):
+        shown = [c for c in CONTENDERS
+                 if any(self.lock(c, "throughput", n, "ops_per_sec") for n in users)]
+        width = 0.8 / max(len(shown), 1)
+        for i, c in enumerate(shown):
             meds, lo, hi = [], [], []
             for n in users:
                 v = self.lock(c, "throughput", n, "ops_per_sec")
@@ -903,10 +992,8 @@ class Report:
                 meds.append(m)
                 lo.append(m - (a or m))
                 hi.append((b or m) - m)
-            if any(meds):
-                xs = [j + (i - 1) * width for j in range(len(users))]
-                ax.bar(xs, meds, width, yerr=[lo, hi], label=c, color=self.colors[c],
-                       capsize=3)
+            xs = [j + (i - (len(shown) - 1) / 2) * width for j in range(len(users))]
+            ax.bar(xs, meds, width, yerr=[lo, hi], label=c, color=self.colors[c], capsize=3)
         ax.set_xticks(range(len(users)), [f"{n} user{'s' if n > 1 else ''}" for n in users])
         ax.set_yscale("log")
         ax.set_ylabel("acquire+release pairs/s (log)")
