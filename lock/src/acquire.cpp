@@ -658,6 +658,10 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
     drop_lease_timers(from);
   }
   leases[d->registry_key] = d;
+  if (opts.regressions.persist_forever && is_forever(d->ttl)) {
+    // The bug: no TTL at all; a contender's acquire block (PEXPIRE .. NX) then sets its own.
+    send(loop::RequestBuilder().add("PERSIST", d->keys.holders).done(), [](Ec, const loop::Replies&) {});
+  }
   arm_lease_timers(d);
   if (watch_evictions()) check_lease(d);  // tracks the holder set: evictions reach us
   complete(w, {}, Lease(d));

@@ -44,6 +44,7 @@ std::error_code validate_name(std::string_view what, std::string_view name, std:
 }
 
 std::error_code validate_ttl(std::chrono::nanoseconds ttl, const Limits& limits, std::string* why) {
+  if (is_forever(ttl)) return {};
   if (ttl < std::chrono::milliseconds(1)) return invalid(why, "ttl must be at least 1 ms");
   if (ttl > limits.max_ttl) return invalid(why, "ttl above the maximum");
   return {};

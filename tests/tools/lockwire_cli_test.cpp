@@ -177,6 +177,47 @@ TEST_F(LockwireCli, SharedLocksCoexistAndExcludeWriters) {
   EXPECT_TRUE(json_verify());
 }
 
+// Issue #20: a reader's shared lease becomes exclusive in place; a second reader asking for the
+// same is told at once; a persistent lease only with --ttl forever (0 stays an error).
+TEST_F(LockwireCli, UpgradeAndPersistentLeases) {
+  ASSERT_EQ(lw({"acquire", "u", "--ttl", "10s", "--shared", "--owner", "r1"}).status, 0);
+  ASSERT_EQ(lw({"acquire", "u", "--ttl", "10s", "--shared", "--owner", "r2"}).status, 0);
+  // r2 still reads: r1's upgrade waits, then is not granted within 200 ms.
+  Result busy = lw({"upgrade", "u", "--owner", "r1", "--ttl", "10s", "--wait", "200ms"});
+  EXPECT_EQ(busy.status, 75) << busy.err;
+  EXPECT_NE(busy.err.find("r2"), std::string::npos) << busy.err;  // names the other reader
+  auto waiting = start({"upgrade", "u", "--owner", "r1", "--ttl", "10s", "--wait", "20s"});
+  ASSERT_TRUE(eventually([&] { return server_.cli({"GET", "lockwire:{u}:u"}) == "r1\n"; }));
+  Result conflict = lw({"upgrade", "u", "--owner", "r2", "--ttl", "10s", "--wait", "20s"});
+  EXPECT_EQ(conflict.status, 75);
+  EXPECT_NE(conflict.err.find("'r1' is upgrading"), std::string::npos) << conflict.err;
+  EXPECT_EQ(lw({"release", "u", "--owner", "r2"}).status, 0);
+  EXPECT_EQ(waiting->wait(), 0) << waiting->err();
+  EXPECT_NE(waiting->out().find(" r1"), std::string::npos) << waiting->out();
+  Result i = lw({"inspect", "u", "--json"});
+  json_expect(i.out, "j['state']=='exclusive' and j['holders'][0]['owner']=='r1'");
+  EXPECT_EQ(lw({"upgrade", "u", "--owner", "nobody", "--ttl", "1s"}).status, 77);
+  EXPECT_EQ(lw({"release", "u", "--owner", "r1"}).status, 0);
+
+  EXPECT_EQ(lw({"acquire", "p", "--ttl", "0", "--owner", "o"}).status, 64);
+  ASSERT_EQ(lw({"acquire", "p", "--ttl", "forever", "--owner", "o"}).status, 0);
+  Result pi = lw({"inspect", "p"});
+  EXPECT_NE(pi.out.find("exclusive o (persistent)"), std::string::npos) << pi.out;
+  EXPECT_GT(std::stoll(server_.cli({"PTTL", "lockwire:{p}"})), 40LL * 365 * 24 * 3600 * 1000);
+  auto w = start({"acquire", "p", "--ttl", "5s", "--owner", "w", "--wait", "20s"});
+  ASSERT_TRUE(eventually([&] { return server_.cli({"EXISTS", "lockwire:{p}:w:w"}) == "1\n"; }));
+  EXPECT_EQ(lw({"release", "p", "--owner", "o"}).status, 0);  // wakes the waiter
+  EXPECT_EQ(w->wait(), 0) << w->err();
+  EXPECT_EQ(lw({"release", "p", "--owner", "w"}).status, 0);
+  // renew with --ttl forever makes a lease persistent (RoadRunner's UpdateTTL 0).
+  ASSERT_EQ(lw({"acquire", "p", "--ttl", "5s", "--owner", "o2"}).status, 0);
+  EXPECT_EQ(lw({"renew", "p", "--owner", "o2", "--ttl", "forever"}).status, 0);
+  EXPECT_GT(std::stoll(server_.cli({"PTTL", "lockwire:{p}"})), 40LL * 365 * 24 * 3600 * 1000);
+  EXPECT_EQ(lw({"force-release", "p"}).status, 0);
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{p}"}), "0\n");
+  EXPECT_TRUE(json_verify());
+}
+
 TEST_F(LockwireCli, JsonOutputsParse) {
   Result a = lw({"acquire", "j", "--ttl", "10s", "--owner", "o\"dd\\name", "--json"});
   ASSERT_EQ(a.status, 0) << a.err;

@@ -185,6 +185,8 @@ int cli_explore(int argc, char** argv) {
       "          client-pauses acl-tracking acl-caching oom (server conditions: swarm seeds\n"
       "          from 1000000 on draw them, or name them with --profile)\n"
       "          failovers (three sentinels and one failover: swarm seeds from 2000000 on)\n"
+      "          cluster (3+3 Redis Cluster: swarm seeds from 3000000 on), semantics (shared\n"
+      "          leases, upgrades in place: swarm seeds from 4000000 on)\n"
       "  --hashes: print every seed's profile and trace hash (behaviour-preservation checks)\n"
       "  exhaustive cuts: a tiny hand-off, run once per single cut of one client's connection\n"
       "  after each byte it sends (up) or receives (down)\n";

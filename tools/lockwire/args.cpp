@@ -1,5 +1,7 @@
 #include "args.hpp"
 
+#include "lockwire/lock/protocol.hpp"
+
 #include <array>
 #include <charconv>
 #include <cstdio>
@@ -15,11 +17,12 @@ struct CommandInfo {
   Command cmd;
   std::string_view name;
 };
-constexpr std::array<CommandInfo, 7> kCommands{{
+constexpr std::array<CommandInfo, 8> kCommands{{
     {Command::run, "run"},
     {Command::acquire, "acquire"},
     {Command::release, "release"},
     {Command::renew, "renew"},
+    {Command::upgrade, "upgrade"},
     {Command::force_release, "force-release"},
     {Command::inspect, "inspect"},
     {Command::watch, "watch"},
@@ -45,6 +48,8 @@ unsigned allowed(Command c) {
       return kOptOwner | kOptShared | kOptJson;
     case Command::renew:
       return kOptTtl | kOptOwner | kOptShared | kOptJson;
+    case Command::upgrade:
+      return kOptTtl | kOptWait | kOptOwner | kOptJson;
     case Command::force_release:
     case Command::inspect:
     case Command::watch:
@@ -128,8 +133,16 @@ std::optional<Nanos> parse_duration(std::string_view s, std::string* why) {
   return Nanos(total);
 }
 
+std::string format_ttl_left(std::int64_t ttl_ms) {
+  // A persistent lease (--ttl forever) is a 50-year TTL on the server: anything past 40 years.
+  constexpr std::int64_t kPersistentMs = std::int64_t{40} * 365 * 24 * 3600 * 1000;
+  if (ttl_ms > kPersistentMs) return "persistent";
+  return std::to_string(ttl_ms) + "ms left";
+}
+
 std::string format_duration(Nanos d) {
   using namespace std::chrono;
+  if (lock::is_forever(d)) return "forever";
   char buf[64];
   const auto ns = d.count();
   if (ns % 1'000'000'000 == 0) {
@@ -242,9 +255,18 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
       if (!flag(out.tls_insecure)) return fail("--tls-insecure takes no value");
     } else if (name == "--ttl") {
       Nanos d{};
-      if (auto st = duration(d, kOptTtl); st != ParseStatus::ok) return st;
-      if (d <= Nanos{0}) return fail("--ttl must be positive (a lease of 0 would end at once)");
-      if (d < std::chrono::milliseconds(1)) return fail("--ttl must be at least 1ms");
+      // A persistent lease only when spelled out: `--ttl 0` stays an error.
+      const std::string next =
+          inline_value ? *inline_value : (i + 1 < args.size() ? args[i + 1] : std::string());
+      if (next == "forever") {
+        if (!inline_value) ++i;
+        seen |= kOptTtl;
+        d = lock::kForever;
+      } else {
+        if (auto st = duration(d, kOptTtl); st != ParseStatus::ok) return st;
+        if (d <= Nanos{0}) return fail("--ttl must be positive (a lease of 0 would end at once)");
+        if (d < std::chrono::milliseconds(1)) return fail("--ttl must be at least 1ms");
+      }
       out.ttl = d;
     } else if (name == "--wait") {
       if (auto st = duration(out.wait, kOptWait); st != ParseStatus::ok) return st;
@@ -322,6 +344,10 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
     case Command::release:
       if (!out.owner) return fail("'release' needs --owner (the owner printed by acquire)");
       break;
+    case Command::upgrade:
+      if (!out.owner) return fail("'upgrade' needs --owner (the owner of the shared lease)");
+      if (!out.ttl) return fail("'upgrade' needs --ttl (the exclusive lease outlives this process)");
+      break;
     case Command::renew:
       if (!out.owner) return fail("'renew' needs --owner (the owner printed by acquire)");
       if (!out.ttl) return fail("'renew' needs --ttl");
@@ -337,6 +363,7 @@ std::string short_usage() {
   return R"(usage: lockwire run [options] RESOURCE -- COMMAND [ARGS...]
        lockwire acquire RESOURCE --ttl D [--wait D] [--owner ID] [--shared] [--json]
        lockwire release RESOURCE --owner ID      lockwire renew RESOURCE --owner ID --ttl D
+       lockwire upgrade RESOURCE --owner ID --ttl D [--wait D]
        lockwire force-release|inspect|watch RESOURCE [--json]
 Run 'lockwire --help' for all options and exit statuses.
 )";
@@ -358,7 +385,10 @@ Commands:
         One-shot acquire; prints "TOKEN OWNER" (or JSON). The lease lives for its TTL.
   release RESOURCE --owner ID [--shared] [--json]
   renew RESOURCE --owner ID --ttl D [--shared] [--json]
-  force-release RESOURCE [--json]     remove every holder (administrative)
+  upgrade RESOURCE --owner ID --ttl D [--wait D] [--json]
+        The owner's shared lease becomes exclusive in place (no writer gets in between),
+        waiting up to --wait for the other readers to leave; prints "TOKEN OWNER" (new token).
+        Exits 75 if another reader is upgrading (release yours to let it go).
   inspect RESOURCE [--json]           who holds it, kind, TTL left, last fencing token
   watch RESOURCE [--json]             print each change of holder as it happens (server pushes)
 
@@ -373,7 +403,8 @@ Options:
   --tls-server-name N  name to verify the server certificate against (default: URL host)
   --tls-insecure       do NOT verify the server certificate (prints a warning)
   --prefix P           key prefix (default "lockwire:")
-  --ttl D              lease length (run: default 30s; renewed every TTL/3)
+  --ttl D              lease length (run: default 30s; renewed every TTL/3); "forever": a
+                       persistent lease, ended only by release or force-release
   --wait D             how long to wait for the lock (default 0: one attempt; "forever")
   --kill-after D       run: SIGKILL this long after SIGTERM on lease loss (default 10s)
   --connect-timeout D  (default 5s)

@@ -30,6 +30,7 @@ enum class Command : std::uint8_t {
   acquire,
   release,
   renew,
+  upgrade,
   force_release,
   inspect,
   watch,
@@ -74,6 +75,8 @@ enum class ParseStatus : std::uint8_t { ok, help, version, error };
 // for which zero means nothing (--ttl, --connect-timeout) reject it themselves.
 [[nodiscard]] std::optional<Nanos> parse_duration(std::string_view s, std::string* why = nullptr);
 [[nodiscard]] std::string format_duration(Nanos d);
+// "1234ms left", or "persistent" for a lease taken with --ttl forever.
+[[nodiscard]] std::string format_ttl_left(std::int64_t ttl_ms);
 
 [[nodiscard]] std::string_view command_name(Command c) noexcept;
 

@@ -38,6 +38,9 @@ int Session::run() {
     case Command::renew:
       start(false, Nanos{0}, [this] { renew(); });
       break;
+    case Command::upgrade:
+      start(true, o_.wait, [this] { upgrade(); });
+      break;
     case Command::force_release:
       start(false, Nanos{0}, [this] { force_release(); });
       break;
@@ -242,8 +245,7 @@ void Session::report_busy(Ec ec) {
       for (const auto& h : lock::classify(info).holders) {
         if (h.owner == owner()) continue;
         if (!who.empty()) who += ", ";
-        who += "'" + h.owner + "' (" + kind_name(h.kind) + ", " + std::to_string(h.ttl_ms) +
-               "ms left)";
+        who += "'" + h.owner + "' (" + kind_name(h.kind) + ", " + format_ttl_left(h.ttl_ms) + ")";
       }
     }
     const std::string holder = who.empty() ? "held by someone else" : "held by " + who;
@@ -325,6 +327,37 @@ void Session::renew() {
   });
 }
 
+// The owner's shared lease (from `acquire --shared`) becomes exclusive in place: no writer gets
+// in between. Prints the new token like acquire.
+void Session::upgrade() {
+  lock::LockRequest req = lock_request();
+  client_->upgrade(std::move(req), [this](Ec ec, lock::Lease lease) {
+    if (exit_ >= 0) return;
+    if (ec == lock::Errc::not_held) {
+      return fail(kNotHeld, "%s: '%s' holds no shared lease to upgrade (expired, force-released "
+                            "or never acquired)",
+                  o_.resource.c_str(), owner().c_str());
+    }
+    if (ec == lock::Errc::upgrade_conflict) {
+      return fail(kBusy, "%s: %s", o_.resource.c_str(), client_->last_error().c_str());
+    }
+    if (ec == lock::Errc::timed_out) return report_busy(ec);
+    if (ec) return lock_error(ec);
+    note("%s: upgraded to exclusive (token %llu, ttl %s)", o_.resource.c_str(),
+         static_cast<unsigned long long>(lease.token()), format_duration(lease.ttl()).c_str());
+    if (o_.json) {
+      std::printf("{\"resource\":%s,\"owner\":%s,\"kind\":\"exclusive\",\"token\":%llu,"
+                  "\"ttl_ms\":%lld}\n",
+                  json_string(o_.resource).c_str(), json_string(owner()).c_str(),
+                  static_cast<unsigned long long>(lease.token()),
+                  static_cast<long long>(lock::ttl_millis(lease.ttl())));
+    } else {
+      std::printf("%llu %s\n", static_cast<unsigned long long>(lease.token()), owner().c_str());
+    }
+    finish(kOk);
+  });
+}
+
 // ---- force-release / inspect ---------------------------------------------------------------
 void Session::force_release() {
   client_->force_release(o_.resource, [this](Ec ec, std::size_t removed) {
@@ -381,8 +414,8 @@ void Session::inspect() {
       std::printf("resource:   %s\nstate:      %s\n", o_.resource.c_str(),
                   lock::state_name(v.state));
       for (const auto& h : v.holders) {
-        std::printf("holder:     %s %s (%lldms left)\n", kind_name(h.kind).c_str(), h.owner.c_str(),
-                    static_cast<long long>(h.ttl_ms));
+        std::printf("holder:     %s %s (%s)\n", kind_name(h.kind).c_str(), h.owner.c_str(),
+                    format_ttl_left(h.ttl_ms).c_str());
       }
       std::printf("last_token: %llu\n", static_cast<unsigned long long>(info.last_token));
       if (!c.push_wakeups) {

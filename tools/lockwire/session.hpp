@@ -111,6 +111,7 @@ class Session {
   void release();
 
   void renew();
+  void upgrade();
 
   // ---- force-release / inspect ---------------------------------------------------------------
 

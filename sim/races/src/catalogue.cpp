@@ -368,6 +368,14 @@ const std::vector<Scenario>& all() {
        {},
        semantics::two_readers_upgrade,
        2},
+      {"persistent-lease-contended",
+       "contenders' acquire blocks on a persistent lease (ttl forever): it must stay until its "
+       "release",
+       "persist-forever",
+       "contender-on-persistent-lease",
+       {},
+       semantics::persistent_lease_contended,
+       3},
   };
   return v;
 }

@@ -3,12 +3,15 @@
 
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "lockwire/lock/protocol.hpp"
 
 namespace lockwire::races::semantics {
 
 namespace {
 
-[[maybe_unused]] std::string ms(Nanos t) {
+std::string ms(Nanos t) {
   return std::to_string(t.count() / 1'000'000) + "." +
          std::to_string(t.count() / 100'000 % 10) + " ms";
 }
@@ -72,6 +75,33 @@ void two_readers_upgrade(Run& r) {
                                      ": the readers waited for each other");
     }
   }
+  r.finish();
+}
+
+// c1 holds p with a persistent lease (ttl forever) from 10 ms, writing every 100 ms; c2 asks for p
+// at 50 ms (wait 2 s, TTL 200 ms), and c3 at 700 ms. Their acquire blocks run PEXPIRE .. NX on
+// c1's holder set: lockwire's persistent lease has a (50-year) TTL, so that is a no-op and both
+// wait until c1 releases at 1.5 s. persist-forever (no TTL at all) lets c2's block give it
+// c2's 200 ms: c1's lease expires under it, c2 is granted while c1 still writes.
+void persistent_lease_contended(Run& r) {
+  std::vector<Nanos> writes;
+  for (Nanos t = 100ms; t <= 1400ms; t += 100ms) writes.push_back(t);
+  const std::string holder = r.job(0, 10ms, Job{.resource = "p", .ttl = lock::kForever,
+                                                .writes = writes, .release_after = 1500ms});
+  const std::string c2 = r.job(1, 50ms, Job{.resource = "p", .ttl = 200ms, .wait = 2s,
+                                            .writes = {0ms}, .release_after = 50ms});
+  r.job(2, 700ms, Job{.resource = "p", .ttl = 200ms, .wait = 2s, .writes = {0ms},
+                      .release_after = 50ms});
+  r.at(60ms, [&r, c2] {
+    const Run::Span s = r.acquire_span(c2);
+    if (s.start >= Nanos{0} && s.end < Nanos{0}) r.mark("contender-on-persistent-lease");
+  });
+  r.at(1400ms, [&r, holder] {
+    if (!r.server_holds_now(holder)) {
+      r.violate(Check::lease_loss_notice, holder + "'s persistent lease is gone from the server");
+    }
+  });
+  r.run_until(3s);
   r.finish();
 }
 

@@ -98,6 +98,12 @@ const std::vector<Entry>& entries() {
        true,
        {},
        regression(&lock::ClientOptions::Regressions::upgrade_ignores_intent)},
+      {{"persist-forever",
+        "lockwire keeping a persistent lease as a holder set with no TTL (PERSIST): a contender's "
+        "acquire block gives it the contender's TTL (#20)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::persist_forever)},
       {{"no-ask",
         "lockwire on a Cluster answering ASK (a slot being migrated) as the server's error "
         "instead of asking the importing node (#14)"},

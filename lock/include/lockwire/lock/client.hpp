@@ -135,6 +135,7 @@ struct ClientOptions {
     bool drop_on_move = false;    // count a primary change as the loss of every held lease
     bool upgrade_by_release = false;    // upgrade = release the shared lease, then lock
     bool upgrade_ignores_intent = false;  // two upgrading readers wait for each other
+    bool persist_forever = false;  // a persistent lease as a holder set with no TTL (PERSIST)
   } regressions;
 };
 

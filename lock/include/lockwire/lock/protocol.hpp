@@ -29,12 +29,22 @@ struct Limits {
   std::chrono::nanoseconds max_wait = std::chrono::hours(24 * 365);
 };
 
+// A lease that does not expire (RoadRunner's `ttl = 0`): only ever an explicit choice, never a
+// default or an accident (0 stays invalid). On the server it is a TTL of 50 years, not "no TTL":
+// every holder set keeps a TTL, or a contender's acquire block (PEXPIRE .. NX) would give a
+// persistent holder set the contender's short TTL (docs/protocol.md, "Persistent leases"). The
+// client arms no expiry or renewal timer for it; release and force-release end it.
+inline constexpr std::chrono::nanoseconds kForever = std::chrono::hours(24 * 365 * 50);
+[[nodiscard]] constexpr bool is_forever(std::chrono::nanoseconds ttl) noexcept {
+  return ttl == kForever;
+}
+
 // Returns Errc::invalid_argument (with the reason in *why) or an empty code.
 [[nodiscard]] std::error_code validate_prefix(std::string_view prefix, const Limits& limits,
                                               std::string* why = nullptr);
 [[nodiscard]] std::error_code validate_name(std::string_view what, std::string_view name,
                                             std::size_t max_bytes, std::string* why = nullptr);
-// TTL must be >= 1 ms and <= limits.max_ttl. Sub-millisecond parts round up.
+// TTL must be >= 1 ms and <= limits.max_ttl, or exactly kForever. Sub-millisecond parts round up.
 [[nodiscard]] std::error_code validate_ttl(std::chrono::nanoseconds ttl, const Limits& limits,
                                            std::string* why = nullptr);
 [[nodiscard]] std::error_code validate_wait(std::chrono::nanoseconds wait, const Limits& limits,

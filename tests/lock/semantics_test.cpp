@@ -1,6 +1,7 @@
-// Client::upgrade on a real redis-server (scripting disabled): a sole shared lease becomes
-// exclusive in place, with no window for a writer; other readers make it wait; two readers
-// upgrading at once do not wait for each other (issue #20).
+// The lock semantics of issue #20 on a real redis-server (scripting disabled): Client::upgrade
+// (a sole shared lease becomes exclusive in place, with no window for a writer; other readers
+// make it wait; two readers upgrading at once do not wait for each other) and persistent
+// leases (ttl kForever).
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -12,7 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class UpgradeTest : public LockTest {
+class LeaseSemanticsTest : public LockTest {
  protected:
   struct Pending {
     bool done = false;
@@ -31,6 +32,13 @@ class UpgradeTest : public LockTest {
     run_until([&] { return p.done; });
     return {p.ec, p.lease};
   }
+  bool eventually_loop(const std::function<bool()>& pred) {
+    for (int i = 0; i < 100; ++i) {
+      if (pred()) return true;
+      sleep_loop(10ms);
+    }
+    return pred();
+  }
   std::string holders(const std::string& r) {
     return server_.cli({"HKEYS", "lockwire:{" + r + "}"});
   }
@@ -38,7 +46,7 @@ class UpgradeTest : public LockTest {
 
 // The only reader is promoted at once, with a higher token, while a writer waits: the writer
 // is granted only after the upgraded lease's release, never in between.
-TEST_F(UpgradeTest, SoleReaderIsPromotedInPlaceAheadOfAWaitingWriter) {
+TEST_F(LeaseSemanticsTest, SoleReaderIsPromotedInPlaceAheadOfAWaitingWriter) {
   auto a = make_client();
   auto b = make_client();
   auto s = acquire(*a, req("r", "u", 10s, 0s, Kind::shared));
@@ -77,7 +85,7 @@ TEST_F(UpgradeTest, SoleReaderIsPromotedInPlaceAheadOfAWaitingWriter) {
 
 // A writer of the same client queued on the resource does not hold the upgrade back (its own
 // queue): the twin of BrokenReleaseThenLockLetsTheWriterIn.
-TEST_F(UpgradeTest, AWriterOfTheSameClientDoesNotGetInEither) {
+TEST_F(LeaseSemanticsTest, AWriterOfTheSameClientDoesNotGetInEither) {
   auto a = make_client();
   auto s = acquire(*a, req("r", "u", 10s, 0s, Kind::shared));
   ASSERT_FALSE(s.ec);
@@ -99,7 +107,7 @@ TEST_F(UpgradeTest, AWriterOfTheSameClientDoesNotGetInEither) {
 
 // With another reader there, the upgrade waits like a writer; the other reader's release
 // (a push) lets it go.
-TEST_F(UpgradeTest, WaitsForTheOtherReadersToLeave) {
+TEST_F(LeaseSemanticsTest, WaitsForTheOtherReadersToLeave) {
   auto a = make_client();
   auto b = make_client();
   auto s1 = acquire(*a, req("r", "s1", 10s, 0s, Kind::shared));
@@ -127,7 +135,7 @@ TEST_F(UpgradeTest, WaitsForTheOtherReadersToLeave) {
 
 // Two readers asking to upgrade: the second is refused at once (its shared lease kept) instead
 // of both waiting for the other until their deadlines.
-TEST_F(UpgradeTest, TwoReadersUpgradingDoNotDeadlock) {
+TEST_F(LeaseSemanticsTest, TwoReadersUpgradingDoNotDeadlock) {
   auto a = make_client();
   auto b = make_client();
   auto s1 = acquire(*a, req("r", "s1", 10s, 0s, Kind::shared));
@@ -151,7 +159,7 @@ TEST_F(UpgradeTest, TwoReadersUpgradingDoNotDeadlock) {
 
 // The owner's shared lease may be held through another client (a process, the CLI): the
 // upgrade by owner promotes it there; the old handle then finds it gone.
-TEST_F(UpgradeTest, ByOwnerFromAnotherClient) {
+TEST_F(LeaseSemanticsTest, ByOwnerFromAnotherClient) {
   auto a = make_client();
   auto c = make_client();
   auto s = acquire(*a, req("r", "o", 10s, 0s, Kind::shared));
@@ -169,7 +177,7 @@ TEST_F(UpgradeTest, ByOwnerFromAnotherClient) {
 
 // Nothing to upgrade: not_held, and nothing is written; a wait that ends leaves the shared
 // lease held and only an intent that lapses by itself.
-TEST_F(UpgradeTest, NothingToUpgradeAndDeadlines) {
+TEST_F(LeaseSemanticsTest, NothingToUpgradeAndDeadlines) {
   auto a = make_client();
   auto b = make_client();
   Pending none;
@@ -194,7 +202,7 @@ TEST_F(UpgradeTest, NothingToUpgradeAndDeadlines) {
 
 // The twins of the simulator's broken strategies, on the real server: the checks above fail
 // for them. release-then-lock lets the waiting writer in between the read and the write.
-TEST_F(UpgradeTest, BrokenReleaseThenLockLetsTheWriterIn) {
+TEST_F(LeaseSemanticsTest, BrokenReleaseThenLockLetsTheWriterIn) {
   ClientOptions broken;
   broken.regressions.upgrade_by_release = true;
   auto a = make_client(broken, conn_options());
@@ -221,7 +229,7 @@ TEST_F(UpgradeTest, BrokenReleaseThenLockLetsTheWriterIn) {
 }
 
 // Without the intent, two upgrading readers wait for each other until their deadlines.
-TEST_F(UpgradeTest, BrokenWithoutTheIntentTwoUpgradersWaitOutTheirDeadlines) {
+TEST_F(LeaseSemanticsTest, BrokenWithoutTheIntentTwoUpgradersWaitOutTheirDeadlines) {
   ClientOptions broken;
   broken.regressions.upgrade_ignores_intent = true;
   auto a = make_client(broken, conn_options());
@@ -239,6 +247,63 @@ TEST_F(UpgradeTest, BrokenWithoutTheIntentTwoUpgradersWaitOutTheirDeadlines) {
   EXPECT_EQ(u2.ec, Errc::timed_out);
   EXPECT_FALSE(release(*a, s1.lease));
   EXPECT_FALSE(release(*b, s2.lease));
+}
+
+// A persistent lease: no timers, a TTL no contender's acquire block shortens (its PEXPIRE .. NX
+// is a no-op on a key with a TTL), ended by release (waking a waiter) or force-release (the
+// holder is told).
+TEST_F(LeaseSemanticsTest, PersistentLeaseOutlivesContendersAndEndsOnRelease) {
+  auto a = make_client();
+  auto b = make_client();
+  bool lost = false;
+  LockRequest pr = req("p", "keeper", kForever);
+  pr.on_lost = [&](std::error_code) { lost = true; };
+  auto p = acquire(*a, pr);
+  ASSERT_FALSE(p.ec) << p.ec.message();
+  EXPECT_EQ(p.lease.ttl(), kForever);
+  EXPECT_GT(p.lease.valid_until() - loop_.now(), Nanos(std::chrono::hours(24 * 365 * 40)));
+  EXPECT_EQ(acquire(*b, req("p", "c", 200ms, 300ms)).ec, Errc::timed_out);
+  EXPECT_GT(std::stoll(server_.cli({"PTTL", "lockwire:{p}"})), 40LL * 365 * 24 * 3600 * 1000);
+  sleep_loop(300ms);  // past the contender's TTL: still ours
+  EXPECT_TRUE(p.lease.held());
+  EXPECT_FALSE(renew(*a, p.lease));
+  Pending waiter;
+  b->lock(req("p", "w", 5s, 10s), [&](std::error_code ec, Lease l) {
+    waiter = {true, ec, std::move(l), loop_.now()};
+  });
+  sleep_loop(100ms);
+  EXPECT_FALSE(waiter.done);
+  EXPECT_FALSE(release(*a, p.lease));
+  run_until([&] { return waiter.done; });
+  ASSERT_FALSE(waiter.ec);
+  EXPECT_GT(waiter.lease.token(), p.lease.token());
+  EXPECT_FALSE(release(*b, waiter.lease));
+  // force-release ends one too, and its holder is told.
+  auto q = acquire(*a, pr);
+  ASSERT_FALSE(q.ec);
+  EXPECT_EQ(force_release(*b, "p"), 1u);
+  run_until([&] { return lost; });
+  EXPECT_EQ(q.lease.state(), LeaseState::lost);
+  // A TTL of 0 (or below 1 ms) is still invalid: forever only when asked for.
+  EXPECT_EQ(acquire(*a, req("p", "z", 0s)).ec, Errc::invalid_argument);
+}
+
+// The twin of the simulator's persist-forever: a holder set with no TTL takes a contender's.
+TEST_F(LeaseSemanticsTest, BrokenPersistLetsAContenderShortenIt) {
+  ClientOptions broken;
+  broken.regressions.persist_forever = true;
+  auto a = make_client(broken, conn_options());
+  auto b = make_client();
+  auto p = acquire(*a, req("p", "keeper", kForever));
+  ASSERT_FALSE(p.ec);
+  ASSERT_TRUE(eventually_loop([&] { return server_.cli({"PTTL", "lockwire:{p}"}) == "-1\n"; }));
+  EXPECT_EQ(acquire(*b, req("p", "c", 200ms, 100ms)).ec, Errc::timed_out);
+  const long long pttl = std::stoll(server_.cli({"PTTL", "lockwire:{p}"}));
+  EXPECT_GT(pttl, 0);
+  EXPECT_LE(pttl, 200) << "the contender's TTL is now the persistent lease's";
+  sleep_loop(300ms);
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{p}"}), "0\n");  // gone, while its holder...
+  EXPECT_TRUE(p.lease.held());                              // ... still counts on it
 }
 
 }  // namespace
