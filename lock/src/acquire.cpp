@@ -252,6 +252,33 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
          }),
          this_stream_only());
+  } else if (w->req.permits > 0 && opts.regressions.semaphore_unwatched) {
+    // The bug: the count is read, then the grant sent, and nothing ties the two together.
+    send(loop::RequestBuilder()
+             .add("HGETALL", w->keys.holders)
+             .add("EXISTS", w->keys.companion(w->req.owner))
+             .done(),
+         guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
+           if (is_transport(ec) || r.size() != 2) {
+             return self->on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
+           }
+           protocol::SharedRead read;
+           const resp::Frame f = r[0];
+           read.ok = protocol::parse_holder_fields(f, read.fields);
+           if (!read.ok) return self->fail_step(q, w, r, false);
+           const auto d = protocol::decide_shared(w->req.owner, read, w->req.permits);
+           if (d != protocol::Decision::free || w->leaving()) {
+             if (q->one_shot) {
+               self->complete(w, Errc::timed_out);
+               return self->advance(q);
+             }
+             return self->wait_read(q, w, false);
+           }
+           self->send(protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, self->fence_floor()),
+                      self->guard([q, w, t_send](Core* s, Ec ec2, const loop::Replies& r2) {
+                        s->on_shared_grant(q, w, t_send, ec2, r2);
+                      }));
+         }));
   } else {
     watch(protocol::shared_watch(w->keys, w->req.owner),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
@@ -394,7 +421,7 @@ void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::M
     fail_step(q, w, r, false);
     return;
   }
-  const protocol::Decision d = protocol::decide_shared(w->req.owner, read);
+  const protocol::Decision d = protocol::decide_shared(w->req.owner, read, w->req.permits);
   if (d == protocol::Decision::free && !w->leaving()) {
     exec(txn, metrics(), protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, fence_floor()),
          guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
@@ -480,7 +507,8 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
                      caps.tracking_error);
     }
   }
-  const protocol::Decision d = protocol::decide(w->req.kind, w->req.owner, wr.fields);
+  const protocol::Decision d =
+      protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits);
   switch (d) {
     case protocol::Decision::free:
       attempt(q);
@@ -495,6 +523,10 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
       wait(q, w, exclusive && !wr.elected() ? wr.doorbell_pttl : wr.pttl, wr.tracked);
       return;
     case protocol::Decision::blocked_by_shared_only:
+      if (!exclusive) {  // a semaphore at its count: holders whose lease is over go first
+        check_stale(q, w, wr);
+        return;
+      }
       if (!wr.elected()) {
         wait(q, w, wr.doorbell_pttl, wr.tracked);
         return;

@@ -175,9 +175,11 @@ Ring parse_ring(resp::Frame f) {
   return Ring::bad_reply;
 }
 
-Decision decide(Kind kind, std::string_view owner, const std::vector<std::string>& fields) {
+Decision decide(Kind kind, std::string_view owner, const std::vector<std::string>& fields,
+                int permits) {
   bool any_exclusive = false;
   bool any_other = false;
+  int other_shared = 0;
   for (const std::string& f : fields) {
     Kind fk{};
     std::string_view fo;
@@ -194,8 +196,13 @@ Decision decide(Kind kind, std::string_view owner, const std::vector<std::string
     }
     any_other = true;
     if (fk == Kind::exclusive) any_exclusive = true;
+    if (fk == Kind::shared) ++other_shared;
   }
-  if (kind == Kind::shared) return any_exclusive ? Decision::blocked : Decision::free;
+  if (kind == Kind::shared) {
+    if (any_exclusive) return Decision::blocked;
+    if (permits > 0 && other_shared >= permits) return Decision::blocked_by_shared_only;
+    return Decision::free;
+  }
   if (!any_other) return Decision::free;
   return any_exclusive ? Decision::blocked : Decision::blocked_by_shared_only;
 }
@@ -206,6 +213,10 @@ loop::Request shared_watch(const Keys& k, std::string_view owner) {
       .add("HGETALL", k.holders)
       .add("EXISTS", k.companion(owner))
       .done();
+}
+
+bool parse_holder_fields(resp::Frame f, std::vector<std::string>& fields) {
+  return !f.empty() && fields_at(f, resp::value_index(f), fields);
 }
 
 SharedRead parse_shared_watch(const loop::Replies& r) {
@@ -220,8 +231,8 @@ SharedRead parse_shared_watch(const loop::Replies& r) {
   return out;
 }
 
-Decision decide_shared(std::string_view owner, const SharedRead& read) {
-  const Decision d = decide(Kind::shared, owner, read.fields);
+Decision decide_shared(std::string_view owner, const SharedRead& read, int permits) {
+  const Decision d = decide(Kind::shared, owner, read.fields, permits);
   if (d != Decision::free) return d;
   if (read.companion_exists) {
     for (const std::string& f : read.fields) {

@@ -29,6 +29,7 @@ void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
   };
   if (closed) return fail(Errc::closed);
   req.kind = Kind::exclusive;
+  req.permits = 0;  // the exclusive lease it becomes (a semaphore's holder may upgrade too)
   if (auto ec = validate(req)) return fail(ec);
   auto w = std::make_shared<Waiter>();
   w->upgrade = true;

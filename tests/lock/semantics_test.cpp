@@ -306,5 +306,100 @@ TEST_F(LeaseSemanticsTest, BrokenPersistLetsAContenderShortenIt) {
   EXPECT_TRUE(p.lease.held());                              // ... still counts on it
 }
 
+// A counting semaphore: at most `permits` holders, each with its own lease; a release (a push)
+// or a holder's expiry lets the next one in; a fencing token per grant.
+TEST_F(LeaseSemanticsTest, SemaphoreGrantsAtMostItsPermits) {
+  auto a = make_client();
+  auto b = make_client();
+  auto c = make_client();
+  auto sem = [](std::string owner, Nanos ttl, Nanos wait) {
+    LockRequest r = req("s", std::move(owner), ttl, wait, Kind::shared);
+    r.permits = 2;
+    return r;
+  };
+  auto p1 = acquire(*a, sem("p1", 10s, 0s));
+  auto p2 = acquire(*b, sem("p2", 300ms, 0s));  // not renewed: its lease ends at 300 ms
+  ASSERT_FALSE(p1.ec) << p1.ec.message();
+  ASSERT_FALSE(p2.ec) << p2.ec.message();
+  EXPECT_GT(p2.lease.token(), p1.lease.token());
+  EXPECT_EQ(acquire(*c, sem("p3", 10s, 0s)).ec, Errc::timed_out);  // both permits taken
+  EXPECT_EQ(acquire(*c, req("s", "w", 10s)).ec, Errc::timed_out);  // holders exclude writers
+  // p2's lease runs out: its field is stale, and the waiter cleans it and gets the permit.
+  auto p3 = acquire(*c, sem("p3", 10s, 5s));
+  ASSERT_FALSE(p3.ec) << p3.ec.message() << " " << c->last_error();
+  EXPECT_EQ(p2.lease.state(), LeaseState::lost);
+  EXPECT_GT(p3.lease.token(), p2.lease.token());
+  Pending p4;
+  b->lock(sem("p4", 10s, 10s), [&](std::error_code ec, Lease l) {
+    p4 = {true, ec, std::move(l), loop_.now()};
+  });
+  sleep_loop(100ms);
+  EXPECT_FALSE(p4.done);
+  EXPECT_FALSE(release(*a, p1.lease));  // wakes p4 (the holder set changed)
+  run_until([&] { return p4.done; });
+  ASSERT_FALSE(p4.ec);
+  EXPECT_FALSE(release(*c, p3.lease));
+  EXPECT_FALSE(release(*b, p4.lease));
+  LockRequest bad = req("s", "x", 10s);
+  bad.permits = 2;  // a semaphore is shared
+  EXPECT_EQ(acquire(*a, bad).ec, Errc::invalid_argument);
+}
+
+// Eight clients take turns on 3 permits, all at once: never a fourth holder.
+TEST_F(LeaseSemanticsTest, SemaphoreUnderContentionNeverOverGrants) {
+  constexpr int kClients = 8, kRounds = 5, kPermits = 3;
+  std::vector<std::unique_ptr<Client>> cs;
+  for (int i = 0; i < kClients; ++i) cs.push_back(make_client());
+  int holding = 0, most = 0, grants = 0, failures = 0;
+  std::vector<int> left(kClients, kRounds);
+  std::function<void(int)> go = [&](int i) {
+    LockRequest r = req("s", testing::numbered("c", i), 5s, 10s, Kind::shared);
+    r.permits = kPermits;
+    cs[static_cast<std::size_t>(i)]->lock(std::move(r), [&, i](std::error_code ec, Lease l) {
+      if (ec) {
+        ++failures;
+        return;
+      }
+      ++grants;
+      most = std::max(most, ++holding);
+      auto t = std::make_shared<std::unique_ptr<loop::Timer>>();
+      *t = loop_.make_timer([&, i, l, t] {
+        cs[static_cast<std::size_t>(i)]->release(l, [&, i, t](std::error_code) {
+          --holding;
+          t->reset();
+          if (--left[static_cast<std::size_t>(i)] > 0) go(i);
+        });
+      });
+      (*t)->start(5ms);
+    });
+  };
+  for (int i = 0; i < kClients; ++i) go(i);
+  run_until([&] { return grants + failures == kClients * kRounds && holding == 0; }, 60s);
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(most, kPermits);  // every permit was used, never one more
+}
+
+// The twin of semaphore-unwatched: two requests for the last permit both get it.
+TEST_F(LeaseSemanticsTest, BrokenUnwatchedSemaphoreOverGrants) {
+  ClientOptions broken;
+  broken.regressions.semaphore_unwatched = true;
+  auto a = make_client();
+  auto b = make_client(broken, conn_options());
+  auto c = make_client(broken, conn_options());
+  auto sem = [](std::string owner) {
+    LockRequest r = req("s", std::move(owner), 10s, 1s, Kind::shared);
+    r.permits = 2;
+    return r;
+  };
+  ASSERT_FALSE(acquire(*a, sem("p1")).ec);
+  Pending pb, pc;
+  b->lock(sem("p2"), [&](std::error_code ec, Lease l) { pb = {true, ec, std::move(l), {}}; });
+  c->lock(sem("p3"), [&](std::error_code ec, Lease l) { pc = {true, ec, std::move(l), {}}; });
+  run_until([&] { return pb.done && pc.done; });
+  EXPECT_FALSE(pb.ec);
+  EXPECT_FALSE(pc.ec);
+  EXPECT_EQ(server_.cli({"HLEN", "lockwire:{s}"}), "3\n") << "three holders of two permits";
+}
+
 }  // namespace
 }  // namespace lockwire::lock

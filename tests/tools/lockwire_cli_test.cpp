@@ -218,6 +218,25 @@ TEST_F(LockwireCli, UpgradeAndPersistentLeases) {
   EXPECT_TRUE(json_verify());
 }
 
+// A counting semaphore from the command line: `run --permits 2` lets two COMMANDs in at once,
+// the third waits for a permit.
+TEST_F(LockwireCli, PermitsMakeASemaphore) {
+  ASSERT_EQ(lw({"acquire", "slots", "--ttl", "10s", "--permits", "2", "--owner", "a"}).status, 0);
+  ASSERT_EQ(lw({"acquire", "slots", "--ttl", "10s", "--permits", "2", "--owner", "b"}).status, 0);
+  Result full = lw({"acquire", "slots", "--ttl", "10s", "--permits", "2", "--owner", "c"});
+  EXPECT_EQ(full.status, 75);
+  EXPECT_NE(full.err.find("'a'"), std::string::npos) << full.err;
+  auto third = start({"run", "slots", "--permits", "2", "--wait", "20s", "--", "true"});
+  ASSERT_TRUE(eventually([&] {
+    return server_.cli({"CLIENT", "LIST"}).find("lockwire-cli") != std::string::npos;
+  }));
+  EXPECT_EQ(lw({"release", "slots", "--owner", "a"}).status, 0);
+  EXPECT_EQ(third->wait(), 0) << third->err();
+  EXPECT_EQ(server_.cli({"HKEYS", "lockwire:{slots}"}), "s:b\n");
+  EXPECT_EQ(lw({"acquire", "slots", "--ttl", "1s", "--permits", "0"}).status, 64);
+  EXPECT_EQ(lw({"release", "slots", "--owner", "b"}).status, 0);
+}
+
 TEST_F(LockwireCli, JsonOutputsParse) {
   Result a = lw({"acquire", "j", "--ttl", "10s", "--owner", "o\"dd\\name", "--json"});
   ASSERT_EQ(a.status, 0) << a.err;

@@ -36,14 +36,15 @@ enum Opt : unsigned {
   kOptShared = 1u << 3,
   kOptJson = 1u << 4,
   kOptKillAfter = 1u << 5,
+  kOptPermits = 1u << 6,
 };
 
 unsigned allowed(Command c) {
   switch (c) {
     case Command::run:
-      return kOptTtl | kOptWait | kOptOwner | kOptShared | kOptKillAfter;
+      return kOptTtl | kOptWait | kOptOwner | kOptShared | kOptKillAfter | kOptPermits;
     case Command::acquire:
-      return kOptTtl | kOptWait | kOptOwner | kOptShared | kOptJson;
+      return kOptTtl | kOptWait | kOptOwner | kOptShared | kOptJson | kOptPermits;
     case Command::release:
       return kOptOwner | kOptShared | kOptJson;
     case Command::renew:
@@ -302,6 +303,17 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
         return fail(kBad);
       }
       out.min_replicas = n;
+    } else if (name == "--permits") {
+      constexpr const char* kBad = "--permits needs a number of holders from 1 to 1000000";
+      if (!value(v)) return fail(kBad);
+      int n = 0;
+      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec != std::errc() || p != v.data() + v.size() || n < 1 || n > 1'000'000) {
+        return fail(kBad);
+      }
+      out.permits = n;
+      out.shared = true;  // a semaphore's holders are shared leases
+      seen |= kOptPermits;
     } else if (name == "--replica-timeout") {
       Nanos d{};
       if (auto st = duration(d, 0); st != ParseStatus::ok) return st;
@@ -316,7 +328,8 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
   const std::string cmd(command_name(out.command));
   const unsigned bad = seen & ~allowed(out.command);
   if (bad != 0) {
-    static constexpr std::array<std::pair<unsigned, std::string_view>, 6> names{{
+    static constexpr std::array<std::pair<unsigned, std::string_view>, 7> names{{
+        {kOptPermits, "--permits"},
         {kOptTtl, "--ttl"},
         {kOptWait, "--wait"},
         {kOptOwner, "--owner"},
@@ -361,7 +374,7 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
 
 std::string short_usage() {
   return R"(usage: lockwire run [options] RESOURCE -- COMMAND [ARGS...]
-       lockwire acquire RESOURCE --ttl D [--wait D] [--owner ID] [--shared] [--json]
+       lockwire acquire RESOURCE --ttl D [--wait D] [--owner ID] [--shared|--permits N] [--json]
        lockwire release RESOURCE --owner ID      lockwire renew RESOURCE --owner ID --ttl D
        lockwire upgrade RESOURCE --owner ID --ttl D [--wait D]
        lockwire force-release|inspect|watch RESOURCE [--json]
@@ -381,7 +394,7 @@ Commands:
         LOCKWIRE_OWNER and LOCKWIRE_FENCING_TOKEN. If the lease is lost, COMMAND gets SIGTERM
         (SIGKILL after --kill-after) and lockwire exits 76. HUP INT QUIT TERM USR1 USR2 WINCH
         sent to lockwire are forwarded to COMMAND.
-  acquire RESOURCE --ttl D [--wait D] [--owner ID] [--shared] [--json]
+  acquire RESOURCE --ttl D [--wait D] [--owner ID] [--shared|--permits N] [--json]
         One-shot acquire; prints "TOKEN OWNER" (or JSON). The lease lives for its TTL.
   release RESOURCE --owner ID [--shared] [--json]
   renew RESOURCE --owner ID --ttl D [--shared] [--json]
@@ -410,6 +423,8 @@ Options:
   --connect-timeout D  (default 5s)
   --owner ID           owner id (default hostname:pid:random)
   --shared             shared (read) lock instead of exclusive
+  --permits N          a counting semaphore: at most N holders at once (each its own lease;
+                       every holder of RESOURCE must use the same N)
   --json               machine-readable output (one JSON object per line)
   -q, --quiet          no messages on stderr (exit status only)
   -v, --verbose        progress messages on stderr (reconnects, degraded server modes)

@@ -61,6 +61,7 @@ struct Options {
   // Lock even on a server that may evict lock keys (maxmemory-policy other than noeviction).
   bool allow_eviction = false;
   int min_replicas = 0;  // lock::ClientOptions::min_replicas
+  int permits = 0;       // lock::LockRequest::permits (implies shared)
   Nanos replica_timeout{std::chrono::milliseconds(100)};
 };
 

@@ -222,6 +222,7 @@ lock::LockRequest Session::lock_request() const {
   req.kind = o_.shared ? lock::Kind::shared : lock::Kind::exclusive;
   req.ttl = *o_.ttl;
   req.wait = o_.wait;
+  req.permits = o_.permits;
   return req;
 }
 

@@ -376,6 +376,14 @@ const std::vector<Scenario>& all() {
        {},
        semantics::persistent_lease_contended,
        3},
+      {"semaphore-concurrent-requests",
+       "a semaphore of 2 permits with one held; two clients ask for the last permit at the same "
+       "instant: one is granted, the other waits",
+       "semaphore-unwatched",
+       "two-requests-for-the-last-permit",
+       {},
+       semantics::semaphore_concurrent_requests,
+       3},
   };
   return v;
 }

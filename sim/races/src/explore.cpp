@@ -92,7 +92,12 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
       if (r.chance(300000)) j.renew_after = hold / 3;
       // Auto-renewed leases are always released (else they would hold the lock forever).
       j.release_after = j.auto_renew || r.chance(850000) ? hold : Nanos{-1};
-      if (p.semantics) {
+      if (p.semantics && n_resources > 1 && j.resource == names[1]) {
+        // The second resource is a counting semaphore of 2 permits: every job on it takes one.
+        j.shared = true;
+        j.permits = 2;
+        j.writes.clear();
+      } else if (p.semantics) {
         if (sr.chance(500000)) {
           j.shared = true;
           j.writes.clear();  // readers do not write

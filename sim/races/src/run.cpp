@@ -210,6 +210,7 @@ int Run::record_attempt(int c, const std::string& label, const std::string& owne
   a.owner = owner;
   a.resource = j.resource;
   a.shared = shared;
+  a.permits = shared ? j.permits : 0;
   a.start = world_->now();
   a.deadline = a.start + j.wait;
   a.ttl = j.ttl;
@@ -282,6 +283,7 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
     spec.wait = j.wait;
     spec.auto_renew = j.auto_renew;
     spec.shared = j.shared;
+    spec.permits = j.shared ? j.permits : 0;
     note(j.shared ? "acquire-shared" : "acquire",
          owner + (owner == label ? "" : " (" + label + ")") + " ttl " + fmt_t(j.ttl) + " wait " +
              fmt_t(j.wait));

@@ -55,6 +55,7 @@ struct Run::Impl {
     std::string owner, resource;
     bool shared = false;
     int upgrade_of = -1;  // an upgrade: the attempt whose shared lease it promotes
+    int permits = 0;      // a semaphore's holder: at most that many at once
     Nanos start{0}, deadline{0}, reported = kNever, ttl{0};
     std::error_code ec;
     int lease = -1;  // index into leases

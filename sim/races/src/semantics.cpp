@@ -105,4 +105,29 @@ void persistent_lease_contended(Run& r) {
   r.finish();
 }
 
+// A semaphore of 2 permits: c1 holds one from 10 ms (until 1 s); c2 and c3 ask for one at the same
+// instant, 100 ms, each reading one holder. lockwire's grant is conditional on the holder set it
+// read (WATCH): c2's goes, c3's aborts, c3 reads two holders and waits for c1's release.
+// semaphore-unwatched grants both: three holders of two permits.
+void semaphore_concurrent_requests(Run& r) {
+  r.job(0, 10ms, Job{.resource = "s", .ttl = 2s, .release_after = 990ms, .shared = true,
+                     .permits = 2});
+  const std::string c2 =
+      r.job(1, 100ms, Job{.resource = "s", .ttl = 2s, .wait = 2s, .release_after = 1500ms,
+                          .shared = true, .permits = 2});
+  const std::string c3 =
+      r.job(2, 100ms, Job{.resource = "s", .ttl = 2s, .wait = 2s, .release_after = 100ms,
+                          .shared = true, .permits = 2});
+  r.at(100100us, [&r, c2, c3] {
+    if (r.acquire_span(c2).start >= Nanos{0} && r.acquire_span(c3).start >= Nanos{0}) {
+      r.mark("two-requests-for-the-last-permit");
+    }
+  });
+  r.run_until(3s);
+  if (r.granted_at(c2) < Nanos{0} || r.granted_at(c3) < Nanos{0}) {
+    r.violate(Check::liveness, "a permit request was not granted within its wait");
+  }
+  r.finish();
+}
+
 }  // namespace lockwire::races::semantics

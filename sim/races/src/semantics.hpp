@@ -1,5 +1,5 @@
 // Scenarios of the lock semantics beyond acquire/release (issue #20): upgrading a shared lease
-// in place, persistent leases. Listed in catalogue.cpp's table; defined in semantics.cpp.
+// in place, persistent leases, counting semaphores. Listed in catalogue.cpp's table; defined in semantics.cpp.
 #pragma once
 
 #include "lockwire/races/races.hpp"
@@ -9,5 +9,6 @@ namespace lockwire::races::semantics {
 void upgrade_with_writer_waiting(Run& r);
 void two_readers_upgrade(Run& r);
 void persistent_lease_contended(Run& r);
+void semaphore_concurrent_requests(Run& r);
 
 }  // namespace lockwire::races::semantics

@@ -104,6 +104,12 @@ const std::vector<Entry>& entries() {
        true,
        {},
        regression(&lock::ClientOptions::Regressions::persist_forever)},
+      {{"semaphore-unwatched",
+        "lockwire counting a semaphore's holders, then granting, with no WATCH between: two "
+        "requests for the last permit both get it (#20)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::semaphore_unwatched)},
       {{"no-ask",
         "lockwire on a Cluster answering ASK (a slot being migrated) as the server's error "
         "instead of asking the importing node (#14)"},

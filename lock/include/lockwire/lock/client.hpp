@@ -136,6 +136,7 @@ struct ClientOptions {
     bool upgrade_by_release = false;    // upgrade = release the shared lease, then lock
     bool upgrade_ignores_intent = false;  // two upgrading readers wait for each other
     bool persist_forever = false;  // a persistent lease as a holder set with no TTL (PERSIST)
+    bool semaphore_unwatched = false;  // count the holders, then grant, with no WATCH between
   } regressions;
 };
 
@@ -170,6 +171,11 @@ struct LockRequest {
   Nanos ttl = std::chrono::seconds(30);  // lease length, enforced by Redis
   Nanos wait = Nanos{0};                 // 0 = one attempt
   bool auto_renew = false;               // keep the lease alive until released
+  // A counting semaphore (kind shared): at most `permits` holders at once, each with its own
+  // lease (TTL, renewal, loss notice, fencing token). 0 = a plain shared lock (readers
+  // unlimited). Every holder of one resource must ask with the same `permits`
+  // (docs/protocol.md, "Semaphores").
+  int permits = 0;
   // Called (on the loop thread) when the held lease is lost; the lease state is `lost` by then.
   std::function<void(std::error_code why)> on_lost;
 };

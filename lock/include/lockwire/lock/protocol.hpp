@@ -141,8 +141,10 @@ enum class Ring : std::uint8_t { rung, gone, bad_reply };
 
 // What the holder set means for a claimant that wants `kind` as `owner`.
 enum class Decision : std::uint8_t { free, blocked, already_held, blocked_by_shared_only };
+// `permits` > 0 (a semaphore, kind shared): blocked_by_shared_only once `permits` other shared
+// holders are there (their stale fields included: never one holder too many).
 [[nodiscard]] Decision decide(Kind kind, std::string_view owner,
-                              const std::vector<std::string>& fields);
+                              const std::vector<std::string>& fields, int permits = 0);
 
 // --- shared acquire: WATCH holders companion; HGETALL; EXISTS  then  MULTI ... EXEC ----------
 [[nodiscard]] loop::Request shared_watch(const Keys& k, std::string_view owner);
@@ -152,8 +154,11 @@ struct SharedRead {
   std::vector<std::string> fields;
 };
 [[nodiscard]] SharedRead parse_shared_watch(const loop::Replies& r);
+// The field names of an HGETALL reply (the holder set); false if malformed.
+[[nodiscard]] bool parse_holder_fields(resp::Frame hgetall, std::vector<std::string>& fields);
 // Decision for the shared claimant from the watched read (already_held if s:owner is live).
-[[nodiscard]] Decision decide_shared(std::string_view owner, const SharedRead& read);
+[[nodiscard]] Decision decide_shared(std::string_view owner, const SharedRead& read,
+                                     int permits = 0);
 [[nodiscard]] loop::Request shared_grant(const Keys& k, std::string_view owner,
                                          std::int64_t ttl_ms, std::uint64_t floor_us = 0);
 // granted (token) / aborted (EXEC nil) / bad_reply.

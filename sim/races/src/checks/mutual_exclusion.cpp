@@ -9,6 +9,32 @@ void mutual_exclusion(const Input& in, const Add& add) {
   const Run::Impl& im = in.im;
   auto owner_of = [&in](int li) -> const Run::Impl::Attempt& { return in.owner_of(li); };
   auto belief_end = [&in](const Run::Impl::LeaseRec& l) { return in.belief_end(l); };
+  // A semaphore never has more holders than its permits (on the server, at any instant).
+  {
+    std::map<std::string, std::vector<std::pair<Nanos, int>>> edges;  // resource -> (t, +1/-1)
+    std::map<std::string, int> permits;
+    for (const auto& a : im.attempts) {
+      if (a.permits <= 0) continue;
+      permits[a.resource] = a.permits;
+      for (const auto& x : a.server) {
+        edges[a.resource].emplace_back(x.start, +1);
+        edges[a.resource].emplace_back(x.end == kNever ? in.end : x.end, -1);
+      }
+    }
+    for (auto& [res, ev] : edges) {
+      std::sort(ev.begin(), ev.end());  // an end before a start at the same instant
+      int n = 0;
+      for (const auto& [t, d] : ev) {
+        n += d;
+        if (n > permits[res]) {
+          add(Check::mutual_exclusion, res + " had " + std::to_string(n) + " semaphore holders at " +
+                                           fmt_t(t) + " (permits " +
+                                           std::to_string(permits[res]) + ")");
+          break;
+        }
+      }
+    }
+  }
   // An upgrade is in place: no writer is granted between the shared grant (what the upgrader
   // read) and the exclusive one (where it writes on what it read).
   for (const auto& u : im.attempts) {

@@ -40,6 +40,7 @@ struct AcquireSpec {
   Nanos wait{0};
   bool auto_renew = false;
   bool shared = false;  // a shared (read) lease instead of an exclusive one
+  int permits = 0;      // shared: a semaphore of that many holders (0: readers unlimited)
 };
 
 struct AcquireResult {
@@ -170,6 +171,7 @@ struct Job {
   std::vector<Nanos> upgraded_writes{};
   Nanos upgraded_release_after{-1};
   bool release_if_upgrade_fails = false;  // what a reader refused an upgrade should do
+  int permits = 0;  // shared: a counting semaphore of that many holders (0: readers unlimited)
 };
 
 class Run {
