@@ -401,5 +401,88 @@ TEST_F(LeaseSemanticsTest, BrokenUnwatchedSemaphoreOverGrants) {
   EXPECT_EQ(server_.cli({"HLEN", "lockwire:{s}"}), "3\n") << "three holders of two permits";
 }
 
+// Several resources, all or nothing: a refusal releases what was taken before the answer; in
+// name order, so two callers asking for the same set in opposite orders never deadlock.
+TEST_F(LeaseSemanticsTest, LockAllTakesEveryResourceOrNone) {
+  auto a = make_client();
+  auto b = make_client();
+  auto set_of = [&](Client& c, std::vector<std::string> rs, Nanos wait, const std::string& owner) {
+    std::pair<std::error_code, LeaseSet> out;
+    bool done = false;
+    c.lock_all(std::move(rs), req("", owner, 10s, wait), [&](std::error_code ec, LeaseSet s) {
+      out = {ec, std::move(s)};
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  };
+  auto hb = acquire(*a, req("b", "holder", 10s));
+  ASSERT_FALSE(hb.ec);
+  auto failed = set_of(*b, {"c", "a", "b"}, 300ms, "multi");
+  EXPECT_EQ(failed.first, Errc::timed_out);
+  EXPECT_TRUE(failed.second.leases.empty());
+  // a was taken first (name order) and given back before the answer: nothing partial is left.
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{a}", "lockwire:{c}"}), "0\n");
+  EXPECT_FALSE(release(*a, hb.lease));
+  auto ok = set_of(*b, {"c", "a", "b", "a"}, 1s, "multi");
+  ASSERT_FALSE(ok.first) << ok.first.message() << " " << b->last_error();
+  ASSERT_EQ(ok.second.leases.size(), 3u);  // duplicates folded
+  EXPECT_EQ(ok.second.leases[0].resource(), "a");
+  EXPECT_EQ(ok.second.leases[2].resource(), "c");
+  EXPECT_TRUE(ok.second.held());
+  EXPECT_EQ(server_.cli({"HKEYS", "lockwire:{b}"}), "x:multi\n");
+  bool released = false;
+  b->release(ok.second, [&](std::error_code ec) {
+    EXPECT_FALSE(ec);
+    released = true;
+  });
+  run_until([&] { return released; });
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{a}", "lockwire:{b}", "lockwire:{c}"}), "0\n");
+  EXPECT_EQ(set_of(*b, {}, 0s, "x").first, Errc::invalid_argument);
+}
+
+TEST_F(LeaseSemanticsTest, LockAllInOppositeOrdersNeverDeadlocks) {
+  auto a = make_client();
+  auto b = make_client();
+  int grants = 0, failures = 0;
+  std::function<void(Client&, std::vector<std::string>, std::string, int)> go =
+      [&](Client& c, std::vector<std::string> rs, std::string owner, int left) {
+        c.lock_all(rs, req("", owner, 5s, 10s), [&, rs, owner, left](std::error_code ec, LeaseSet s) {
+          if (ec) {
+            ++failures;
+            return;
+          }
+          ++grants;
+          c.release(s, [&, rs, owner, left](std::error_code) {
+            if (left > 1) go(c, rs, owner, left - 1);
+          });
+        });
+      };
+  go(*a, {"x", "y"}, "one", 20);
+  go(*b, {"y", "x"}, "two", 20);
+  run_until([&] { return grants + failures == 40; }, 30s);
+  EXPECT_EQ(failures, 0);
+  sleep_loop(50ms);  // the last releases
+}
+
+// The twin of the simulator's lock-all-no-rollback: a failed set leaves what it took.
+TEST_F(LeaseSemanticsTest, BrokenLockAllWithoutRollbackLeavesAPartialSet) {
+  ClientOptions broken;
+  broken.regressions.lock_all_no_rollback = true;
+  auto a = make_client();
+  auto b = make_client(broken, conn_options());
+  auto hb = acquire(*a, req("b", "holder", 10s));
+  ASSERT_FALSE(hb.ec);
+  bool done = false;
+  std::error_code ec;
+  b->lock_all({"a", "b"}, req("", "multi", 10s, 200ms), [&](std::error_code e, LeaseSet) {
+    ec = e;
+    done = true;
+  });
+  run_until([&] { return done; });
+  EXPECT_EQ(ec, Errc::timed_out);
+  EXPECT_EQ(server_.cli({"HKEYS", "lockwire:{a}"}), "x:multi\n") << "a stays, held by nobody";
+}
+
 }  // namespace
 }  // namespace lockwire::lock

@@ -384,6 +384,22 @@ const std::vector<Scenario>& all() {
        {},
        semantics::semaphore_concurrent_requests,
        3},
+      {"lock-all-partial-failure",
+       "a set of two resources, one held elsewhere: the part taken is given back before the "
+       "caller is told",
+       "lock-all-no-rollback",
+       "set-half-taken",
+       {},
+       semantics::lock_all_partial_failure,
+       3},
+      {"lock-all-opposite-orders",
+       "two callers ask for the same two resources in opposite orders at the same instant: both "
+       "get their set",
+       "lock-all-unsorted",
+       "opposite-orders-at-once",
+       {},
+       semantics::lock_all_opposite_orders,
+       2},
   };
   return v;
 }

@@ -109,6 +109,10 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
             j.release_if_upgrade_fails = true;
             j.release_after = Nanos{-1};  // the upgrade ends the shared lease (or it fails)
           }
+        } else if (n_resources > 1 && sr.chance(300000)) {
+          // Every resource at once, all or nothing (Client::lock_all), in a drawn order.
+          j.resources = names;
+          if (sr.chance(500000)) std::reverse(j.resources.begin(), j.resources.end());
         }
       }
       run.job(i, ms(r.between(0, 2200)), std::move(j));

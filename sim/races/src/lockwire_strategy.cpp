@@ -4,6 +4,7 @@
 #include "lockwire_strategy.hpp"
 
 #include <map>
+#include <set>
 #include <utility>
 
 #include "strategy_util.hpp"
@@ -60,6 +61,49 @@ class LockwireStrategy final : public Strategy {
       }
       done(r);
     });
+  }
+
+  void acquire_all(const std::vector<AcquireSpec>& specs,
+                   std::function<void(std::vector<AcquireResult>)> done) override {
+    if (specs.empty()) return done({});
+    lock::LockRequest req;
+    req.owner = specs.front().owner;
+    req.ttl = specs.front().ttl;
+    req.wait = specs.front().wait;
+    req.auto_renew = specs.front().auto_renew;
+    std::vector<std::string> resources;
+    std::vector<int> ids;
+    for (const auto& s : specs) {
+      resources.push_back(s.resource);
+      ids.push_back(next_++);
+    }
+    auto alive = alive_;
+    // One on_lost for the set: the lease it names is found by resource.
+    auto by_resource = std::make_shared<std::map<std::string, int>>();
+    for (std::size_t i = 0; i < specs.size(); ++i) (*by_resource)[specs[i].resource] = ids[i];
+    req.on_lost = [this, alive](Ec) {
+      if (!*alive || !on_lost) return;
+      for (auto& [id, l] : leases_) {
+        if (l.state() == lock::LeaseState::lost && reported_lost_.insert(id).second) on_lost(id);
+      }
+    };
+    client_->lock_all(std::move(resources), std::move(req),
+                      [this, alive, ids, by_resource, specs, done = std::move(done)](
+                          Ec ec, lock::LeaseSet set) {
+                        if (!*alive) return;
+                        std::vector<AcquireResult> out(specs.size());
+                        for (std::size_t i = 0; i < specs.size(); ++i) out[i].ec = ec;
+                        for (const lock::Lease& l : set.leases) {
+                          for (std::size_t i = 0; i < specs.size(); ++i) {
+                            if (specs[i].resource != l.resource()) continue;
+                            out[i].ec = {};
+                            out[i].token = l.token();
+                            out[i].lease = ids[i];
+                            leases_[ids[i]] = l;
+                          }
+                        }
+                        done(std::move(out));
+                      });
   }
 
   void upgrade(int lease, const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
@@ -158,6 +202,7 @@ class LockwireStrategy final : public Strategy {
   std::shared_ptr<lock::CountingMetrics> metrics_;
   std::unique_ptr<lock::Client> client_;
   std::map<int, lock::Lease> leases_;
+  std::set<int> reported_lost_;  // acquire_all's leases already reported to on_lost
   int next_ = 1;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -267,12 +267,46 @@ void Run::upgrade_lease(int c, int li, const std::string& label, const Job& j) {
       });
 }
 
+// A job on several resources (Job::resources): one attempt per resource, answered together.
+void Run::job_all(int c, const std::string& label, const std::string& owner, const Job& j) {
+  std::vector<int> ais;
+  std::vector<AcquireSpec> specs;
+  for (const std::string& res : j.resources) {
+    Job one = j;
+    one.resource = res;
+    ais.push_back(record_attempt(c, label + "/" + res, owner, one, false));
+    AcquireSpec spec;
+    spec.resource = res;
+    spec.owner = owner;
+    spec.ttl = j.ttl;
+    spec.wait = j.wait;
+    spec.auto_renew = j.auto_renew;
+    specs.push_back(spec);
+  }
+  std::string names;
+  for (const auto& res : j.resources) names += (names.empty() ? "" : ",") + res;
+  note("acquire-all", label + " " + names + " ttl " + fmt_t(j.ttl) + " wait " + fmt_t(j.wait));
+  impl_->clients[static_cast<std::size_t>(c)].s->acquire_all(
+      specs, [this, c, ais, j](std::vector<AcquireResult> rs) {
+        for (std::size_t i = 0; i < ais.size() && i < rs.size(); ++i) {
+          report_attempt(ais[i], rs[i]);
+          if (rs[i].ec) continue;
+          const int li = record_grant(c, ais[i], rs[i]);
+          after_grant(c, li, j.writes, j.renew_after, j.release_after);
+        }
+      });
+}
+
 std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResult&)> on_done) {
   Impl& im = *impl_;
   Impl::Client& cl = im.clients[static_cast<std::size_t>(c)];
   const std::string label = cl.node->name() + "." + std::to_string(++cl.attempts);
   const std::string owner = j.owner.empty() ? label : j.owner;
   sim::Node* node = cl.node;
+  if (!j.resources.empty()) {
+    world_->schedule(t, node, [this, c, label, owner, j] { job_all(c, label, owner, j); });
+    return label;
+  }
   world_->schedule(t, node, [this, c, label, owner, j, on_done = std::move(on_done)] {
     Impl& im2 = *impl_;
     const int ai = record_attempt(c, label, owner, j, j.shared);

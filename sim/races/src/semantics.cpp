@@ -130,4 +130,47 @@ void semaphore_concurrent_requests(Run& r) {
   r.finish();
 }
 
+// c1 holds b from 10 ms (until 2 s); c2 asks for {a, b} at 50 ms, waiting 300 ms: it takes a,
+// then waits for b until its wait ends. lockwire releases a before c2 is told; c3, asking for a
+// alone at 400 ms, gets it at once. lock-all-no-rollback leaves a held by nobody until its TTL.
+void lock_all_partial_failure(Run& r) {
+  r.job(0, 10ms, Job{.resource = "b", .ttl = 3s, .release_after = 2s});
+  r.job(1, 50ms, Job{.ttl = 1500ms, .wait = 300ms, .release_after = 100ms,
+                     .resources = {"a", "b"}});
+  const std::string c3 =
+      r.job(2, 400ms, Job{.resource = "a", .ttl = 1s, .release_after = 100ms});
+  r.at(200ms, [&r] {
+    // The set is answered as a whole: a is on the server, the answer still to come.
+    if (r.server_holds_now("c2.1/a") && r.acquire_span("c2.1/b").end < Nanos{0}) {
+      r.mark("set-half-taken");
+    }
+  });
+  r.run_until(4s);
+  if (r.granted_at(c3) < Nanos{0}) {
+    r.violate(Check::liveness, c3 + " was refused a, which nobody was using");
+  }
+  r.finish();
+}
+
+// c1 asks for {x, y} and c2 for {y, x} at the same instant, both waiting 1 s and holding 50 ms:
+// taken in name order, one waits for the other and both get their sets. lock-all-unsorted takes
+// them in the caller's order: c1 holds x and waits for y, c2 holds y and waits for x, until both
+// waits end.
+void lock_all_opposite_orders(Run& r) {
+  const std::string one = r.job(0, 100ms, Job{.ttl = 2s, .wait = 1s, .release_after = 50ms,
+                                              .resources = {"x", "y"}});
+  const std::string two = r.job(1, 100ms, Job{.ttl = 2s, .wait = 1s, .release_after = 50ms,
+                                              .resources = {"y", "x"}});
+  r.at(101ms, [&r, one, two] {
+    if (r.acquire_span(one + "/x").start >= Nanos{0} && r.acquire_span(two + "/y").start >= Nanos{0}) {
+      r.mark("opposite-orders-at-once");
+    }
+  });
+  r.run_until(3s);
+  for (const std::string& s : {one + "/x", two + "/y"}) {
+    if (r.granted_at(s) < Nanos{0}) r.violate(Check::liveness, s + ": the set was not granted");
+  }
+  r.finish();
+}
+
 }  // namespace lockwire::races::semantics

@@ -10,5 +10,7 @@ void upgrade_with_writer_waiting(Run& r);
 void two_readers_upgrade(Run& r);
 void persistent_lease_contended(Run& r);
 void semaphore_concurrent_requests(Run& r);
+void lock_all_partial_failure(Run& r);
+void lock_all_opposite_orders(Run& r);
 
 }  // namespace lockwire::races::semantics

@@ -110,6 +110,17 @@ const std::vector<Entry>& entries() {
        true,
        {},
        regression(&lock::ClientOptions::Regressions::semaphore_unwatched)},
+      {{"lock-all-no-rollback",
+        "lockwire's lock_all keeping the resources it took when the set fails (#20)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::lock_all_no_rollback)},
+      {{"lock-all-unsorted",
+        "lockwire's lock_all taking the resources in the caller's order: two callers deadlock "
+        "until their waits end (#20)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::lock_all_unsorted)},
       {{"no-ask",
         "lockwire on a Cluster answering ASK (a slot being migrated) as the server's error "
         "instead of asking the importing node (#14)"},

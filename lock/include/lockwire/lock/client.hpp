@@ -137,6 +137,8 @@ struct ClientOptions {
     bool upgrade_ignores_intent = false;  // two upgrading readers wait for each other
     bool persist_forever = false;  // a persistent lease as a holder set with no TTL (PERSIST)
     bool semaphore_unwatched = false;  // count the holders, then grant, with no WATCH between
+    bool lock_all_no_rollback = false;  // lock_all keeps what it took when it fails
+    bool lock_all_unsorted = false;     // lock_all takes the resources in the caller's order
   } regressions;
 };
 
@@ -211,6 +213,18 @@ class Lease {
   std::shared_ptr<detail::LeaseData> d_;
 };
 
+// Several leases taken together by Client::lock_all: all or nothing, one release.
+struct LeaseSet {
+  std::vector<Lease> leases;  // one per resource, in the order they were taken (sorted names)
+  [[nodiscard]] bool held() const noexcept {  // every one still held
+    if (leases.empty()) return false;
+    for (const Lease& l : leases) {
+      if (!l.held()) return false;
+    }
+    return true;
+  }
+};
+
 struct LockInfo {
   std::vector<protocol::Holder> holders;  // ttl_ms = remaining server TTL of each holder
   std::uint64_t last_token = 0;           // last fencing token handed out (0 = never)
@@ -221,6 +235,7 @@ class Client {
  public:
   using AcquireHandler = std::function<void(std::error_code, Lease)>;
   using DoneHandler = std::function<void(std::error_code)>;
+  using SetHandler = std::function<void(std::error_code, LeaseSet)>;
 
   // Owns its connection (the lock protocol puts it in OPTIN tracking mode).
   Client(loop::Loop& loop, loop::ConnectionOptions connection, ClientOptions options = {});
@@ -250,6 +265,15 @@ class Client {
   void upgrade(LockRequest req, AcquireHandler handler);
   // The same for a shared lease of this client: its TTL and auto-renewal carry over.
   void upgrade(const Lease& shared, Nanos wait, AcquireHandler handler);
+  // Takes every resource of `resources` as `req` describes (kind, owner, ttl, auto_renew,
+  // on_lost — req.resource is ignored), all or nothing, within req.wait in total: one at a time
+  // in the order of their names (so two callers of lock_all never wait for each other in a
+  // cycle), each on the shard that serves it on a Cluster. If one is refused or the wait ends,
+  // the ones already taken are released before the handler is told, so no partial set is left
+  // (docs/protocol.md, "Several resources"). Each lease keeps its own token and TTL.
+  void lock_all(std::vector<std::string> resources, LockRequest req, SetHandler handler);
+  // Releases every lease of the set; the first error, if any (each is attempted).
+  void release(const LeaseSet& set, DoneHandler handler);
   // Removes only this lease. not_held when it had expired / was force-released.
   void release(const Lease& lease, DoneHandler handler);
   // Extends only this lease (by its TTL). not_held when it is gone (the lease turns `lost`).

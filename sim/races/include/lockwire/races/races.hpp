@@ -57,6 +57,14 @@ class Strategy {
   virtual void start() = 0;
   virtual void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) = 0;
   virtual void release(int lease, std::function<void(std::error_code)> done) = 0;
+  // Takes every resource of `specs` (one owner) all or nothing; one result per spec, in order.
+  // Strategies without it answer operation_not_supported for each.
+  virtual void acquire_all(const std::vector<AcquireSpec>& specs,
+                           std::function<void(std::vector<AcquireResult>)> done) {
+    std::vector<AcquireResult> r(specs.size());
+    for (auto& x : r) x.ec = std::make_error_code(std::errc::operation_not_supported);
+    done(std::move(r));
+  }
   // Promotes shared `lease` to an exclusive one (`spec`: its resource, owner, TTL, wait); the
   // result names the new lease. Strategies without it answer invalid_argument.
   virtual void upgrade(int lease, const AcquireSpec& spec, std::function<void(AcquireResult)> done) {
@@ -172,6 +180,9 @@ struct Job {
   Nanos upgraded_release_after{-1};
   bool release_if_upgrade_fails = false;  // what a reader refused an upgrade should do
   int permits = 0;  // shared: a counting semaphore of that many holders (0: readers unlimited)
+  // Non-empty: Strategy::acquire_all of these (resource ignored), all or nothing; each one is an
+  // attempt of its own ("<label>/<resource>"), with the writes and release above.
+  std::vector<std::string> resources{};
 };
 
 class Run {
@@ -296,6 +307,7 @@ class Run {
   void after_grant(int c, int li, const std::vector<Nanos>& writes, Nanos renew_after,
                    Nanos release_after);
   void upgrade_lease(int c, int li, const std::string& label, const Job& j);
+  void job_all(int c, const std::string& label, const std::string& owner, const Job& j);
   RunConfig config_;
   std::unique_ptr<sim::World> world_;
   sim::SimRedis* primary_ = nullptr;
