@@ -308,6 +308,46 @@ TEST_F(ClusterTest, FailoverMidHoldNeverTwoHolders) {
   EXPECT_FALSE(release(*contender, cl)) << contender->last_error();
 }
 
+// lock_all over resources of every primary: all or nothing across shards (issue #20), the
+// part taken released on another shard when one is held.
+TEST_F(ClusterTest, LockAllAcrossShardsAllOrNothing) {
+  std::vector<std::string> rs;
+  for (std::size_t p : primaries()) rs.push_back(resource_on(p, "set"));
+  auto c = make_client(true);
+  auto other = make_client();
+  Acq held = acquire(*other, testing::request(rs.back(), "other", 10s));
+  ASSERT_FALSE(held.ec) << held.ec.message() << " " << other->last_error();
+  auto set_of = [&](Nanos wait) {
+    std::pair<std::error_code, LeaseSet> out;
+    bool done = false;
+    c->lock_all(rs, testing::request("", "multi", 10s, wait), [&](std::error_code ec, LeaseSet s) {
+      out = {ec, std::move(s)};
+      done = true;
+    });
+    run_until([&] { return done; });
+    return out;
+  };
+  auto failed = set_of(300ms);
+  EXPECT_EQ(failed.first, Errc::timed_out);
+  for (std::size_t i = 0; i + 1 < rs.size(); ++i) {
+    const int slot = loop::cluster::key_slot(cat("lockwire:{", rs[i]));
+    EXPECT_EQ(cluster_.node(cluster_.primary_of(slot)).cli({"EXISTS", cat("lockwire:{", rs[i])}),
+              "0\n")
+        << rs[i] << " was left behind";
+  }
+  ASSERT_FALSE(release(*other, held.lease));
+  auto ok = set_of(5s);
+  ASSERT_FALSE(ok.first) << ok.first.message() << " " << c->last_error();
+  EXPECT_EQ(ok.second.leases.size(), rs.size());
+  EXPECT_TRUE(ok.second.held());
+  bool released = false;
+  c->release(ok.second, [&](std::error_code ec) {
+    EXPECT_FALSE(ec);
+    released = true;
+  });
+  run_until([&] { return released; });
+}
+
 // A slot moved from one primary to another while leases on it are held, step by step as
 // `redis-cli --cluster reshard` does it: the slot open (IMPORTING on the target, MIGRATING on
 // the source) with the keys still on the source, then the keys moved by MIGRATE (the source

@@ -237,6 +237,30 @@ TEST_F(LockwireCli, PermitsMakeASemaphore) {
   EXPECT_EQ(lw({"release", "slots", "--owner", "b"}).status, 0);
 }
 
+// Several RESOURCEs at once, all or nothing (issue #20): `acquire R1 R2` prints a line per
+// lease; a refusal leaves none; `run R1 R2 -- CMD` exports them with their tokens.
+TEST_F(LockwireCli, SeveralResourcesAllOrNothing) {
+  ASSERT_EQ(lw({"acquire", "r2", "--ttl", "10s", "--owner", "other"}).status, 0);
+  Result busy = lw({"acquire", "r3", "r1", "r2", "--ttl", "10s", "--owner", "me", "--wait", "200ms"});
+  EXPECT_EQ(busy.status, 75) << busy.err;
+  EXPECT_NE(busy.err.find("all or nothing"), std::string::npos) << busy.err;
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{r1}", "lockwire:{r3}"}), "0\n");  // none left
+  EXPECT_EQ(lw({"release", "r2", "--owner", "other"}).status, 0);
+  Result ok = lw({"acquire", "r3", "r1", "r2", "--ttl", "10s", "--owner", "me"});
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  // One "TOKEN OWNER RESOURCE" line per lease, in name order.
+  EXPECT_NE(ok.out.find(" me r1\n"), std::string::npos) << ok.out;
+  EXPECT_LT(ok.out.find(" me r1\n"), ok.out.find(" me r3\n")) << ok.out;
+  for (const char* r : {"r1", "r2", "r3"}) EXPECT_EQ(lw({"release", r, "--owner", "me"}).status, 0);
+  Result run = lw({"run", "a", "b", "--", "sh", "-c",
+                   "echo \"$LOCKWIRE_RESOURCES|$LOCKWIRE_FENCING_TOKENS\""});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out.substr(0, 4), "a b|") << run.out;
+  EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{a}", "lockwire:{b}"}), "0\n");  // released
+  EXPECT_EQ(lw({"acquire", "a", "b", "--ttl", "1s", "--shared"}).status, 64);
+  EXPECT_EQ(lw({"release", "a", "b", "--owner", "x"}).status, 64);
+}
+
 TEST_F(LockwireCli, JsonOutputsParse) {
   Result a = lw({"acquire", "j", "--ttl", "10s", "--owner", "o\"dd\\name", "--json"});
   ASSERT_EQ(a.status, 0) << a.err;

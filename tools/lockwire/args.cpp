@@ -2,6 +2,7 @@
 
 #include "lockwire/lock/protocol.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdio>
@@ -164,6 +165,8 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
   unsigned seen = 0;
   std::vector<std::string> positional;
   bool run_command_started = false;
+  // `run R1 R2 -- COMMAND`: with `--`, every word before it is a RESOURCE.
+  const bool dashdash = std::find(args.begin(), args.end(), "--") != args.end();
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (run_command_started) {
@@ -195,7 +198,7 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
       }
       positional.push_back(a);
       // `run RESOURCE COMMAND...` without `--`: the first word after RESOURCE starts COMMAND.
-      if (out.command == Command::run && positional.size() == 1) continue;
+      if (out.command == Command::run && (positional.size() == 1 || dashdash)) continue;
       if (out.command == Command::run) {
         positional.pop_back();
         out.argv.push_back(a);
@@ -343,8 +346,18 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
   }
   if (out.quiet && out.verbose) return fail("--quiet and --verbose exclude each other");
   if (positional.empty()) return fail("'" + cmd + "' needs a RESOURCE");
-  if (positional.size() > 1) return fail("unexpected argument '" + positional[1] + "'");
+  const bool several = out.command == Command::run || out.command == Command::acquire;
+  if (positional.size() > 1 && !several) {
+    return fail("unexpected argument '" + positional[1] + "'");
+  }
+  if (positional.size() > 1 && out.shared) {
+    return fail("several RESOURCEs are taken exclusively (not with --shared or --permits)");
+  }
   out.resource = positional[0];
+  out.resources = positional;
+  for (const std::string& r : out.resources) {
+    if (r.empty()) return fail("RESOURCE must not be empty");
+  }
   if (out.resource.empty()) return fail("RESOURCE must not be empty");
   switch (out.command) {
     case Command::run:
@@ -373,8 +386,8 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
 }
 
 std::string short_usage() {
-  return R"(usage: lockwire run [options] RESOURCE -- COMMAND [ARGS...]
-       lockwire acquire RESOURCE --ttl D [--wait D] [--owner ID] [--shared|--permits N] [--json]
+  return R"(usage: lockwire run [options] RESOURCE... -- COMMAND [ARGS...]
+       lockwire acquire RESOURCE... --ttl D [--wait D] [--owner ID] [--shared|--permits N] [--json]
        lockwire release RESOURCE --owner ID      lockwire renew RESOURCE --owner ID --ttl D
        lockwire upgrade RESOURCE --owner ID --ttl D [--wait D]
        lockwire force-release|inspect|watch RESOURCE [--json]
@@ -396,6 +409,9 @@ Commands:
         sent to lockwire are forwarded to COMMAND.
   acquire RESOURCE --ttl D [--wait D] [--owner ID] [--shared|--permits N] [--json]
         One-shot acquire; prints "TOKEN OWNER" (or JSON). The lease lives for its TTL.
+        Several RESOURCEs (run: before --): all or nothing, exclusive, taken in name order;
+        acquire prints "TOKEN OWNER RESOURCE" per lease, run exports LOCKWIRE_RESOURCES and
+        LOCKWIRE_FENCING_TOKENS (space-separated, same order).
   release RESOURCE --owner ID [--shared] [--json]
   renew RESOURCE --owner ID --ttl D [--shared] [--json]
   upgrade RESOURCE --owner ID --ttl D [--wait D] [--json]

@@ -15,7 +15,8 @@ void Session::spawn() {
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view kv(*e);
     if (kv.starts_with("LOCKWIRE_RESOURCE=") || kv.starts_with("LOCKWIRE_OWNER=") ||
-        kv.starts_with("LOCKWIRE_FENCING_TOKEN=")) {
+        kv.starts_with("LOCKWIRE_FENCING_TOKEN=") || kv.starts_with("LOCKWIRE_RESOURCES=") ||
+        kv.starts_with("LOCKWIRE_FENCING_TOKENS=")) {
       continue;
     }
     env.emplace_back(kv);
@@ -23,6 +24,18 @@ void Session::spawn() {
   env.push_back("LOCKWIRE_RESOURCE=" + o_.resource);
   env.push_back("LOCKWIRE_OWNER=" + owner());
   env.push_back("LOCKWIRE_FENCING_TOKEN=" + std::to_string(lease_.token()));
+  if (set_.leases.size() > 1) {
+    // Several RESOURCEs: all of them and their tokens, space-separated, in the same order.
+    std::string names, tokens;
+    for (const lock::Lease& l : set_.leases) {
+      if (!names.empty()) names.push_back(' ');
+      if (!tokens.empty()) tokens.push_back(' ');
+      names.append(l.resource());
+      tokens.append(std::to_string(l.token()));
+    }
+    env.push_back("LOCKWIRE_RESOURCES=" + names);
+    env.push_back("LOCKWIRE_FENCING_TOKENS=" + tokens);
+  }
   std::vector<char*> envp;
   for (auto& s : env) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -108,7 +121,7 @@ void Session::release_and_exit(int code) {
     }
     finish(code);
   });
-  client_->release(lease_, [this, code](Ec ec) {
+  auto done = [this, code](Ec ec) {
     if (exit_ >= 0) return;
     if (ec == lock::Errc::not_held) {
       // The lease was gone before COMMAND finished, and we had not noticed yet.
@@ -123,7 +136,9 @@ void Session::release_and_exit(int code) {
       note("%s: released", o_.resource.c_str());
     }
     finish(code);
-  });
+  };
+  if (set_.leases.size() > 1) return client_->release(set_, std::move(done));
+  client_->release(lease_, std::move(done));
 }
 
 }  // namespace lockwire::cli

@@ -207,7 +207,7 @@ void Session::on_signal(int sig) {
   abort_code_ = 128 + sig;
   note("%s: signal %d while waiting; giving up", o_.resource.c_str(), sig);
   if (!locking_) return finish(abort_code_);
-  client_->cancel(o_.resource, owner());
+  for (const std::string& r : o_.resources) client_->cancel(r, owner());
 }
 
 std::optional<lock::Kind> Session::kind_given() const {
@@ -254,7 +254,62 @@ void Session::report_busy(Ec ec) {
   });
 }
 
+// Several RESOURCEs: all or nothing (Client::lock_all, in name order), one exclusive lease each.
+void Session::acquire_all(bool run_child) {
+  lock::LockRequest req = lock_request();
+  if (run_child) {
+    req.auto_renew = true;
+    req.on_lost = [this](Ec why) { on_lease_lost(why); };
+  }
+  std::string names;
+  for (const auto& r : o_.resources) {
+    if (!names.empty()) names.append(", ");
+    names.append(r);
+  }
+  locking_ = true;
+  client_->lock_all(o_.resources, std::move(req), [this, run_child, names](Ec ec,
+                                                                           lock::LeaseSet set) {
+    locking_ = false;
+    if (exit_ >= 0) return;
+    if (abort_code_ >= 0) {
+      if (!ec) return client_->release(set, [this](Ec) { finish(abort_code_); });
+      return finish(abort_code_);
+    }
+    if (ec == lock::Errc::timed_out || ec == lock::Errc::already_held) {
+      const std::string within =
+          o_.wait > Nanos{0} ? " within " + format_duration(o_.wait) : std::string();
+      const std::string& words = client_->last_error();
+      return fail(kBusy, "%s: not acquired (all or nothing)%s%s%s", names.c_str(), within.c_str(),
+                  words.empty() ? "" : ": ", words.c_str());
+    }
+    if (ec) return lock_error(ec);
+    for (const lock::Lease& l : set.leases) {
+      note("%s: acquired (exclusive, token %llu, ttl %s)", l.resource().c_str(),
+           static_cast<unsigned long long>(l.token()), format_duration(l.ttl()).c_str());
+    }
+    if (run_child) {
+      set_ = std::move(set);
+      lease_ = set_.leases.front();
+      return spawn();
+    }
+    for (const lock::Lease& l : set.leases) {
+      if (o_.json) {
+        std::printf("{\"resource\":%s,\"owner\":%s,\"kind\":\"exclusive\",\"token\":%llu,"
+                    "\"ttl_ms\":%lld}\n",
+                    json_string(l.resource()).c_str(), json_string(owner()).c_str(),
+                    static_cast<unsigned long long>(l.token()),
+                    static_cast<long long>(lock::ttl_millis(l.ttl())));
+      } else {
+        std::printf("%llu %s %s\n", static_cast<unsigned long long>(l.token()), owner().c_str(),
+                    l.resource().c_str());
+      }
+    }
+    finish(kOk);
+  });
+}
+
 void Session::acquire(bool run_child) {
+  if (o_.resources.size() > 1) return acquire_all(run_child);
   lock::LockRequest req = lock_request();
   if (run_child) {
     req.auto_renew = true;

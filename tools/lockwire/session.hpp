@@ -111,6 +111,7 @@ class Session {
   void release();
 
   void renew();
+  void acquire_all(bool run_child);
   void upgrade();
 
   // ---- force-release / inspect ---------------------------------------------------------------
@@ -157,7 +158,8 @@ class Session {
   bool locking_ = false;  // a lock() is waiting for its answer
   int abort_code_ = -1;   // a terminating signal came while waiting: exit with this
   // run
-  lock::Lease lease_;
+  lock::Lease lease_;   // run: the lease (with several RESOURCEs, the first of set_)
+  lock::LeaseSet set_;  // run with several RESOURCEs
   uv_process_t* proc_ = nullptr;
   bool child_running_ = false;
   int child_pid_ = 0;

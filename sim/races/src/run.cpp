@@ -284,7 +284,10 @@ void Run::job_all(int c, const std::string& label, const std::string& owner, con
     specs.push_back(spec);
   }
   std::string names;
-  for (const auto& res : j.resources) names += (names.empty() ? "" : ",") + res;
+  for (const auto& res : j.resources) {
+    if (!names.empty()) names.push_back(',');
+    names.append(res);
+  }
   note("acquire-all", label + " " + names + " ttl " + fmt_t(j.ttl) + " wait " + fmt_t(j.wait));
   impl_->clients[static_cast<std::size_t>(c)].s->acquire_all(
       specs, [this, c, ais, j](std::vector<AcquireResult> rs) {
