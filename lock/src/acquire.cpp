@@ -16,8 +16,8 @@ void Client::Core::wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hd
     // The doorbell lives for our remaining wait, at most kDoorbellMaxMs (then we re-arm it):
     // a waiter that vanishes leaves a doorbell that no longer rings after that.
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(w->deadline - loop.now());
-    const std::int64_t door_ms =
-        std::clamp<std::int64_t>(left.count(), 1, protocol::kDoorbellMaxMs);
+    const std::int64_t door_ms = std::clamp<std::int64_t>(
+        left.count(), 1, fair(*w) ? kFairDoorbellMs : protocol::kDoorbellMaxMs);
     r = protocol::exclusive_wait_read(w->keys, with_hdel ? std::string_view(w->field) : "",
                                       w->req.owner, w->ticket != 0 ? w->ticket : kLastTicket,
                                       door_ms, track);
@@ -240,7 +240,12 @@ void Client::Core::attempt(const QueuePtr& q) {
 
 void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   const loop::MonoTime t_send = loop.now();
-  if (w->upgrade) {
+  if (fair(*w) && !(opts.regressions.fair_fresh_jumps && !w->waited && w->ticket == 0)) {
+    watch(protocol::fair_read(w->keys),
+          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+            self->on_fair_read(q, w, t_send, ec, r, std::move(txn));
+          }));
+  } else if (w->upgrade) {
     watch(protocol::upgrade_watch(w->keys, w->req.owner),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
             self->on_upgrade_read(q, w, t_send, ec, r, std::move(txn));
@@ -509,6 +514,13 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
   }
   const protocol::Decision d =
       protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits);
+  if (fair(*w) && (d == protocol::Decision::free || d == protocol::Decision::blocked_by_shared_only) &&
+      !wr.elected() && !wr.first.empty() && wr.first != w->req.owner) {
+    // Fair: not ours to take while someone ahead lives. The backup checks the head; the others
+    // wait for their doorbell (a leaving head rings the two now first).
+    if (q->rank == 1) return check_head(q, w, wr.first, wr.doorbell_pttl, wr.tracked);
+    return wait(q, w, wr.doorbell_pttl, wr.tracked);
+  }
   switch (d) {
     case protocol::Decision::free:
       attempt(q);
@@ -520,6 +532,11 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
     case protocol::Decision::blocked:
       // Not elected: the elected waiter acts on the holder set; we wake when our doorbell
       // rings, or at its expiry (the backstop then reads our place again).
+      if (fair(*w) && wr.elected()) {
+        // The head keeps its doorbell alive while it waits (else it would count as vanished).
+        const std::int64_t p = wr.pttl > 0 ? std::min(wr.pttl, wr.doorbell_pttl) : wr.doorbell_pttl;
+        return wait(q, w, p, wr.tracked);
+      }
       wait(q, w, exclusive && !wr.elected() ? wr.doorbell_pttl : wr.pttl, wr.tracked);
       return;
     case protocol::Decision::blocked_by_shared_only:

@@ -286,6 +286,10 @@ std::error_code Client::Core::validate(const LockRequest& req, std::string* why)
   if (auto ec = validate_name("owner", req.owner, lim.max_owner_bytes, why)) return ec;
   if (auto ec = validate_ttl(req.ttl, lim, why)) return ec;
   if (auto ec = validate_wait(req.wait, lim, why)) return ec;
+  if (req.fair && req.kind != Kind::exclusive) {
+    if (why != nullptr) *why = "fair order is for exclusive locks";
+    return Errc::invalid_argument;
+  }
   if (req.permits < 0 || (req.permits > 0 && req.kind != Kind::shared)) {
     if (why != nullptr) *why = "permits must be >= 0, and > 0 only for a shared (semaphore) lease";
     return Errc::invalid_argument;

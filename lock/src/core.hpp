@@ -472,6 +472,23 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
                     const std::function<void(Ec)>& done);
 
+  // ---- fair order (fair.cpp) ---------------------------------------------------------------
+  static constexpr std::int64_t kFairDoorbellMs = 2000;  // a vanished head's hold on the queue
+  void on_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                    const loop::Replies& r, loop::WatchTxn txn);
+  void on_fair_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                     const loop::Replies& r);
+  // The lock is free and `head` is first: if its doorbell is gone it vanished — drop it and try
+  // again; else wait (joining the queue first if need be) until it has had its turn.
+  void check_head(const QueuePtr& q, const WaiterPtr& w, const std::string& head,
+                  std::int64_t own_doorbell_pttl, bool tracked);
+  [[nodiscard]] static bool queue_member(const QueuePtr& q, const WaiterPtr& w) {
+    return q->queued == w->req.owner;
+  }
+  [[nodiscard]] static bool fair(const Waiter& w) noexcept {
+    return w.req.fair && w.req.kind == Kind::exclusive && !w.upgrade;
+  }
+
   // ---- upgrade (upgrade.cpp) ---------------------------------------------------------------
   void on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
                        const loop::Replies& r, loop::WatchTxn txn);

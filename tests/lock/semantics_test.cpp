@@ -484,5 +484,95 @@ TEST_F(LeaseSemanticsTest, BrokenLockAllWithoutRollbackLeavesAPartialSet) {
   EXPECT_EQ(server_.cli({"HKEYS", "lockwire:{a}"}), "x:multi\n") << "a stays, held by nobody";
 }
 
+// Fair order: grants follow arrival at the server; a fresh attempt never jumps a live waiter
+// (deterministic: the fresh attempt is sent by the holder's own client right after its
+// release, so it reaches the server before any waiter is woken).
+TEST_F(LeaseSemanticsTest, FairOrderFollowsArrivalAndFreshAttemptsDoNotJump) {
+  for (const bool fair : {false, true}) {
+    SCOPED_TRACE(fair ? "fair" : "default");
+    const std::string r = fair ? "fair" : "unfair";
+    auto h = make_client();
+    std::vector<std::unique_ptr<Client>> ws;
+    for (int i = 0; i < 3; ++i) ws.push_back(make_client());
+    LockRequest hr = req(r, "holder", 10s);
+    hr.fair = fair;
+    auto held = acquire(*h, hr);
+    ASSERT_FALSE(held.ec);
+    std::vector<std::string> order;
+    int done = 0;
+    for (int i = 0; i < 3; ++i) {
+      LockRequest wr = req(r, testing::numbered("w", i), 10s, 10s);
+      wr.fair = fair;
+      Client* c = ws[static_cast<std::size_t>(i)].get();
+      c->lock(wr, [&, c, i](std::error_code ec, Lease l) {
+        ASSERT_FALSE(ec) << ec.message();
+        order.push_back(testing::numbered("w", i));
+        auto t = std::make_shared<std::unique_ptr<loop::Timer>>();
+        *t = loop_.make_timer([&, c, l, t] {
+          c->release(l, [&, t](std::error_code) {
+            ++done;
+            t->reset();
+          });
+        });
+        (*t)->start(30ms);
+      });
+      sleep_loop(50ms);  // arrival order w0, w1, w2
+    }
+    Pending fresh;
+    // The release and the fresh attempt leave in one write: the server runs the attempt right
+    // after the HDEL, before any waiter can have been woken.
+    h->release(held.lease, [](std::error_code ec) { EXPECT_FALSE(ec); });
+    LockRequest fr = req(r, "fresh", 10s);
+    fr.fair = fair;
+    bool fresh_released = false;
+    h->lock(fr, [&](std::error_code ec, Lease l) {
+      fresh = {true, ec, l, {}};
+      if (ec) {
+        fresh_released = true;
+        return;
+      }
+      h->release(l, [&](std::error_code) { fresh_released = true; });  // let the waiters go
+    });
+    run_until([&] { return fresh.done && fresh_released && done == 3; });
+    if (fair) {
+      EXPECT_EQ(fresh.ec, Errc::timed_out) << "a fresh attempt jumped the queue";
+      EXPECT_EQ(order, (std::vector<std::string>{"w0", "w1", "w2"}));
+    } else {
+      EXPECT_FALSE(fresh.ec) << "the default lets a free lock go to whoever asks first";
+    }
+  }
+}
+
+// A fair waiter that vanished (its process gone, its doorbell left) holds the queue up for at
+// most its doorbell's TTL (2 s): the next in line drops it.
+TEST_F(LeaseSemanticsTest, FairQueuePassesAVanishedHead) {
+  auto h = make_client();
+  auto gone = std::make_unique<Client>(loop_, conn_options(), ClientOptions{});
+  gone->start();
+  auto next = make_client();
+  LockRequest hr = req("f", "holder", 10s);
+  hr.fair = true;
+  auto held = acquire(*h, hr);
+  ASSERT_FALSE(held.ec);
+  LockRequest g = req("f", "gone", 10s, 20s);
+  g.fair = true;
+  bool gone_answered = false;
+  gone->lock(g, [&](std::error_code, Lease) { gone_answered = true; });
+  sleep_loop(100ms);
+  Pending n;
+  LockRequest nr = req("f", "next", 10s, 20s);
+  nr.fair = true;
+  next->lock(nr, [&](std::error_code ec, Lease l) { n = {true, ec, std::move(l), loop_.now()}; });
+  sleep_loop(100ms);
+  gone.reset();  // its process ends: no leave is sent, its doorbell stays until its TTL
+  EXPECT_TRUE(gone_answered);  // (closed)
+  const loop::MonoTime released_at = loop_.now();
+  EXPECT_FALSE(release(*h, held.lease));
+  run_until([&] { return n.done; }, 10s);
+  ASSERT_FALSE(n.ec) << n.ec.message() << " " << next->last_error();
+  EXPECT_LT(*n.at - released_at, 3s);  // bounded by the vanished head's doorbell (2 s)
+  EXPECT_FALSE(release(*next, n.lease));
+}
+
 }  // namespace
 }  // namespace lockwire::lock

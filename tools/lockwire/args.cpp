@@ -38,14 +38,15 @@ enum Opt : unsigned {
   kOptJson = 1u << 4,
   kOptKillAfter = 1u << 5,
   kOptPermits = 1u << 6,
+  kOptFair = 1u << 7,
 };
 
 unsigned allowed(Command c) {
   switch (c) {
     case Command::run:
-      return kOptTtl | kOptWait | kOptOwner | kOptShared | kOptKillAfter | kOptPermits;
+      return kOptTtl | kOptWait | kOptOwner | kOptShared | kOptKillAfter | kOptPermits | kOptFair;
     case Command::acquire:
-      return kOptTtl | kOptWait | kOptOwner | kOptShared | kOptJson | kOptPermits;
+      return kOptTtl | kOptWait | kOptOwner | kOptShared | kOptJson | kOptPermits | kOptFair;
     case Command::release:
       return kOptOwner | kOptShared | kOptJson;
     case Command::renew:
@@ -306,6 +307,9 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
         return fail(kBad);
       }
       out.min_replicas = n;
+    } else if (name == "--fair") {
+      if (!flag(out.fair)) return fail("--fair takes no value");
+      seen |= kOptFair;
     } else if (name == "--permits") {
       constexpr const char* kBad = "--permits needs a number of holders from 1 to 1000000";
       if (!value(v)) return fail(kBad);
@@ -331,7 +335,8 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
   const std::string cmd(command_name(out.command));
   const unsigned bad = seen & ~allowed(out.command);
   if (bad != 0) {
-    static constexpr std::array<std::pair<unsigned, std::string_view>, 7> names{{
+    static constexpr std::array<std::pair<unsigned, std::string_view>, 8> names{{
+        {kOptFair, "--fair"},
         {kOptPermits, "--permits"},
         {kOptTtl, "--ttl"},
         {kOptWait, "--wait"},
@@ -350,6 +355,7 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
   if (positional.size() > 1 && !several) {
     return fail("unexpected argument '" + positional[1] + "'");
   }
+  if (out.fair && out.shared) return fail("--fair is for exclusive locks (not --shared/--permits)");
   if (positional.size() > 1 && out.shared) {
     return fail("several RESOURCEs are taken exclusively (not with --shared or --permits)");
   }
@@ -439,6 +445,8 @@ Options:
   --connect-timeout D  (default 5s)
   --owner ID           owner id (default hostname:pid:random)
   --shared             shared (read) lock instead of exclusive
+  --fair               grants in the order waiters arrived (every client of RESOURCE must
+                       use it; a vanished waiter holds the queue up for at most 2s)
   --permits N          a counting semaphore: at most N holders at once (each its own lease;
                        every holder of RESOURCE must use the same N)
   --json               machine-readable output (one JSON object per line)

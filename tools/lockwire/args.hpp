@@ -62,6 +62,7 @@ struct Options {
   bool allow_eviction = false;
   int min_replicas = 0;  // lock::ClientOptions::min_replicas
   int permits = 0;       // lock::LockRequest::permits (implies shared)
+  bool fair = false;     // lock::LockRequest::fair
   std::vector<std::string> resources;  // run/acquire: every RESOURCE (all or nothing); [0] = resource
   Nanos replica_timeout{std::chrono::milliseconds(100)};
 };

@@ -223,6 +223,7 @@ lock::LockRequest Session::lock_request() const {
   req.ttl = *o_.ttl;
   req.wait = o_.wait;
   req.permits = o_.permits;
+  req.fair = o_.fair && !o_.shared;
   return req;
 }
 

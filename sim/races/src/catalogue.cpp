@@ -400,6 +400,14 @@ const std::vector<Scenario>& all() {
        {},
        semantics::lock_all_opposite_orders,
        2},
+      {"fair-fresh-attempt",
+       "fair order: a fresh attempt arrives as the lock is released while another client waits "
+       "for it: the waiter is granted first",
+       "fair-fresh-jumps",
+       "fresh-attempt-while-queued",
+       {},
+       semantics::fair_fresh_attempt,
+       3},
   };
   return v;
 }

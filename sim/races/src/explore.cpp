@@ -47,6 +47,10 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
   }
   if (p.failovers) c.sentinels = Nanos(p.replica_lag_us * 1000);
   if (p.cluster) c.cluster = sim::ClusterConfig{};
+  // Half of the semantics seeds run every exclusive job in fair order: a waiter queued behind one
+  // that vanished waits up to the fair doorbell's 2 s (docs/protocol.md), the liveness bound.
+  const bool fair_seed = p.semantics && sim::Rng(seed ^ 0xfa17ULL).chance(500000);
+  if (fair_seed) c.wake_bound = 2500ms;
   Run run(c);
   sim::World& w = run.world();
   sim::Rng& r = w.scenario_rng();
@@ -92,6 +96,7 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
       if (r.chance(300000)) j.renew_after = hold / 3;
       // Auto-renewed leases are always released (else they would hold the lock forever).
       j.release_after = j.auto_renew || r.chance(850000) ? hold : Nanos{-1};
+      if (fair_seed && !j.shared) j.fair = true;
       if (p.semantics && n_resources > 1 && j.resource == names[1]) {
         // The second resource is a counting semaphore of 2 permits: every job on it takes one.
         j.shared = true;

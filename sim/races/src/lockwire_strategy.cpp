@@ -45,6 +45,7 @@ class LockwireStrategy final : public Strategy {
     req.auto_renew = spec.auto_renew;
     req.kind = spec.shared ? lock::Kind::shared : lock::Kind::exclusive;
     req.permits = spec.shared ? spec.permits : 0;
+    req.fair = !spec.shared && spec.fair;
     const int id = next_++;
     auto alive = alive_;
     req.on_lost = [this, id, alive](Ec) {

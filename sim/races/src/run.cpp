@@ -321,6 +321,7 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
     spec.auto_renew = j.auto_renew;
     spec.shared = j.shared;
     spec.permits = j.shared ? j.permits : 0;
+    spec.fair = !j.shared && j.fair;
     note(j.shared ? "acquire-shared" : "acquire",
          owner + (owner == label ? "" : " (" + label + ")") + " ttl " + fmt_t(j.ttl) + " wait " +
              fmt_t(j.wait));

@@ -173,4 +173,39 @@ void lock_all_opposite_orders(Run& r) {
   r.finish();
 }
 
+// Fair order: c1 holds r until ~200 ms; c2 waits for it from 20 ms; c3 (near the server: 10 µs
+// away, c2 2 ms) asks as c1's release lands. c2 waited first and must be granted
+// first: c3's fair read finds c2 at the queue's head and queues behind it. fair-fresh-jumps (a
+// fresh attempt with the default block) takes the lock before c2's woken attempt arrives.
+void fair_fresh_attempt(Run& r) {
+  r.at(1ms, [&r] {
+    r.world().net().link(r.node(1), r.server()).latency = 2ms;
+    r.world().net().link(r.node(2), r.server()).latency = 10us;
+  });
+  const std::string c1 =
+      r.job(0, 10ms, Job{.resource = "r", .ttl = 2s, .release_after = 190ms, .fair = true});
+  const std::string c2 = r.job(1, 20ms, Job{.resource = "r", .ttl = 1s, .wait = 2s,
+                                            .writes = {0ms}, .release_after = 50ms, .fair = true});
+  const std::string c3 = "c3.1";
+  // c3 asks 60 µs after c1's release is sent: it lands just after the release, ~2 ms before
+  // c2's woken attempt.
+  r.when(150ms, 300ms, 10us, [&r, c1] { return r.release_span(c1).start >= Nanos{0}; },
+         [&r, c2] {
+           r.job(2, r.world().now() + 60us,
+                 Job{.resource = "r", .ttl = 1s, .wait = 2s, .writes = {0ms},
+                     .release_after = 50ms, .fair = true});
+           if (r.acquire_span(c2).end < Nanos{0}) r.mark("fresh-attempt-while-queued");
+         });
+  r.run_until(2s);
+  const Nanos g2 = r.granted_at(c2), g3 = r.granted_at(c3);
+  if (g2 < Nanos{0} || g3 < Nanos{0}) {
+    r.violate(Check::liveness, "a fair waiter was not granted within its wait");
+  } else if (g3 < g2) {
+    r.violate(Check::liveness, c3 + " (asked as the lock was freed) was granted at " + ms(g3) +
+                                   ", before " + c2 + " (waiting since 20 ms, granted at " +
+                                   ms(g2) + "): not in arrival order");
+  }
+  r.finish();
+}
+
 }  // namespace lockwire::races::semantics

@@ -12,5 +12,6 @@ void persistent_lease_contended(Run& r);
 void semaphore_concurrent_requests(Run& r);
 void lock_all_partial_failure(Run& r);
 void lock_all_opposite_orders(Run& r);
+void fair_fresh_attempt(Run& r);
 
 }  // namespace lockwire::races::semantics

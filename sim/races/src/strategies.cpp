@@ -121,6 +121,12 @@ const std::vector<Entry>& entries() {
        true,
        {},
        regression(&lock::ClientOptions::Regressions::lock_all_unsorted)},
+      {{"fair-fresh-jumps",
+        "lockwire's fair order kept by waiters only: a fresh attempt takes a just-freed lock "
+        "ahead of the queue (#20)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::fair_fresh_jumps)},
       {{"no-ask",
         "lockwire on a Cluster answering ASK (a slot being migrated) as the server's error "
         "instead of asking the importing node (#14)"},

@@ -139,6 +139,7 @@ struct ClientOptions {
     bool semaphore_unwatched = false;  // count the holders, then grant, with no WATCH between
     bool lock_all_no_rollback = false;  // lock_all keeps what it took when it fails
     bool lock_all_unsorted = false;     // lock_all takes the resources in the caller's order
+    bool fair_fresh_jumps = false;  // fair order kept by waiters only: a fresh attempt jumps
   } regressions;
 };
 
@@ -178,6 +179,11 @@ struct LockRequest {
   // unlimited). Every holder of one resource must ask with the same `permits`
   // (docs/protocol.md, "Semaphores").
   int permits = 0;
+  // Exclusive only: grants follow the server's wait queue P{R}:q (arrival order) — a fresh
+  // attempt never takes the lock ahead of a live waiter (docs/protocol.md, "Fair order"). Every
+  // client of the resource must ask for it; a waiter that vanished holds the queue up for at
+  // most kFairDoorbellMs (2 s). One more round trip per grant than the default.
+  bool fair = false;
   // Called (on the loop thread) when the held lease is lost; the lease state is `lost` by then.
   std::function<void(std::error_code why)> on_lost;
 };

@@ -198,6 +198,29 @@ enum class UpgradeDecision : std::uint8_t {
 // The wait read of upgrade_wait (aborted: `ok` false and `aborted` true: read again).
 [[nodiscard]] WaitRead parse_upgrade_wait(resp::Frame exec, bool track, bool& aborted);
 
+// --- fair exclusive acquire: grants in the order of the wait queue P{R}:q (docs/protocol.md) -----
+// WATCH P{R} P{R}:q; HLEN P{R}; ZRANGE P{R}:q 0 0; ZADD P{R}:fence INCR 1 t (our ticket: the
+// order of arrival at the server, burnt if unused).
+[[nodiscard]] loop::Request fair_read(const Keys& k);
+struct FairRead {
+  bool ok = false;
+  std::int64_t holders = 0;  // HLEN of the holder set
+  std::string head;          // the first waiter's owner; empty: nobody waits
+  std::uint64_t ticket = 0;
+};
+[[nodiscard]] FairRead parse_fair_read(const loop::Replies& r);
+// MULTI HSETNX x:O; PEXPIRE P{R} ttl; ZADD-GT; ZADD-INCR; ZREM P{R}:q O; EXEC (under the WATCH).
+[[nodiscard]] loop::Request fair_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms,
+                                       std::uint64_t floor_us = 0);
+// granted (token) / aborted / bad_reply (also: HSETNX 0, which the WATCH rules out).
+[[nodiscard]] AcquireReply parse_fair_grant(resp::Frame exec);
+// The queue head's doorbell PTTL (-2: gone, the head vanished) — and, if `drop` names it, its
+// removal from the queue: ZREM P{R}:q head (a live head re-joins at its own ticket).
+[[nodiscard]] loop::Request head_doorbell(const Keys& k, std::string_view head);
+[[nodiscard]] loop::Request drop_head(const Keys& k, std::string_view head);
+// An integer reply (PTTL); nullopt for anything else.
+[[nodiscard]] std::optional<std::int64_t> parse_pttl(resp::Frame reply);
+
 // --- replica acknowledgement (ClientOptions::min_replicas): WAIT n timeout_ms ------------------
 // Sent after a grant's or renewal's reply (never pipelined with the block: a plain request may
 // be written before a transaction that waits for the connection's lane, and a WAIT written

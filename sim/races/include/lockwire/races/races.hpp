@@ -41,6 +41,7 @@ struct AcquireSpec {
   bool auto_renew = false;
   bool shared = false;  // a shared (read) lease instead of an exclusive one
   int permits = 0;      // shared: a semaphore of that many holders (0: readers unlimited)
+  bool fair = false;    // exclusive: grants in the order of the server's wait queue
 };
 
 struct AcquireResult {
@@ -183,6 +184,7 @@ struct Job {
   // Non-empty: Strategy::acquire_all of these (resource ignored), all or nothing; each one is an
   // attempt of its own ("<label>/<resource>"), with the writes and release above.
   std::vector<std::string> resources{};
+  bool fair = false;  // exclusive: lock::LockRequest::fair
 };
 
 class Run {

@@ -1,0 +1,81 @@
+// The fair exclusive acquire (docs/protocol.md, "Fair order"): one WATCHed read of the holder
+// set's size, the wait queue's head and a ticket, then the grant only for the head (or with
+// nobody waiting).
+#include "protocol_reading.hpp"
+
+namespace lockwire::lock::protocol {
+
+using namespace detail;
+
+loop::Request fair_read(const Keys& k) {
+  return Builder()
+      .add("WATCH", k.holders, k.queue)
+      .add("HLEN", k.holders)
+      .add("ZRANGE", k.queue, 0, 0)
+      .add("ZADD", k.fence, "INCR", 1, kTokenMember)
+      .done();
+}
+
+FairRead parse_fair_read(const loop::Replies& r) {
+  FairRead out;
+  if (r.size() != 4) return out;
+  const auto n = single_int(r[1]);
+  if (!n) return out;
+  out.holders = *n;
+  std::vector<std::string> head;
+  const resp::Frame q = r[2];
+  if (q.empty() || !strings_at(q, resp::value_index(q), head) || head.size() > 1) return out;
+  if (!head.empty()) out.head = std::move(head.front());
+  const resp::Frame t = r[3];
+  const auto tok = t.empty() ? std::nullopt : token_at(t, resp::value_index(t));
+  if (!tok) return out;
+  out.ticket = *tok;
+  out.ok = true;
+  return out;
+}
+
+loop::Request fair_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms,
+                         std::uint64_t floor_us) {
+  return Builder()
+      .add("MULTI")
+      .add("HSETNX", k.holders, field(Kind::exclusive, owner), ttl_ms)
+      .add("PEXPIRE", k.holders, ttl_ms)
+      .add("ZADD", k.fence, "GT", floor_us, kTokenMember)
+      .add("ZADD", k.fence, "INCR", 1, kTokenMember)
+      .add("ZREM", k.queue, owner)
+      .add("EXEC")
+      .done();
+}
+
+AcquireReply parse_fair_grant(resp::Frame exec) {
+  AcquireReply out;
+  std::vector<std::size_t> el;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted)) return out;
+  if (aborted) {
+    out.outcome = Outcome::aborted;
+    return out;
+  }
+  if (el.size() != 5) return out;
+  const auto set = int_at(exec, el[0]);
+  if (!set || *set != 1) return out;  // the WATCHed holder set was empty: never 0
+  const auto tok = token_at(exec, el[3]);
+  if (!tok) return out;
+  out.outcome = Outcome::granted;
+  out.token = *tok;
+  return out;
+}
+
+loop::Request head_doorbell(const Keys& k, std::string_view head) {
+  return Builder().add("PTTL", k.doorbell(head)).done();
+}
+
+std::optional<std::int64_t> parse_pttl(resp::Frame reply) {
+  return single_int(reply);
+}
+
+loop::Request drop_head(const Keys& k, std::string_view head) {
+  return Builder().add("ZREM", k.queue, head).done();
+}
+
+}  // namespace lockwire::lock::protocol
