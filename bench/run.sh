@@ -12,7 +12,7 @@
 #               everything ran and the result file is well-formed, including that every lock
 #               contender (lockwire, redis-py, node-redlock, and bench_hiredis_peers' hiredis-lua,
 #               hiredis-lua-fenced, hiredis-watch) produced each of its rows in every round
-#               (for CI; no timing assertions)
+#               (lockwire's replica, cluster, semantics rows too; for CI; no timing assertions)
 #   --rounds N  repetitions of every suite (default 5; 1 with --quick)
 #   --suites    comma-separated subset of resp,connection,locks,sim (default: all)
 #   --no-build  use the binaries already in --bin (default build/release/bin)

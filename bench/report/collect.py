@@ -43,6 +43,15 @@ listed as skipped.
 bench_lock URL`, 256 users through lockwire's cluster client against the same workload on the
 --port primary, alternated inside one run (suites.locks.cluster). Without it: listed as skipped.
 
+Lock semantics (issue #20): once per locks round, in the rotation, `LOCKWIRE_BENCH_SEMANTICS=1
+bench_lock URL` runs the semaphore, upgrade and lock_all rows against the default lock in the
+same run, alternated in quarter-row chunks (suites.locks.semantics; SEMANTICS_CASES below): 16
+users on one connection on one semaphore of 4 permits against 16 users each on its own resource
+(the 16-user row's setup) and 16 users on one exclusive resource; serially, shared acquire +
+upgrade + release, and lock_all of 1, 2, 4 resources + release of the set, against the exclusive
+pair. Every case must be there in every round. The fair hand-off row of the issue is not
+measured (there is no fair mode yet): listed as skipped.
+
 Scripting: every server keeps EVAL/EVALSHA (the peers need them). lockwire's rows connect as an
 ACL user "lockwire-bench" with +@all -@scripting (created here on every server, checked with
 ACL DRYRUN), and every lockwire run's INFO commandstats delta must show no script command.
@@ -97,6 +106,9 @@ def peer_rows(who, rows):
     return rows
 
 LW_PASS = "lockwire-bench-no-scripts"
+# bench_lock's lock-semantics cases (LOCKWIRE_BENCH_SEMANTICS=1), each once per run.
+SEMANTICS_CASES = ["exclusive-distinct", "exclusive-one-resource", "semaphore", "exclusive",
+                   "upgrade", "lock-all-1", "lock-all-2", "lock-all-4"]
 
 
 def log(msg):
@@ -547,7 +559,8 @@ class Collector:
     def suite_locks(self):
         exe = self.binary("bench_lock")
         # redis-benchmark: the PING floor (`-c 1 -P 1` p50), interleaved like a contender.
-        # lockwire-replicas: the replica rows (attached only meanwhile), see the docstring.
+        # lockwire-replicas: the replica rows (attached only meanwhile), see the docstring;
+        # lockwire-cluster: the cluster row; lockwire-semantics: the issue #20 rows.
         contenders = ["lockwire", "redis-py", "node-redlock"] + list(HIREDIS_PEERS) + \
             ["redis-benchmark"]
         if not exe and not self.binary("bench_hiredis_peers"):
@@ -574,6 +587,13 @@ class Collector:
             cluster = {"status": "missing", "reason": "no cluster (collect.py --cluster-ports)"}
         else:
             contenders.insert(1, "lockwire-cluster")
+        semantics = {"status": "ok", "runs": [], "cases": SEMANTICS_CASES, "users": 16,
+                     "permits": 4}
+        if not exe:
+            semantics = {"status": "missing", "reason": f"bench_lock not found in {self.a.bin}"}
+        else:
+            contenders.insert(1, "lockwire-semantics")
+        self.skipped.append("locks: fair hand-off row of issue #20 (fair mode: not built)")
         rows = [("serial", 1, "default"), ("throughput", 1, "default"),
                 ("throughput", 16, "default"), ("throughput", 256, "default"),
                 ("handoff", 8, "default"), ("handoff", 64, "default"),
@@ -586,6 +606,11 @@ class Collector:
                     log(f"locks round {r + 1}/{self.rounds}: lockwire cluster row (3 primaries "
                         "vs 1)")
                     cluster["runs"] += self.run_cluster_row(exe, r)
+                    continue
+                if who == "lockwire-semantics":
+                    log(f"locks round {r + 1}/{self.rounds}: lockwire semantics rows (semaphore, "
+                        "upgrade, lock_all)")
+                    semantics["runs"] += self.run_semantics_rows(exe, r)
                     continue
                 if who == "lockwire-replicas":
                     log(f"locks round {r + 1}/{self.rounds}: lockwire replica rows (replica "
@@ -603,8 +628,10 @@ class Collector:
                 for mode, n, variant in peer_rows(who, rows):
                     log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n} {variant}")
                     runs.append(self.run_peer(who, mode, n, variant, r))
-        bad = [x for x in runs + floor + replicas.get("runs", []) + cluster.get("runs", [])
-               if "error" in x]
+        bad = [x for x in runs + floor + replicas.get("runs", []) + cluster.get("runs", []) +
+               semantics.get("runs", []) if "error" in x]
+        if any("error" in x for x in semantics.get("runs", [])):
+            semantics["status"] = "failed"
         if any("error" in x for x in replicas.get("runs", [])):
             replicas["status"] = "failed"
         if any("error" in x for x in cluster.get("runs", [])):
@@ -615,6 +642,7 @@ class Collector:
         return {"status": "failed" if bad else "ok", "runs": runs, "ping_floor": floor,
                 "rows": [{"mode": m, "n": n, "variant": v} for m, n, v in rows],
                 "peer_rows": peers, "replicas": replicas, "cluster": cluster,
+                "semantics": semantics,
                 "scripting": self.lw_user}
 
     def run_cluster_row(self, exe, r):
@@ -644,6 +672,32 @@ class Collector:
                       "env": {"LOCKWIRE_BENCH_CLUSTER": self.cluster_url}})
             if d["target"] == "cluster":
                 d["node_commands"] = share
+        return runs
+
+    def run_semantics_rows(self, exe, r):
+        """One round of the lock-semantics rows: bench_lock with LOCKWIRE_BENCH_SEMANTICS=1
+        (every case and its baselines alternated inside one run). Checks that it ran no script
+        and produced every case of SEMANTICS_CASES."""
+        row = 0.2 if self.quick else 2.0
+        cmd = [exe, self.url, str(row)]
+        env = dict(os.environ, LOCKWIRE_BENCH_JSON="1", LOCKWIRE_BENCH_SEMANTICS="1")
+        before = self.redis.commandstats()
+        rc, out, err, _ = run(cmd, 120, env)
+        delta = stats_delta(before, self.redis.commandstats())
+        scripts = {k: v for k, v in delta.items() if k.split("|")[0] in SCRIPT_CMDS}
+        if rc == 0 and scripts:
+            rc, err = 1, f"lockwire's semantics rows ran script commands: {scripts}"
+        runs = [d for d in parse_bench_lock(out) if d.get("mode") == "semantics"] \
+            if rc == 0 else []
+        missing = [c for c in SEMANTICS_CASES if not any(d.get("case") == c for d in runs)]
+        if rc != 0 or missing:
+            self.failed.append("locks: lockwire semantics rows (bench_lock)")
+            return [{"contender": "lockwire", "round": r, "command": cmd,
+                     "error": tail(err) if rc != 0 else
+                     f"cases missing: {missing}; output: " + tail(out, 20)}]
+        for d in runs:
+            d.update({"contender": "lockwire", "round": r, "command": cmd,
+                      "env": {"LOCKWIRE_BENCH_SEMANTICS": "1"}})
         return runs
 
     def ping_floor(self, r):
@@ -814,7 +868,7 @@ def parse_bench_lock(text):
                 d = json.loads(line)
             except ValueError:
                 continue
-            if d.get("mode") in ("serial", "throughput", "handoff", "cluster"):
+            if d.get("mode") in ("serial", "throughput", "handoff", "cluster", "semantics"):
                 d.setdefault("n", d.get("waiters") if d["mode"] == "handoff" else d.get("users", 1))
                 json_rows.append(d)
     if json_rows:

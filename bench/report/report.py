@@ -161,6 +161,8 @@ def check(d):
     errs += check_replicas(locks.get("replicas") if "locks" in requested else None)
     if "locks" in requested:
         errs += check_cluster(locks.get("cluster"), d.get("server", {}).get("cluster"))
+        lw_ran = any(r.get("contender") == "lockwire" for r in locks.get("runs", []))
+        errs += check_semantics(locks.get("semantics"), d.get("rounds") or 0, lw_ran)
     # Server cost per pair (results from before it have no "scripting" key: not required).
     if "locks" in requested and "scripting" in locks:
         for r in locks.get("runs", []):
@@ -218,6 +220,71 @@ def check_cluster(cl, nodes):
                     errs.append(f"locks cluster round {rnd} {target}: {k} not a number")
             if num(got[0].get("ops")) and got[0]["ops"] <= 0:
                 errs.append(f"locks cluster round {rnd} {target}: no pairs completed")
+    return errs
+
+
+# bench_lock's lock-semantics cases (LOCKWIRE_BENCH_SEMANTICS=1; collect.py SEMANTICS_CASES):
+# (case, shape, label). Throughput cases: 16 users on one connection; serial: 1 user.
+SEMANTICS = [
+    ("exclusive-distinct", "throughput", "(a) exclusive, each user on its own resource"),
+    ("exclusive-one-resource", "throughput", "(b) exclusive, all users on one resource"),
+    ("semaphore", "throughput", "semaphore of 4 permits, all users on one resource"),
+    ("exclusive", "serial", "exclusive acquire + release (the pair)"),
+    ("upgrade", "serial", "shared acquire + upgrade + release"),
+    ("lock-all-1", "serial", "lock_all of 1 resource + release(set)"),
+    ("lock-all-2", "serial", "lock_all of 2 resources + release(set)"),
+    ("lock-all-4", "serial", "lock_all of 4 resources + release(set)"),
+]
+SEMANTICS_KEYS = ("ops", "seconds", "ops_per_sec", "us_per_op", "cpu_us_per_op",
+                  "requests_per_op", "commands_per_op", "contended_per_op",
+                  "server_cpu_us_per_op", "server_cmd_usec_per_op", "ping_rtt_us")
+
+
+def check_semantics(sem, rounds, lockwire_ran):
+    """suites.locks.semantics: every case in every round (absent in results older than these
+    rows: not an error). A one-resource case never held more leases at once than it may."""
+    if sem is None:
+        return []
+    if not isinstance(sem, dict) or sem.get("status") not in STATUSES:
+        return ["locks semantics: bad status"]
+    if sem["status"] == "missing":
+        return ["locks semantics: missing although bench_lock ran"] if lockwire_ran else []
+    errs = []
+    runs = sem.get("runs", [])
+    bad_rounds = set()
+    for r in runs:
+        if "error" in r:
+            bad_rounds.add(r.get("round"))
+            errs.append(f"locks semantics round {r.get('round')}: "
+                        f"{r['error'].splitlines()[-1] if r['error'] else 'error'}")
+    if sem["status"] == "ok" and not runs:
+        errs.append("locks semantics: ok but no runs")
+    for rnd in range(rounds):
+        if rnd in bad_rounds:
+            continue
+        for case, shape, _ in SEMANTICS:
+            got = [r for r in runs if "error" not in r and r.get("round") == rnd and
+                   r.get("case") == case]
+            who = f"locks semantics round {rnd}: {case}"
+            if not got:
+                errs.append(f"{who} missing")
+                continue
+            g = got[0]
+            if g.get("shape") != shape:
+                errs.append(f"{who}: shape {g.get('shape')!r}, want {shape!r}")
+            for k in SEMANTICS_KEYS:
+                if not num(g.get(k)):
+                    errs.append(f"{who}: {k} not a number")
+            if num(g.get("ops")) and g["ops"] <= 0:
+                errs.append(f"{who}: no cycles completed")
+            if not (num(g.get("latency_us", {}).get("p50")) and
+                    len(g.get("quantiles_us", [])) == 101):
+                errs.append(f"{who}: no latency distribution")
+            if g.get("resources") == 1 and shape == "throughput":
+                most = g.get("max_holders")
+                limit = g.get("permits") if g.get("kind") == "shared" else 1
+                if not num(most) or not num(limit) or most < 1 or most > limit:
+                    errs.append(f"{who}: {most} leases held at once (at most {limit} allowed)")
     return errs
 
 
@@ -578,6 +645,7 @@ class Report:
         self.w()
         self.cluster(s.get("cluster"))
         self.replicas(s.get("replicas"))
+        self.semantics(s.get("semantics"))
 
     def cluster(self, cl):
         """The cluster row (suites.locks.cluster): 256 users, 3 primaries vs 1."""
@@ -714,6 +782,118 @@ class Report:
                "inside them. With 16 users on one connection each WAIT blocks the connection "
                "on the server until the replica acknowledges, so the other users' commands "
                "queue behind it.")
+        self.w()
+
+    def semantics(self, sem):
+        """Lock semantics (issue #20): semaphore, upgrade, lock_all against the default lock,
+        all from the same bench_lock run per round (suites.locks.semantics)."""
+        if sem is None:  # a result from before these rows
+            return
+        self.w("### Lock semantics (issue #20)")
+        self.w()
+        runs = [r for r in sem.get("runs", []) if "error" not in r]
+        if not runs:
+            self.w(f"Not run ({sem.get('status')}: {sem.get('reason', '')}).")
+            self.w()
+            self.w("Not measured: the fair hand-off row of issue #20 — fair mode: not built.")
+            self.w()
+            return
+
+        def vals(case, key, sub=None):
+            """{round: value} of one case."""
+            out = {}
+            for r in runs:
+                if r.get("case") == case:
+                    v = r.get(key)
+                    v = (v or {}).get(sub) if sub else v
+                    if num(v):
+                        out[r["round"]] = v
+            return out
+
+        def rel(case, base, key):
+            """Per-round ratios case ÷ base: median [min–max]."""
+            a, b = vals(base, key), vals(case, key)
+            return cell([b[k] / a[k] for k in b if a.get(k)], "×", 2)
+
+        def per_rtt(case):
+            us, rtt = vals(case, "us_per_op"), vals(case, "ping_rtt_us")
+            return cell([us[k] / rtt[k] for k in us if rtt.get(k)], "", 2)
+
+        self.w("lockwire only: `LOCKWIRE_BENCH_SEMANTICS=1 bench_lock`, once per round in the "
+               "contenders' rotation. Inside that one run every case below and its baseline "
+               "(the default exclusive lock) are alternated in quarter-row chunks (order rotated "
+               "each chunk, a serial PING chunk each time for the round-trip figure), each case "
+               "getting one row's time; ÷ columns are the medians of the per-round ratios "
+               "[min–max] of figures from the same run.")
+        self.w()
+        users = sem.get("users", 16)
+        self.w(f"**{users} users, one connection** (one `lock::Client`; closed loops of "
+               "acquire + release, no hold time):")
+        self.w()
+        self.w("| case | pairs/s | ÷ (a) | ÷ (b) | p50 µs/pair | requests/pair | commands/pair | "
+               "contended attempts/pair | most leases held at once | client CPU µs/pair | "
+               "server CPU µs/pair | server command µs/pair |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for case, shape, label in SEMANTICS:
+            if shape != "throughput":
+                continue
+            most = list(vals(case, "max_holders").values())
+            self.w(f"| {label} | {cell(list(vals(case, 'ops_per_sec').values()))} | "
+                   f"{rel(case, 'exclusive-distinct', 'ops_per_sec')} | "
+                   f"{rel(case, 'exclusive-one-resource', 'ops_per_sec')} | "
+                   f"{cell(list(vals(case, 'latency_us', 'p50').values()))} | "
+                   f"{cell(list(vals(case, 'requests_per_op').values()), '', 2)} | "
+                   f"{cell(list(vals(case, 'commands_per_op').values()), '', 2)} | "
+                   f"{cell(list(vals(case, 'contended_per_op').values()), '', 3)} | "
+                   f"{fmt(max(most), '', 0) if most else '–'} | "
+                   f"{cell(list(vals(case, 'cpu_us_per_op').values()))} | "
+                   f"{cell(list(vals(case, 'server_cpu_us_per_op').values()))} | "
+                   f"{cell(list(vals(case, 'server_cmd_usec_per_op').values()))} |")
+        self.w()
+        self.w("(a) is the setup of the 16-user row above (each user its own resource, owner "
+               "`bench`); (b) and the semaphore put every user on one resource, each with its "
+               "own owner and a wait of up to 60 s. Pairs/s ÷: below 1 means fewer pairs/s "
+               "than the baseline. p50: from a user's acquire call to its release being "
+               "confirmed (waiting included). Requests: `lock::CountingMetrics::requests` (one "
+               "pipelined MULTI…EXEC block counts once), commands: the commands inside them; "
+               "contended attempts: `CountingMetrics::contended` (an attempt that found the "
+               "resource held); most leases held at once: counted by bench_lock from grant to "
+               "confirmed release, the most over all rounds. On one `lock::Client` the waiters "
+               "on one resource are served one attempt at a time (its per-resource queue, "
+               "docs/protocol.md \"Rules decided\"), and a release sent from the grant's "
+               "callback goes out before the next waiter's attempt on the same connection; "
+               "the contended-attempts and leases-held columns show how often these rows had "
+               "to wait, and how many of the permits were in use.")
+        self.w()
+        self.w("**Serial, 1 user** (one `lock::Client`; a cycle = the case's acquire(s) and "
+               "release(s), each waited for before the next):")
+        self.w()
+        self.w("| case | µs/cycle (mean) | ÷ exclusive pair | p50 µs | p99 µs | RTT-equivalents "
+               "(mean ÷ mean PING RTT) | requests/cycle | commands/cycle | client CPU µs/cycle "
+               "| server CPU µs/cycle | server command µs/cycle |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for case, shape, label in SEMANTICS:
+            if shape != "serial":
+                continue
+            self.w(f"| {label} | {cell(list(vals(case, 'us_per_op').values()))} | "
+                   f"{rel(case, 'exclusive', 'us_per_op')} | "
+                   f"{cell(list(vals(case, 'latency_us', 'p50').values()))} | "
+                   f"{cell(list(vals(case, 'latency_us', 'p99').values()))} | "
+                   f"{per_rtt(case)} | "
+                   f"{cell(list(vals(case, 'requests_per_op').values()), '', 2)} | "
+                   f"{cell(list(vals(case, 'commands_per_op').values()), '', 2)} | "
+                   f"{cell(list(vals(case, 'cpu_us_per_op').values()))} | "
+                   f"{cell(list(vals(case, 'server_cpu_us_per_op').values()))} | "
+                   f"{cell(list(vals(case, 'server_cmd_usec_per_op').values()))} |")
+        self.w()
+        rtt = list(vals("exclusive", "ping_rtt_us").values())
+        self.w("Upgrade: `Client::upgrade(shared_lease, 0, …)` of the sole reader, then the "
+               "exclusive lease released; lock_all: `Client::lock_all({all:0 … all:n-1}, …)`, "
+               "then `Client::release(set)`. ÷ exclusive pair: above 1 means a slower cycle "
+               "than the serial exclusive acquire + release of the same run. RTT-equivalents: "
+               f"µs/cycle ÷ the mean serial PING of the same run ({cell(rtt, ' µs')}).")
+        self.w()
+        self.w("Not measured: the fair hand-off row of issue #20 — fair mode: not built.")
         self.w()
 
     def strategy(self, who, variant):
