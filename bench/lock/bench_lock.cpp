@@ -300,6 +300,80 @@ class Bench {
     return r;
   }
 
+  [[noreturn]] static void fail_handoff(const char* what, std::error_code ec, const lock::Client& c) {
+    std::fprintf(stderr, "hand-off %s failed: %s (%s)\n", what, ec.message().c_str(),
+                 c.last_error().c_str());
+    std::exit(1);
+  }
+
+  // Hand-offs for row_ seconds between two clients (A holds, B waits, A releases), in fair order
+  // or not: ops = hand-offs, seconds = the sum of release → B holds (us_per_op: the mean
+  // hand-off); *sent counts B's requests, *samples each hand-off.
+  Result handoffs(bool fair, Sent* sent, std::vector<double>* samples) {
+    lock::ClientOptions co;
+    co.prefix = "bench:";
+    lock::Client a(loop_, conn_, co);
+    auto mb = std::make_shared<lock::CountingMetrics>();
+    lock::ClientOptions cob = co;
+    cob.metrics = mb;
+    lock::Client b(loop_, conn_, cob);
+    a.start();
+    b.start();
+    warm(a.connection());
+    warm(b.connection());
+    Result r;
+    const double cpu0 = cpu_seconds();
+    const ServerCost s0 = server_now();
+    const auto before = mb->requests.load();
+    const auto before_cmds = mb->commands.load();
+    const loop::MonoTime end =
+        loop_.now() + std::chrono::duration_cast<loop::Nanos>(std::chrono::duration<double>(row_));
+    while (loop_.now() < end) {
+      lock::LockRequest ra;
+      ra.resource = fair ? "handoff-fair" : "handoff-default";
+      ra.owner = "a";
+      ra.ttl = 10s;
+      ra.fair = fair;
+      lock::LockRequest rb = ra;
+      rb.owner = "b";
+      rb.wait = 10s;
+      lock::Lease la, lb;
+      bool got_a = false, got_b = false;
+      a.lock(ra, [&](std::error_code ec, const lock::Lease& l) {
+        if (ec) fail_handoff("acquire", ec, a);
+        la = l;
+        got_a = true;
+      });
+      spin([&] { return got_a; });
+      loop::MonoTime t_got{};
+      b.lock(rb, [&](std::error_code ec, const lock::Lease& l) {
+        if (ec) fail_handoff("wait", ec, b);
+        t_got = loop_.now();
+        lb = l;
+        got_b = true;
+      });
+      bool settled = false;  // B's attempt lost and its tracked read registered
+      auto t = loop_.make_timer([&] { settled = true; });
+      t->start(2ms);
+      spin([&] { return settled; });
+      const loop::MonoTime t_release = loop_.now();
+      a.release(la, [](std::error_code) {});
+      spin([&] { return got_b; });
+      const double d = std::chrono::duration<double>(t_got - t_release).count();
+      r.ops += 1;
+      r.seconds += d;
+      samples->push_back(d);
+      bool rel = false;
+      b.release(lb, [&](std::error_code) { rel = true; });
+      spin([&] { return rel; });
+    }
+    r.cpu = cpu_seconds() - cpu0;
+    r.server = minus(server_now(), s0);
+    sent->requests += mb->requests.load() - before;
+    sent->commands += mb->commands.load() - before_cmds;
+    return r;
+  }
+
   // Two clients: A holds, B waits; the time from A's release being sent until B holds.
   Result handoff(int rounds) {
     lock::ClientOptions co;
@@ -831,6 +905,10 @@ int semantics_rows(const loop::ConnectionOptions& conn, const char* url, double 
       {"lock-all-1", "lock_all(1) + release(set)", true, 1, "exclusive", 0, lock_all(1)},
       {"lock-all-2", "lock_all(2) + release(set)", true, 2, "exclusive", 0, lock_all(2)},
       {"lock-all-4", "lock_all(4) + release(set)", true, 4, "exclusive", 0, lock_all(4)},
+      {"handoff-default", "hand-off, default order (release->grant)", true, 1, "exclusive", 0,
+       [&b](Bench::Sent* s, std::vector<double>* v, int*) { return b.handoffs(false, s, v); }},
+      {"handoff-fair", "hand-off, fair order (release->grant)", true, 1, "exclusive", 0,
+       [&b](Bench::Sent* s, std::vector<double>* v, int*) { return b.handoffs(true, s, v); }},
   };
   constexpr int kCases = static_cast<int>(std::size(cs));
   Result ping;

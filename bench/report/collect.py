@@ -49,8 +49,8 @@ same run, alternated in quarter-row chunks (suites.locks.semantics; SEMANTICS_CA
 users on one connection on one semaphore of 4 permits against 16 users each on its own resource
 (the 16-user row's setup) and 16 users on one exclusive resource; serially, shared acquire +
 upgrade + release, and lock_all of 1, 2, 4 resources + release of the set, against the exclusive
-pair. Every case must be there in every round. The fair hand-off row of the issue is not
-measured (there is no fair mode yet): listed as skipped.
+pair; and the hand-off (release → the waiter holds, two clients) in default and in fair order.
+Every case must be there in every round.
 
 Scripting: every server keeps EVAL/EVALSHA (the peers need them). lockwire's rows connect as an
 ACL user "lockwire-bench" with +@all -@scripting (created here on every server, checked with
@@ -108,7 +108,8 @@ def peer_rows(who, rows):
 LW_PASS = "lockwire-bench-no-scripts"
 # bench_lock's lock-semantics cases (LOCKWIRE_BENCH_SEMANTICS=1), each once per run.
 SEMANTICS_CASES = ["exclusive-distinct", "exclusive-one-resource", "semaphore", "exclusive",
-                   "upgrade", "lock-all-1", "lock-all-2", "lock-all-4"]
+                   "upgrade", "lock-all-1", "lock-all-2", "lock-all-4", "handoff-default",
+                   "handoff-fair"]
 
 
 def log(msg):
@@ -593,7 +594,6 @@ class Collector:
             semantics = {"status": "missing", "reason": f"bench_lock not found in {self.a.bin}"}
         else:
             contenders.insert(1, "lockwire-semantics")
-        self.skipped.append("locks: fair hand-off row of issue #20 (fair mode: not built)")
         rows = [("serial", 1, "default"), ("throughput", 1, "default"),
                 ("throughput", 16, "default"), ("throughput", 256, "default"),
                 ("handoff", 8, "default"), ("handoff", 64, "default"),
