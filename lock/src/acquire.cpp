@@ -281,7 +281,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
            }
            self->send(protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, self->fence_floor()),
                       self->guard([q, w, t_send](Core* s, Ec ec2, const loop::Replies& r2) {
-                        s->on_shared_grant(q, w, t_send, ec2, r2);
+                        s->on_watched_grant(q, w, t_send, ec2, r2, protocol::parse_shared_grant);
                       }));
          }));
   } else {
@@ -413,24 +413,47 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
   }
 }
 
-void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
-                                  Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+bool Client::Core::unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
+                                 const loop::Replies& r, loop::WatchTxn& txn, bool ok) {
   if (is_transport(ec) || !txn.valid()) {
     // A WATCH and reads change nothing: safe to retry.
     on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
+    return true;
+  }
+  if (ok) return false;
+  txn.unwatch();
+  fail_step(q, w, r, false);
+  return true;
+}
+
+void Client::Core::on_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                                    Ec ec, const loop::Replies& r,
+                                    protocol::AcquireReply (*parse)(resp::Frame), bool consumed) {
+  if (is_transport(ec) || r.size() == 0) {
+    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
+                         ec == loop::Errc::outcome_unknown);
     return;
   }
+  const protocol::AcquireReply a = parse(r.back());
+  if (a.outcome == protocol::Outcome::granted) {
+    if (consumed && !w->done) w->expired = false;
+    on_granted(q, w, a.token, t_send);
+  } else if (a.outcome == protocol::Outcome::aborted) {
+    attempt(q);  // someone changed the keys between our read and EXEC: read again
+  } else {
+    fail_step(q, w, r, true);
+  }
+}
+
+void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                                  Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
   const protocol::SharedRead read = protocol::parse_shared_watch(r);
-  if (!read.ok) {
-    txn.unwatch();
-    fail_step(q, w, r, false);
-    return;
-  }
+  if (unusable_read(q, w, ec, r, txn, read.ok)) return;
   const protocol::Decision d = protocol::decide_shared(w->req.owner, read, w->req.permits);
   if (d == protocol::Decision::free && !w->leaving()) {
     exec(txn, metrics(), protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, fence_floor()),
          guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
-           self->on_shared_grant(q, w, t_send, ec2, r2);
+           self->on_watched_grant(q, w, t_send, ec2, r2, protocol::parse_shared_grant);
          }));
     return;
   }
@@ -452,23 +475,6 @@ void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::M
     return;
   }
   wait_read(q, w, false);
-}
-
-void Client::Core::on_shared_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
-                                   Ec ec, const loop::Replies& r) {
-  if (is_transport(ec) || r.size() == 0) {
-    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
-                         ec == loop::Errc::outcome_unknown);
-    return;
-  }
-  const protocol::AcquireReply a = protocol::parse_shared_grant(r.back());
-  if (a.outcome == protocol::Outcome::granted) {
-    on_granted(q, w, a.token, t_send);
-  } else if (a.outcome == protocol::Outcome::aborted) {
-    attempt(q);  // someone changed the keys between our read and EXEC: read again
-  } else {
-    fail_step(q, w, r, true);
-  }
 }
 
 void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,

@@ -420,8 +420,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
                       const loop::Replies& r, loop::WatchTxn txn);
 
-  void on_shared_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
-                       const loop::Replies& r);
 
   void on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
                     bool with_hdel, bool track);
@@ -472,12 +470,22 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
                     const std::function<void(Ec)>& done);
 
+  // A WATCHed read of an attempt that cannot be used: the connection's error (reads change
+  // nothing: handled as any attempt's transport error) or a reply `ok` says is malformed (the
+  // server's words, after UNWATCH). True: handled.
+  bool unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
+                     loop::WatchTxn& txn, bool ok);
+  // The reply to a WATCHed grant block (shared, upgrade, fair): granted, aborted (read again),
+  // or refused (withdrawn first). `consumed`: the block replaced a lease of ours (an upgrade),
+  // so a deadline that passed while it was in flight does not undo a grant.
+  void on_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                        const loop::Replies& r, protocol::AcquireReply (*parse)(resp::Frame),
+                        bool consumed = false);
+
   // ---- fair order (fair.cpp) ---------------------------------------------------------------
   static constexpr std::int64_t kFairDoorbellMs = 2000;  // a vanished head's hold on the queue
   void on_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
                     const loop::Replies& r, loop::WatchTxn txn);
-  void on_fair_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
-                     const loop::Replies& r);
   // The lock is free and `head` is first: if its doorbell is gone it vanished — drop it and try
   // again; else wait (joining the queue first if need be) until it has had its turn.
   void check_head(const QueuePtr& q, const WaiterPtr& w, const std::string& head,
@@ -494,8 +502,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                        const loop::Replies& r, loop::WatchTxn txn);
   void on_upgrade_wait(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
                        bool track);
-  void on_upgrade_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
-                        const loop::Replies& r);
   // The local shared lease an upgrade of (`keys`, `owner`) replaces; nullptr if none.
   LeasePtr shared_lease_of(const protocol::Keys& keys, std::string_view owner);
 

@@ -7,24 +7,16 @@ namespace lockwire::lock {
 
 void Client::Core::on_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                                 Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
-  if (is_transport(ec) || !txn.valid()) {
-    // Reads and a burnt ticket: nothing of ours to withdraw.
-    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
-    return;
-  }
+  // Reads and a burnt ticket: nothing of ours to withdraw if it cannot be used.
   const protocol::FairRead read = protocol::parse_fair_read(r);
-  if (!read.ok) {
-    txn.unwatch();
-    fail_step(q, w, r, false);
-    return;
-  }
+  if (unusable_read(q, w, ec, r, txn, read.ok)) return;
   if (w->ticket == 0) w->ticket = read.ticket;  // our place: the order of arrival
   const bool free = read.holders == 0;
   const bool ours = read.head.empty() || read.head == w->req.owner;
   if (free && ours && !w->leaving()) {
     exec(txn, metrics(), protocol::fair_grant(w->keys, w->req.owner, w->ttl_ms, fence_floor()),
          guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
-           self->on_fair_grant(q, w, t_send, ec2, r2);
+           self->on_watched_grant(q, w, t_send, ec2, r2, protocol::parse_fair_grant);
          }));
     return;
   }
@@ -77,23 +69,6 @@ void Client::Core::check_head(const QueuePtr& q, const WaiterPtr& w, const std::
          }
          self->wait_read(q, w, false);  // join the queue behind it
        }));
-}
-
-void Client::Core::on_fair_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
-                                 Ec ec, const loop::Replies& r) {
-  if (is_transport(ec) || r.size() == 0) {
-    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
-                         ec == loop::Errc::outcome_unknown);
-    return;
-  }
-  const protocol::AcquireReply a = protocol::parse_fair_grant(r.back());
-  if (a.outcome == protocol::Outcome::granted) {
-    on_granted(q, w, a.token, t_send);
-  } else if (a.outcome == protocol::Outcome::aborted) {
-    attempt(q);  // the holder set or the queue changed since our read
-  } else {
-    fail_step(q, w, r, true);
-  }
 }
 
 }  // namespace lockwire::lock

@@ -261,20 +261,8 @@ loop::Request shared_grant(const Keys& k, std::string_view owner, std::int64_t t
 }
 
 AcquireReply parse_shared_grant(resp::Frame exec) {
-  AcquireReply out;
   std::vector<std::size_t> el;
-  bool aborted = false;
-  if (!exec_elements(exec, el, aborted)) return out;
-  if (aborted) {
-    out.outcome = Outcome::aborted;
-    return out;
-  }
-  if (el.size() != 6) return out;
-  const auto tok = token_at(exec, el[5]);
-  if (!tok || resp::is_error(exec[el[1]])) return out;
-  out.outcome = Outcome::granted;
-  out.token = *tok;
-  return out;
+  return watched_grant(exec, 6, 5, el);  // HSET SET PEXPIRE PEXPIRE ZADD-GT ZADD-INCR
 }
 
 }  // namespace lockwire::lock::protocol

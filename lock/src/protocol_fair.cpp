@@ -48,21 +48,11 @@ loop::Request fair_grant(const Keys& k, std::string_view owner, std::int64_t ttl
 }
 
 AcquireReply parse_fair_grant(resp::Frame exec) {
-  AcquireReply out;
   std::vector<std::size_t> el;
-  bool aborted = false;
-  if (!exec_elements(exec, el, aborted)) return out;
-  if (aborted) {
-    out.outcome = Outcome::aborted;
-    return out;
-  }
-  if (el.size() != 5) return out;
+  AcquireReply out = watched_grant(exec, 5, 3, el);  // HSETNX PEXPIRE ZADD-GT ZADD-INCR ZREM
+  if (out.outcome != Outcome::granted) return out;
   const auto set = int_at(exec, el[0]);
-  if (!set || *set != 1) return out;  // the WATCHed holder set was empty: never 0
-  const auto tok = token_at(exec, el[3]);
-  if (!tok) return out;
-  out.outcome = Outcome::granted;
-  out.token = *tok;
+  if (!set || *set != 1) return AcquireReply{};  // the WATCHed holder set was empty: never 0
   return out;
 }
 

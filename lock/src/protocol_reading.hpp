@@ -59,6 +59,32 @@ inline bool exec_elements(resp::Frame exec, std::vector<std::size_t>& out, bool&
   return true;
 }
 
+inline std::optional<std::int64_t> int_at(resp::Frame f, std::size_t i);
+inline std::optional<std::uint64_t> token_at(resp::Frame f, std::size_t i);
+
+// The EXEC reply of a WATCHed grant block of `n` commands whose token is the reply at `token`:
+// aborted (nil), granted (no error reply before the token), or bad_reply. `el` keeps the
+// element indices for the caller's own checks.
+inline AcquireReply watched_grant(resp::Frame exec, std::size_t n, std::size_t token,
+                                  std::vector<std::size_t>& el) {
+  AcquireReply out;
+  bool aborted = false;
+  if (!exec_elements(exec, el, aborted)) return out;
+  if (aborted) {
+    out.outcome = Outcome::aborted;
+    return out;
+  }
+  if (el.size() != n) return out;
+  for (std::size_t i = 0; i < token; ++i) {
+    if (resp::is_error(exec[el[i]])) return out;
+  }
+  const auto tok = token_at(exec, el[token]);
+  if (!tok) return out;
+  out.outcome = Outcome::granted;
+  out.token = *tok;
+  return out;
+}
+
 inline std::optional<std::int64_t> int_at(resp::Frame f, std::size_t i) {
   if (i >= f.size() || f[i].type != resp::Type::number) return std::nullopt;
   return resp::to_int64(f[i]);

@@ -84,23 +84,8 @@ loop::Request upgrade_grant(const Keys& k, std::string_view owner, std::int64_t 
 }
 
 AcquireReply parse_upgrade_grant(resp::Frame exec) {
-  AcquireReply out;
   std::vector<std::size_t> el;
-  bool aborted = false;
-  if (!exec_elements(exec, el, aborted)) return out;
-  if (aborted) {
-    out.outcome = Outcome::aborted;
-    return out;
-  }
-  if (el.size() != 6) return out;  // HDEL DEL HSET PEXPIRE ZADD-GT ZADD-INCR
-  for (std::size_t i = 0; i < 5; ++i) {
-    if (resp::is_error(exec[el[i]])) return out;
-  }
-  const auto tok = token_at(exec, el[5]);
-  if (!tok) return out;
-  out.outcome = Outcome::granted;
-  out.token = *tok;
-  return out;
+  return watched_grant(exec, 6, 5, el);  // HDEL DEL HSET PEXPIRE ZADD-GT ZADD-INCR
 }
 
 loop::Request upgrade_wait(const Keys& k, std::string_view owner, std::int64_t intent_ms,

@@ -81,17 +81,8 @@ void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
 
 void Client::Core::on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                                    Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
-  if (is_transport(ec) || !txn.valid()) {
-    // A WATCH and reads change nothing: safe to retry.
-    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
-    return;
-  }
   const protocol::UpgradeRead read = protocol::parse_upgrade_watch(r);
-  if (!read.ok) {
-    txn.unwatch();
-    fail_step(q, w, r, false);
-    return;
-  }
+  if (unusable_read(q, w, ec, r, txn, read.ok)) return;
   protocol::UpgradeDecision d =
       protocol::decide_upgrade(w->req.owner, read.fields, read.companion_exists, read.intent);
   if (d == protocol::UpgradeDecision::conflict && opts.regressions.upgrade_ignores_intent) {
@@ -101,7 +92,11 @@ void Client::Core::on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::
     exec(txn, metrics(),
          protocol::upgrade_grant(w->keys, w->req.owner, w->ttl_ms, fence_floor()),
          guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
-           self->on_upgrade_grant(q, w, t_send, ec2, r2);
+           // The promotion consumes the shared lease: a deadline that passed while it was in
+           // flight does not undo it (that would leave the caller with neither lease). An
+           // outcome unknown withdraws the exclusive claim; the next read reports the shared
+           // lease gone.
+           self->on_watched_grant(q, w, t_send, ec2, r2, protocol::parse_upgrade_grant, true);
          }));
     return;
   }
@@ -177,28 +172,6 @@ void Client::Core::on_upgrade_wait(const QueuePtr& q, const WaiterPtr& w, Ec ec,
     default:
       attempt(q);  // free, or our lease is gone: the WATCHed read decides
       return;
-  }
-}
-
-void Client::Core::on_upgrade_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
-                                    Ec ec, const loop::Replies& r) {
-  if (is_transport(ec) || r.size() == 0) {
-    // Maybe promoted: withdraw the exclusive claim (our shared lease then is gone too, which the
-    // next read reports), never replay.
-    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
-                         ec == loop::Errc::outcome_unknown);
-    return;
-  }
-  const protocol::AcquireReply a = protocol::parse_upgrade_grant(r.back());
-  if (a.outcome == protocol::Outcome::granted) {
-    // The promotion consumed the shared lease: a deadline that passed while it was in flight
-    // does not undo it (that would leave the caller with neither lease).
-    if (!w->done) w->expired = false;
-    on_granted(q, w, a.token, t_send);
-  } else if (a.outcome == protocol::Outcome::aborted) {
-    attempt(q);
-  } else {
-    fail_step(q, w, r, true);
   }
 }
 

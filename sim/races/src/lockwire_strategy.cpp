@@ -36,7 +36,8 @@ class LockwireStrategy final : public Strategy {
 
   void start() override { client_->start(); }
 
-  void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
+  // The request for `spec` under lease id `id` (its loss reported as that id).
+  lock::LockRequest request(const AcquireSpec& spec, int id) {
     lock::LockRequest req;
     req.resource = spec.resource;
     req.owner = spec.owner;
@@ -46,12 +47,14 @@ class LockwireStrategy final : public Strategy {
     req.kind = spec.shared ? lock::Kind::shared : lock::Kind::exclusive;
     req.permits = spec.shared ? spec.permits : 0;
     req.fair = !spec.shared && spec.fair;
-    const int id = next_++;
-    auto alive = alive_;
-    req.on_lost = [this, id, alive](Ec) {
+    req.on_lost = [this, id, alive = alive_](Ec) {
       if (*alive && on_lost) on_lost(id);
     };
-    client_->lock(std::move(req), [this, id, alive, done = std::move(done)](Ec ec, lock::Lease l) {
+    return req;
+  }
+  // The answer to an acquire (or upgrade) of lease id `id`.
+  lock::Client::AcquireHandler answer(int id, std::function<void(AcquireResult)> done) {
+    return [this, id, alive = alive_, done = std::move(done)](Ec ec, lock::Lease l) {
       if (!*alive) return;
       AcquireResult r;
       r.ec = ec;
@@ -61,7 +64,12 @@ class LockwireStrategy final : public Strategy {
         leases_[id] = l;
       }
       done(r);
-    });
+    };
+  }
+
+  void acquire(const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
+    const int id = next_++;
+    client_->lock(request(spec, id), answer(id, std::move(done)));
   }
 
   void acquire_all(const std::vector<AcquireSpec>& specs,
@@ -109,28 +117,8 @@ class LockwireStrategy final : public Strategy {
 
   void upgrade(int lease, const AcquireSpec& spec, std::function<void(AcquireResult)> done) override {
     (void)lease;  // by owner: the Client retires its own shared lease of that owner
-    lock::LockRequest req;
-    req.resource = spec.resource;
-    req.owner = spec.owner;
-    req.ttl = spec.ttl;
-    req.wait = spec.wait;
-    req.auto_renew = spec.auto_renew;
     const int id = next_++;
-    auto alive = alive_;
-    req.on_lost = [this, id, alive](Ec) {
-      if (*alive && on_lost) on_lost(id);
-    };
-    client_->upgrade(std::move(req), [this, id, alive, done = std::move(done)](Ec ec, lock::Lease l) {
-      if (!*alive) return;
-      AcquireResult r;
-      r.ec = ec;
-      if (!ec) {
-        r.token = l.token();
-        r.lease = id;
-        leases_[id] = l;
-      }
-      done(r);
-    });
+    client_->upgrade(request(spec, id), answer(id, std::move(done)));
   }
 
   void release(int lease, std::function<void(Ec)> done) override {

@@ -161,6 +161,23 @@ void Run::when(Nanos from, Nanos until, Nanos step, std::function<bool()> pred,
   });
 }
 
+namespace {
+// What a job asks the strategy for on `resource`, as `owner` (exclusive unless `shared`).
+AcquireSpec spec_of(const Job& j, const std::string& resource, const std::string& owner,
+                    bool shared) {
+  AcquireSpec spec;
+  spec.resource = resource;
+  spec.owner = owner;
+  spec.ttl = j.ttl;
+  spec.wait = j.wait;
+  spec.auto_renew = j.auto_renew;
+  spec.shared = shared;
+  spec.permits = shared ? j.permits : 0;
+  spec.fair = !shared && j.fair;
+  return spec;
+}
+}  // namespace
+
 // The writes, renewal and release of a lease just granted (index `li`, client `c`).
 void Run::after_grant(int c, int li, const std::vector<Nanos>& writes, Nanos renew_after,
                       Nanos release_after) {
@@ -237,12 +254,7 @@ void Run::upgrade_lease(int c, int li, const std::string& label, const Job& j) {
   const std::string owner = im.attempts[static_cast<std::size_t>(old.attempt)].owner;
   const int ai = record_attempt(c, label + "^x", owner, j, false);
   im.attempts[static_cast<std::size_t>(ai)].upgrade_of = old.attempt;
-  AcquireSpec spec;
-  spec.resource = j.resource;
-  spec.owner = owner;
-  spec.ttl = j.ttl;
-  spec.wait = j.wait;
-  spec.auto_renew = j.auto_renew;
+  const AcquireSpec spec = spec_of(j, j.resource, owner, false);
   note("upgrade", label + " wait " + fmt_t(j.wait));
   // The promotion ends the shared lease on the server (in the same block that grants the
   // exclusive one): like a release of its own, in progress until the answer.
@@ -275,13 +287,7 @@ void Run::job_all(int c, const std::string& label, const std::string& owner, con
     Job one = j;
     one.resource = res;
     ais.push_back(record_attempt(c, label + "/" + res, owner, one, false));
-    AcquireSpec spec;
-    spec.resource = res;
-    spec.owner = owner;
-    spec.ttl = j.ttl;
-    spec.wait = j.wait;
-    spec.auto_renew = j.auto_renew;
-    specs.push_back(spec);
+    specs.push_back(spec_of(j, res, owner, false));
   }
   std::string names;
   for (const auto& res : j.resources) {
@@ -313,15 +319,7 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
   world_->schedule(t, node, [this, c, label, owner, j, on_done = std::move(on_done)] {
     Impl& im2 = *impl_;
     const int ai = record_attempt(c, label, owner, j, j.shared);
-    AcquireSpec spec;
-    spec.resource = j.resource;
-    spec.owner = owner;
-    spec.ttl = j.ttl;
-    spec.wait = j.wait;
-    spec.auto_renew = j.auto_renew;
-    spec.shared = j.shared;
-    spec.permits = j.shared ? j.permits : 0;
-    spec.fair = !j.shared && j.fair;
+    const AcquireSpec spec = spec_of(j, j.resource, owner, j.shared);
     note(j.shared ? "acquire-shared" : "acquire",
          owner + (owner == label ? "" : " (" + label + ")") + " ttl " + fmt_t(j.ttl) + " wait " +
              fmt_t(j.wait));
