@@ -306,6 +306,38 @@ class Bench {
     std::exit(1);
   }
 
+  // One hand-off: A takes ra, B asks for rb (waiting), A releases once B's attempt lost and its
+  // tracked read registered (2 ms), B holds, B releases. Returns release → B holds, in seconds.
+  double one_handoff(lock::Client& a, lock::Client& b, const lock::LockRequest& ra,
+                     const lock::LockRequest& rb) {
+    lock::Lease la, lb;
+    bool got_a = false, got_b = false;
+    a.lock(ra, [&](std::error_code ec, const lock::Lease& l) {
+      if (ec) fail_handoff("acquire", ec, a);
+      la = l;
+      got_a = true;
+    });
+    spin([&] { return got_a; });
+    loop::MonoTime t_got{};
+    b.lock(rb, [&](std::error_code ec, const lock::Lease& l) {
+      if (ec) fail_handoff("wait", ec, b);
+      t_got = loop_.now();
+      lb = l;
+      got_b = true;
+    });
+    bool settled = false;
+    auto t = loop_.make_timer([&] { settled = true; });
+    t->start(2ms);
+    spin([&] { return settled; });
+    const loop::MonoTime t_release = loop_.now();
+    a.release(la, [](std::error_code) {});
+    spin([&] { return got_b; });
+    bool rel = false;
+    b.release(lb, [&](std::error_code) { rel = true; });
+    spin([&] { return rel; });
+    return std::chrono::duration<double>(t_got - t_release).count();
+  }
+
   // Hand-offs for row_ seconds between two clients (A holds, B waits, A releases), in fair order
   // or not: ops = hand-offs, seconds = the sum of release → B holds (us_per_op: the mean
   // hand-off); *sent counts B's requests, *samples each hand-off.
@@ -337,35 +369,10 @@ class Bench {
       lock::LockRequest rb = ra;
       rb.owner = "b";
       rb.wait = 10s;
-      lock::Lease la, lb;
-      bool got_a = false, got_b = false;
-      a.lock(ra, [&](std::error_code ec, const lock::Lease& l) {
-        if (ec) fail_handoff("acquire", ec, a);
-        la = l;
-        got_a = true;
-      });
-      spin([&] { return got_a; });
-      loop::MonoTime t_got{};
-      b.lock(rb, [&](std::error_code ec, const lock::Lease& l) {
-        if (ec) fail_handoff("wait", ec, b);
-        t_got = loop_.now();
-        lb = l;
-        got_b = true;
-      });
-      bool settled = false;  // B's attempt lost and its tracked read registered
-      auto t = loop_.make_timer([&] { settled = true; });
-      t->start(2ms);
-      spin([&] { return settled; });
-      const loop::MonoTime t_release = loop_.now();
-      a.release(la, [](std::error_code) {});
-      spin([&] { return got_b; });
-      const double d = std::chrono::duration<double>(t_got - t_release).count();
+      const double d = one_handoff(a, b, ra, rb);
       r.ops += 1;
       r.seconds += d;
       samples->push_back(d);
-      bool rel = false;
-      b.release(lb, [&](std::error_code) { rel = true; });
-      spin([&] { return rel; });
     }
     r.cpu = cpu_seconds() - cpu0;
     r.server = minus(server_now(), s0);
@@ -398,36 +405,9 @@ class Bench {
       lock::LockRequest rb = ra;
       rb.owner = "b";
       rb.wait = 10s;
-      lock::Lease la;
-      bool got_a = false;
-      a.lock(ra, [&](std::error_code ec, const lock::Lease& l) {
-        if (ec) std::exit(1);
-        la = l;
-        got_a = true;
-      });
-      spin([&] { return got_a; });
-      bool got_b = false;
-      loop::MonoTime t_release{}, t_got{};
-      lock::Lease lb;
-      b.lock(rb, [&](std::error_code ec, const lock::Lease& l) {
-        if (ec) std::exit(1);
-        t_got = loop_.now();
-        lb = l;
-        got_b = true;
-      });
-      // Let B's attempt fail and its tracked read register (two round trips), then release.
-      bool settled = false;
-      auto t = loop_.make_timer([&] { settled = true; });
-      t->start(2ms);
-      spin([&] { return settled; });
-      t_release = loop_.now();
-      a.release(la, [](std::error_code) {});
-      spin([&] { return got_b; });
-      total += std::chrono::duration<double>(t_got - t_release).count();
-      samples.push_back(std::chrono::duration<double>(t_got - t_release).count());
-      bool rel = false;
-      b.release(lb, [&](std::error_code) { rel = true; });
-      spin([&] { return rel; });
+      const double d = one_handoff(a, b, ra, rb);
+      total += d;
+      samples.push_back(d);
     }
     if (std::getenv("BENCH_LOCK_DEBUG") != nullptr) {
       std::sort(samples.begin(), samples.end());
