@@ -298,6 +298,13 @@ void Client::Core::attempt(const QueuePtr& q) {
   send_attempt(q, w);
 }
 
+bool Client::Core::floor_raised(const protocol::Keys& k) const {
+  // Where keys may vanish on a live connection the floor is read before every attempt; where
+  // the block may be sent on to another node (ASK) that node's counter is not ours to know.
+  if ((opts.allow_eviction && caps.may_evict()) || ask_target) return false;
+  return raised.find(std::string_view(k.fence)) != raised.end();
+}
+
 void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   const loop::MonoTime t_send = loop.now();
   if (w->upgrade) {
@@ -307,7 +314,9 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
           }));
   } else if (w->req.kind == Kind::exclusive) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).
-    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, fence_floor()),
+    w->raise_floor = !floor_raised(w->keys);
+    w->sent_probe = probes;
+    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, fence_floor(), w->raise_floor),
          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
          }),
@@ -430,7 +439,15 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
                          ec == loop::Errc::outcome_unknown);
     return;
   }
-  const protocol::AcquireReply a = protocol::parse_exclusive_acquire(r.back());
+  const protocol::AcquireReply a = protocol::parse_exclusive_acquire(r.back(), w->raise_floor);
+  if (w->raise_floor && w->sent_probe == probes &&
+      (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
+       a.outcome == protocol::Outcome::already_held) &&
+      !opts.regressions.counter_tokens) {
+    // The block ran on this connection, its ZADD GT included: the fence is at the floor now.
+    if (raised.size() >= kMaxRaised) raised.clear();
+    raised.insert(w->keys.fence);
+  }
   switch (a.outcome) {
     case protocol::Outcome::granted:
       on_granted(q, w, a.token, t_send);

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -100,6 +101,10 @@ struct Waiter {
   bool expired = false;
   Ec give_up;
   int polls = 0;  // consecutive polls of this wait (no push wake-ups): the backoff's exponent
+  // The exclusive acquire block in flight: whether it raises the fence to the floor (ZADD GT),
+  // and the probe (connection) it was sent after (Core::probes).
+  bool raise_floor = true;
+  std::uint64_t sent_probe = 0;
   // Client::upgrade: promotes this owner's shared lease in place (upgrade.cpp). Such a waiter
   // has a queue of its own (Core::upgrades): queued behind a local writer that waits for this
   // very shared lease, it would wait for itself.
@@ -241,6 +246,16 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::unordered_map<std::string, std::weak_ptr<detail::LeaseData>> leases;
   std::vector<std::string> scratch_keys;
   std::string scratch_key;  // registry look-ups without a temporary string
+  // Fence keys this connection has raised to fence_floor(): an exclusive acquire block with the
+  // ZADD GT was answered (it ran) since the last probe. The floor is fixed per connection and
+  // nothing lowers a score on a dataset that lost nothing, and a dataset that lost writes means
+  // a new connection (docs/protocol.md, Fencing tokens): so later acquires of the resource on
+  // this connection leave the ZADD GT out. Cleared at every probe; never used where lock keys
+  // may vanish on a live connection (allow_eviction) or a request may go to another node (ASK).
+  std::unordered_set<std::string, KeyHash, std::equal_to<>> raised;
+  std::uint64_t probes = 0;  // connect probes answered: the connection the floor belongs to
+  static constexpr std::size_t kMaxRaised = 4096;
+  [[nodiscard]] bool floor_raised(const protocol::Keys& k) const;
   std::size_t one_shots_sweep_at = 64;  // one_shots is swept of finished waiters at this size
 
   static constexpr loop::MonoTime kNever{Nanos::max()};
