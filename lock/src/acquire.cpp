@@ -144,14 +144,14 @@ void Client::Core::start_settle(const QueuePtr& q, const WaiterPtr& w, Nanos aft
 
 void Client::Core::settle_due(const WaiterPtr& wt, const QueuePtr& qq) {
   const bool sent = qq->state == Queue::State::in_flight;
-  last_error = sent ? wt->req.resource + ": no reply from the server within " +
-                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                             opts.settle_timeout)
-                                             .count()) +
-                          " ms after the wait ended; a claim of '" + wt->req.owner +
-                          "' may remain until its TTL (" + std::to_string(wt->ttl_ms) +
-                          " ms) runs out"
-                    : wt->req.resource + ": not connected";
+  last_error =
+      sent ? wt->req.resource + ": no reply from the server within " +
+                 std::to_string(
+                     std::chrono::duration_cast<std::chrono::milliseconds>(opts.settle_timeout)
+                         .count()) +
+                 " ms after the wait ended; a claim of '" + wt->req.owner +
+                 "' may remain until its TTL (" + std::to_string(wt->ttl_ms) + " ms) runs out"
+           : wt->req.resource + ": not connected";
   complete(wt, sent ? Ec(Errc::outcome_unknown) : Ec(Errc::connection));
   if (!sent) advance(qq);
 }
