@@ -4,6 +4,9 @@
 //   LOCKWIRE_BENCH_MIN_REPLICAS=N bench_lock URL [seconds]   (replica-acknowledged grant rows)
 //   LOCKWIRE_BENCH_CLUSTER=redis://h:p1,h:p2,h:p3 bench_lock URL [seconds]   (the cluster row)
 //   LOCKWIRE_BENCH_SEMANTICS=1 bench_lock URL [seconds]   (semaphore, upgrade, lock_all rows)
+//   LOCKWIRE_BENCH_ROWS=throughput [LOCKWIRE_BENCH_USERS=16,256] bench_lock URL [seconds]
+//                                                   (only the 1/16/256-user rows, or those listed)
+//   bench_lock --help
 //
 // Rows: serial uncontended acquire+release pairs (µs/pair and RTT/pair, RTT = serial PING);
 // concurrent pairs/s on one connection with 1, 16 and 256 users on distinct resources (floor:
@@ -972,8 +975,55 @@ int semantics_rows(const loop::ConnectionOptions& conn, const char* url, double 
 
 }  // namespace
 
+// LOCKWIRE_BENCH_ROWS=throughput: only the concurrent rows (1, 16, 256 users on one connection),
+// each with what the client sent and what the server spent per pair; for profiling (perf) and
+// for before/after comparisons of the lock's hot path. Same measurement as the full run's rows.
+int throughput_rows(const loop::ConnectionOptions& conn, const char* url, double row) {
+  Bench b(conn, row);
+  std::printf("lockwire bench_lock: throughput rows (%s, %.1f s per row)\n\n", url, row);
+  std::printf("%-10s %12s %12s %12s %12s %12s %10s %10s %12s\n", "users", "pairs/s",
+              "floor/s", "cli_cpu_us", "srv_cpu_us", "srv_usec", "srv_calls", "requests",
+              "commands");
+  std::vector<int> user_counts{1, 16, 256};
+  if (const char* list = std::getenv("LOCKWIRE_BENCH_USERS")) {  // e.g. "16,256"
+    user_counts.clear();
+    for (const char* c = list; *c != '\0';) {
+      char* end = nullptr;
+      const long n = std::strtol(c, &end, 10);
+      if (end == c) break;
+      if (n > 0) user_counts.push_back(static_cast<int>(n));
+      c = *end == ',' ? end + 1 : end;
+    }
+  }
+  for (int users : user_counts) {
+    Bench::Sent sent;
+    const Result p = b.pairs(users, 0, &sent);
+    const Result f = b.ping(users);
+    std::printf("%-10d %12.0f %12.0f %12.3f %12.3f %12.3f %10.2f %10.2f %12.2f\n", users,
+                p.per_sec(), f.per_sec() / 2, p.cpu_us_per_op(), p.srv_cpu_us_per_op(),
+                p.srv_usec_per_op(), p.srv_calls_per_op(),
+                static_cast<double>(sent.requests) / p.ops,
+                static_cast<double>(sent.commands) / p.ops);
+  }
+  std::printf("\nfloor = PING pairs with the same concurrency; per pair: client CPU (getrusage), "
+              "server CPU (INFO cpu), commandstats usec and calls, requests and commands sent\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   loop::ConnectionOptions conn;
+  if (argc > 1 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
+    std::printf(
+        "usage: bench_lock [redis://127.0.0.1:6379] [seconds-per-row=2]\n"
+        "  LOCKWIRE_BENCH_ROWS=throughput   only the 1/16/256-user rows on one connection\n"
+        "  LOCKWIRE_BENCH_USERS=16,256      with ROWS=throughput: these user counts instead\n"
+        "  LOCKWIRE_BENCH_MIN_REPLICAS=N    the replica-acknowledged grant rows\n"
+        "  LOCKWIRE_BENCH_CLUSTER=URL       the cluster row (256 users) against URL's primary\n"
+        "  LOCKWIRE_BENCH_SEMANTICS=1       the lock-semantics rows (semaphore, upgrade, lock_all,\n"
+        "                                   fair and default hand-off)\n"
+        "  LOCKWIRE_BENCH_JSON=1            JSON lines too (bench/report)\n");
+    return 0;
+  }
   const char* url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
   if (auto ec = loop::parse_url(url, conn)) {
     std::fprintf(stderr, "bad url %s: %s\n", url, ec.message().c_str());
@@ -994,6 +1044,10 @@ int main(int argc, char** argv) {
   }
   if (const char* sem = std::getenv("LOCKWIRE_BENCH_SEMANTICS"); sem != nullptr && *sem != '\0') {
     return semantics_rows(conn, url, row);
+  }
+  if (const char* rows = std::getenv("LOCKWIRE_BENCH_ROWS");
+      rows != nullptr && std::string_view(rows) == "throughput") {
+    return throughput_rows(conn, url, row);
   }
   Bench b(conn, row);
 

@@ -37,6 +37,10 @@ void Client::Core::complete(const WaiterPtr& w, Ec ec, Lease lease) {
   w->done = true;
   if (w->deadline_timer) w->deadline_timer->stop();
   if (w->settle_timer) w->settle_timer->stop();
+  if (w->settle_armed) {
+    w->settle_armed = false;
+    drop_settled();
+  }
   const Nanos took = loop.now() - w->start;
   if (auto* m = metrics()) {
     m->on_op(Op::acquire, w->req.kind, ec, took);
@@ -100,6 +104,31 @@ void Client::Core::give_up(const QueuePtr& q, const WaiterPtr& w, Ec why) {
 // may be left behind); the step's reply, if it ever comes, is still handled (a late grant is
 // released, a claim withdrawn) while the client lives.
 void Client::Core::start_settle(const QueuePtr& q, const WaiterPtr& w, Nanos after) {
+  const loop::MonoTime at = loop.now() + after;
+  if (settles.empty() || settles.back().at <= at) {
+    // The usual case (every bound is settle_timeout long): in deadline order, one timer.
+    if (w->settle_timer) w->settle_timer->stop();
+    w->settle_armed = true;
+    w->settle_at = at;
+    w->settle_q = q;
+    settles.push_back(Settle{at, w});
+    if (settles_armed == kNever) {
+      if (!settles_timer) {
+        settles_timer = loop.make_timer([wk = weak()] {
+          auto self = wk.lock();
+          if (self && !self->closed) self->on_settles_timer();
+        });
+      }
+      settles_armed = at;
+      settles_timer->start(after);
+    }
+    return;
+  }
+  // A shorter bound than one already set: a timer of its own.
+  if (w->settle_armed) {
+    w->settle_armed = false;  // its entry in `settles` is stale now
+    drop_settled();
+  }
   if (!w->settle_timer) {
     w->settle_timer =
         loop.make_timer([wk = weak(), ww = std::weak_ptr<Waiter>(w), wq = std::weak_ptr<Queue>(q)] {
@@ -107,21 +136,52 @@ void Client::Core::start_settle(const QueuePtr& q, const WaiterPtr& w, Nanos aft
           auto wt = ww.lock();
           auto qq = wq.lock();
           if (!self || !wt || !qq || self->closed || wt->done) return;
-          const bool sent = qq->state == Queue::State::in_flight;
-          self->last_error =
-              sent ? wt->req.resource + ": no reply from the server within " +
-                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                            self->opts.settle_timeout)
-                                            .count()) +
-                         " ms after the wait ended; a claim of '" + wt->req.owner +
-                         "' may remain until its TTL (" + std::to_string(wt->ttl_ms) +
-                         " ms) runs out"
-                   : wt->req.resource + ": not connected";
-          self->complete(wt, sent ? Ec(Errc::outcome_unknown) : Ec(Errc::connection));
-          if (!sent) self->advance(qq);
+          self->settle_due(wt, qq);
         });
   }
   w->settle_timer->start(after);
+}
+
+void Client::Core::settle_due(const WaiterPtr& wt, const QueuePtr& qq) {
+  const bool sent = qq->state == Queue::State::in_flight;
+  last_error =
+      sent ? wt->req.resource + ": no reply from the server within " +
+                 std::to_string(
+                     std::chrono::duration_cast<std::chrono::milliseconds>(opts.settle_timeout)
+                         .count()) +
+                 " ms after the wait ended; a claim of '" + wt->req.owner +
+                 "' may remain until its TTL (" + std::to_string(wt->ttl_ms) + " ms) runs out"
+           : wt->req.resource + ": not connected";
+  complete(wt, sent ? Ec(Errc::outcome_unknown) : Ec(Errc::connection));
+  if (!sent) advance(qq);
+}
+
+// An entry counts while its waiter is unanswered and the bound it records is the waiter's own.
+void Client::Core::drop_settled() {
+  while (!settles.empty()) {
+    auto w = settles.front().w.lock();
+    if (w && w->settle_armed && !w->done && w->settle_at == settles.front().at) break;
+    settles.pop_front();
+  }
+}
+
+void Client::Core::on_settles_timer() {
+  settles_armed = kNever;
+  const loop::MonoTime now = loop.now();
+  while (!closed && !settles.empty()) {
+    auto w = settles.front().w.lock();
+    const loop::MonoTime at = settles.front().at;
+    if (w && w->settle_armed && !w->done && w->settle_at == at && at > now) break;
+    settles.pop_front();
+    if (!w || !w->settle_armed || w->done || w->settle_at != at) continue;  // stale
+    w->settle_armed = false;
+    auto q = w->settle_q.lock();
+    if (q) settle_due(w, q);  // may set new bounds (they arm the timer again)
+  }
+  if (closed || settles.empty() || settles.front().at >= settles_armed) return;
+  settles_armed = settles.front().at;
+  const Nanos left = settles_armed - now;
+  settles_timer->start(left > Nanos{0} ? left : Nanos{0});
 }
 
 // Answers a waiter whose wait ended while its step was in flight, now that no claim of ours
@@ -238,6 +298,13 @@ void Client::Core::attempt(const QueuePtr& q) {
   send_attempt(q, w);
 }
 
+bool Client::Core::floor_raised(const protocol::Keys& k) const {
+  // Where keys may vanish on a live connection the floor is read before every attempt; where
+  // the block may be sent on to another node (ASK) that node's counter is not ours to know.
+  if ((opts.allow_eviction && caps.may_evict()) || ask_target) return false;
+  return raised.find(std::string_view(k.fence)) != raised.end();
+}
+
 void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   const loop::MonoTime t_send = loop.now();
   if (fair(*w) && !(opts.regressions.fair_fresh_jumps && !w->waited && w->ticket == 0)) {
@@ -252,7 +319,9 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
           }));
   } else if (w->req.kind == Kind::exclusive) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).
-    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, fence_floor()),
+    w->raise_floor = !floor_raised(w->keys);
+    w->sent_probe = probes;
+    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, fence_floor(), w->raise_floor),
          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
          }),
@@ -375,7 +444,15 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
                          ec == loop::Errc::outcome_unknown);
     return;
   }
-  const protocol::AcquireReply a = protocol::parse_exclusive_acquire(r.back());
+  const protocol::AcquireReply a = protocol::parse_exclusive_acquire(r.back(), w->raise_floor);
+  if (w->raise_floor && w->sent_probe == probes &&
+      (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
+       a.outcome == protocol::Outcome::already_held) &&
+      !opts.regressions.counter_tokens) {
+    // The block ran on this connection, its ZADD GT included: the fence is at the floor now.
+    if (raised.size() >= kMaxRaised) raised.clear();
+    raised.insert(w->keys.fence);
+  }
   switch (a.outcome) {
     case protocol::Outcome::granted:
       on_granted(q, w, a.token, t_send);
@@ -700,8 +777,9 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
   d->token = token;
   d->ttl = w->req.ttl;
   d->valid_until = d->end = t_send + w->req.ttl;
-  d->keys = w->keys;
-  d->registry_key = registry_key(w->keys.holders, w->req.owner);
+  // The waiter is answered below and never steps again: its keys move to the lease.
+  d->keys = w->upgrade ? w->keys : std::move(w->keys);
+  d->registry_key = registry_key(d->keys.holders, w->req.owner);
   d->core = weak_from_this();
   d->auto_renew = w->req.auto_renew;
   d->on_lost = std::move(w->req.on_lost);
@@ -736,8 +814,9 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler) {
   if (auto ec = validate(req)) return fail(ec);
   auto w = std::make_shared<Waiter>();
   w->keys = protocol::make_keys(c.opts.prefix, req.resource);
-  if (auto it = c.leases.find(Core::registry_key(w->keys.holders, req.owner));
-      it != c.leases.end()) {
+  c.scratch_key.assign(w->keys.holders).push_back('\0');
+  c.scratch_key.append(req.owner);  // registry_key(), without a new string per call
+  if (auto it = c.leases.find(c.scratch_key); it != c.leases.end()) {
     if (auto d = it->second.lock(); d && d->state.load() == LeaseState::held) {
       return fail(Errc::already_held);
     }
@@ -772,11 +851,14 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler) {
   }
   if (q->one_shot) {
     c.start_settle(q, w, c.opts.settle_timeout);  // one attempt, bounded
-    if (c.one_shots.size() >= 64) {
+    if (c.one_shots.size() >= c.one_shots_sweep_at) {
       std::erase_if(c.one_shots, [](const std::weak_ptr<Waiter>& x) {
         auto p = x.lock();
         return !p || p->done;
       });
+      // Swept again once it has doubled: amortised O(1) per attempt, however many are live (a
+      // fixed threshold swept every live one-shot on every attempt once 64 were in flight).
+      c.one_shots_sweep_at = std::max<std::size_t>(64, 2 * c.one_shots.size());
     }
     c.one_shots.push_back(w);
   }

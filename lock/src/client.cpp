@@ -58,11 +58,14 @@ void Client::Core::shutdown() noexcept {
   for (auto& [k, wl] : leases) {
     if (auto d = wl.lock()) {
       stop_lease_timers(d);
-      d->expiry_timer.reset();
       d->renew_timer.reset();
     }
   }
   leases.clear();
+  expiries.clear();
+  expiries_timer.reset();
+  settles.clear();
+  settles_timer.reset();
   for (auto& w : pending) {
     if (w->done) continue;
     w->done = true;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -45,7 +46,10 @@ struct LeaseData {
   std::string registry_key;
   bool auto_renew = false;
   std::function<void(std::error_code)> on_lost;
-  std::unique_ptr<loop::Timer> expiry_timer;
+  // The expiry check is an entry in its Core's `expiries` heap (one timer per Core, not one
+  // per lease): only the entry carrying the current generation counts; stopping or dropping
+  // the check bumps it (the stale entry is skipped or compacted away).
+  std::uint64_t expiry_gen = 0;
   std::unique_ptr<loop::Timer> renew_timer;
   bool renew_in_flight = false;
   // The Client::Core that granted it (weak: a lease handle may outlive its client); its
@@ -78,6 +82,8 @@ inline bool retryable(Ec ec) {
          ec == loop::Errc::health_check_failed;
 }
 
+struct Queue;
+
 struct Waiter {
   LockRequest req;
   protocol::Keys keys;
@@ -95,12 +101,21 @@ struct Waiter {
   bool expired = false;
   Ec give_up;
   int polls = 0;  // consecutive polls of this wait (no push wake-ups): the backoff's exponent
+  // The exclusive acquire block in flight: whether it raises the fence to the floor (ZADD GT),
+  // and the probe (connection) it was sent after (Core::probes).
+  bool raise_floor = true;
+  std::uint64_t sent_probe = 0;
   // Client::upgrade: promotes this owner's shared lease in place (upgrade.cpp). Such a waiter
   // has a queue of its own (Core::upgrades): queued behind a local writer that waits for this
   // very shared lease, it would wait for itself.
   bool upgrade = false;
   std::unique_ptr<loop::Timer> deadline_timer;
   std::unique_ptr<loop::Timer> settle_timer;  // answers outcome_unknown if the server is silent
+  // The settle bound as an entry of Core::settles (the usual case: one timer per Core, not one
+  // per attempt): when it runs out, and the queue of the step it waits for.
+  bool settle_armed = false;
+  loop::MonoTime settle_at{};
+  std::weak_ptr<Queue> settle_q;
 
   // No further step for this waiter: answered, or answered once the step in flight is settled.
   [[nodiscard]] bool leaving() const noexcept { return done || expired; }
@@ -230,6 +245,50 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::vector<QueuePtr> upgrades;
   std::unordered_map<std::string, std::weak_ptr<detail::LeaseData>> leases;
   std::vector<std::string> scratch_keys;
+  std::string scratch_key;  // registry look-ups without a temporary string
+  // Fence keys this connection has raised to fence_floor(): an exclusive acquire block with the
+  // ZADD GT was answered (it ran) since the last probe. The floor is fixed per connection and
+  // nothing lowers a score on a dataset that lost nothing, and a dataset that lost writes means
+  // a new connection (docs/protocol.md, Fencing tokens): so later acquires of the resource on
+  // this connection leave the ZADD GT out. Cleared at every probe; never used where lock keys
+  // may vanish on a live connection (allow_eviction) or a request may go to another node (ASK).
+  std::unordered_set<std::string, KeyHash, std::equal_to<>> raised;
+  std::uint64_t probes = 0;  // connect probes answered: the connection the floor belongs to
+  static constexpr std::size_t kMaxRaised = 4096;
+  [[nodiscard]] bool floor_raised(const protocol::Keys& k) const;
+  std::size_t one_shots_sweep_at = 64;  // one_shots is swept of finished waiters at this size
+
+  static constexpr loop::MonoTime kNever{Nanos::max()};
+  // Settle bounds (start_settle), in the order they run out: every one is settle_timeout from
+  // when it was set, so arrival order is deadline order, and one timer serves them all.
+  struct Settle {
+    loop::MonoTime at;
+    std::weak_ptr<Waiter> w;
+  };
+  std::deque<Settle> settles;
+  std::unique_ptr<loop::Timer> settles_timer;
+  loop::MonoTime settles_armed = kNever;  // when settles_timer fires; kNever = not armed
+  void on_settles_timer();
+  void drop_settled();  // pops finished waiters off the front of `settles`
+  // The settle bound of `w` ran out with its step still unanswered.
+  void settle_due(const WaiterPtr& w, const QueuePtr& q);
+
+  // Lease expiry checks: a min-heap on the lease's end, one timer for all of them (a timer made,
+  // started, stopped and closed per lease cost more than the rest of a grant). Entries of
+  // leases released, renewed or rehomed since are stale (generation) and are skipped; the heap
+  // is compacted when it doubles, so it holds at most about twice the leases held.
+  struct Expiry {
+    loop::MonoTime at;
+    std::uint64_t gen;
+    std::weak_ptr<detail::LeaseData> d;
+  };
+  std::vector<Expiry> expiries;
+  std::size_t expiries_compact_at = 64;
+  std::unique_ptr<loop::Timer> expiries_timer;
+  loop::MonoTime expiries_armed = kNever;
+  void arm_expiry(const LeasePtr& d);
+  void on_expiries_timer();
+  void rearm_expiries();
 
   std::weak_ptr<Core> weak() { return weak_from_this(); }
   // The one guard every callback goes through: `f(Core*, args...)` runs only while this client

@@ -213,6 +213,8 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   caps.clock_known = p.clock_known;
   caps.clock_error = p.ok ? p.clock_error : "malformed reply to the connect probe";
   server_us = p.server_us;
+  ++probes;  // a new connection: a new floor, and counters it has not raised yet
+  raised.clear();
   if (auto* m = metrics()) {
     if (!caps.push_wakeups && had_wakeups) {
       m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",

@@ -31,15 +31,7 @@ loop::MonoTime Lease::valid_until() const noexcept {
 void Client::Core::arm_lease_timers(const LeasePtr& d) {
   if (is_forever(d->ttl)) return;  // persistent: nothing to renew, no expiry to count down
   std::weak_ptr<detail::LeaseData> wd = d;
-  if (!d->expiry_timer) {
-    d->expiry_timer = loop.make_timer([wk = weak(), wd] {
-      auto self = wk.lock();
-      auto dd = wd.lock();
-      if (self && dd) self->lose(dd, Errc::lost);
-    });
-  }
-  const Nanos left = d->end - loop.now();
-  d->expiry_timer->start(left > Nanos{0} ? left : Nanos{0});
+  arm_expiry(d);
   if (d->auto_renew) {
     if (!d->renew_timer) {
       d->renew_timer = loop.make_timer([wk = weak(), wd] {
@@ -54,14 +46,71 @@ void Client::Core::arm_lease_timers(const LeasePtr& d) {
   }
 }
 
+// The lease is reported lost at d->end unless it is renewed (re-armed) or stopped before.
+void Client::Core::arm_expiry(const LeasePtr& d) {
+  const std::uint64_t gen = ++d->expiry_gen;  // any earlier entry of this lease is stale now
+  auto later = [](const Expiry& a, const Expiry& b) { return a.at > b.at; };
+  if (expiries.size() >= expiries_compact_at) {
+    std::erase_if(expiries, [](const Expiry& e) {
+      auto dd = e.d.lock();
+      return !dd || dd->expiry_gen != e.gen;
+    });
+    std::make_heap(expiries.begin(), expiries.end(), later);
+    expiries_compact_at = std::max<std::size_t>(64, 2 * expiries.size());
+  }
+  expiries.push_back(Expiry{d->end, gen, d});
+  std::push_heap(expiries.begin(), expiries.end(), later);
+  if (d->end < expiries_armed) {
+    if (!expiries_timer) {
+      expiries_timer = loop.make_timer([wk = weak()] {
+        auto self = wk.lock();
+        if (self && !self->closed) self->on_expiries_timer();
+      });
+    }
+    expiries_armed = d->end;
+    const Nanos left = d->end - loop.now();
+    expiries_timer->start(left > Nanos{0} ? left : Nanos{0});
+  }
+}
+
+// Every lease whose end has come without a renewal is lost (as its own timer reported it).
+void Client::Core::on_expiries_timer() {
+  expiries_armed = kNever;
+  auto later = [](const Expiry& a, const Expiry& b) { return a.at > b.at; };
+  const loop::MonoTime now = loop.now();
+  while (!closed && !expiries.empty() && expiries.front().at <= now) {
+    std::pop_heap(expiries.begin(), expiries.end(), later);
+    Expiry e = std::move(expiries.back());
+    expiries.pop_back();
+    auto d = e.d.lock();
+    if (d && d->expiry_gen == e.gen) lose(d, Errc::lost);  // may arm or stop others
+  }
+  if (!closed) rearm_expiries();
+}
+
+// Arms the timer at the first entry that still counts (stale ones at the front are dropped).
+void Client::Core::rearm_expiries() {
+  auto later = [](const Expiry& a, const Expiry& b) { return a.at > b.at; };
+  while (!expiries.empty()) {
+    auto d = expiries.front().d.lock();
+    if (d && d->expiry_gen == expiries.front().gen) break;
+    std::pop_heap(expiries.begin(), expiries.end(), later);
+    expiries.pop_back();
+  }
+  if (expiries.empty() || expiries.front().at >= expiries_armed) return;
+  expiries_armed = expiries.front().at;
+  const Nanos left = expiries_armed - loop.now();
+  expiries_timer->start(left > Nanos{0} ? left : Nanos{0});
+}
+
 void Client::Core::stop_lease_timers(const LeasePtr& d) noexcept {
-  if (d->expiry_timer) d->expiry_timer->stop();
+  ++d->expiry_gen;
   if (d->renew_timer) d->renew_timer->stop();
 }
 
 // A lease handle may outlive the loop: its timers go as soon as it is no longer held.
 void Client::Core::drop_lease_timers(const LeasePtr& d) noexcept {
-  d->expiry_timer.reset();
+  ++d->expiry_gen;
   d->renew_timer.reset();
 }
 

@@ -17,19 +17,17 @@ namespace lockwire::lock::protocol {
 using namespace detail;  // NOLINT(google-build-using-namespace): this file's own helpers
 
 loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_t ttl_ms,
-                                std::uint64_t floor_us) {
-  return Builder()
-      .add("MULTI")
+                                std::uint64_t floor_us, bool raise_floor) {
+  Builder b;
+  b.add("MULTI")
       .add("HSETNX", k.holders, fld, ttl_ms)
       .add("HLEN", k.holders)
-      .add("PEXPIRE", k.holders, ttl_ms, "NX")
-      .add("ZADD", k.fence, "GT", floor_us, kTokenMember)
-      .add("ZADD", k.fence, "INCR", 1, kTokenMember)
-      .add("EXEC")
-      .done();
+      .add("PEXPIRE", k.holders, ttl_ms, "NX");
+  if (raise_floor) b.add("ZADD", k.fence, "GT", floor_us, kTokenMember);
+  return b.add("ZADD", k.fence, "INCR", 1, kTokenMember).add("EXEC").done();
 }
 
-AcquireReply parse_exclusive_acquire(resp::Frame exec) {
+AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor) {
   AcquireReply out;
   std::array<std::size_t, 5> el{};
   std::size_t n = 0;
@@ -39,10 +37,10 @@ AcquireReply parse_exclusive_acquire(resp::Frame exec) {
     out.outcome = Outcome::aborted;
     return out;
   }
-  if (n != 5) return out;
+  if (n != (raise_floor ? 5u : 4u)) return out;
   const auto setnx = int_at(exec, el[0]);
   const auto len = int_at(exec, el[1]);
-  const auto tok = token_at(exec, el[4]);
+  const auto tok = token_at(exec, el[n - 1]);
   if (!setnx || !len || !tok) return out;
   out.token = *tok;  // a loser's burnt token is its queue ticket
   if (*setnx == 0) {

@@ -499,5 +499,41 @@ TEST(ExclusiveWaitRead, CachingRefusedInsideTheBlockIsAnUntrackedRead) {
   EXPECT_EQ(wr.fields[0], "x:h");
 }
 
+// Issue #18: a later acquire of a resource on the connection that raised its counter to the
+// floor leaves the ZADD GT out (docs/protocol.md, Fencing tokens); its EXEC has 4 replies.
+TEST(ExclusiveAcquire, WithoutTheFloorTheBlockLeavesOutZaddGt) {
+  const auto r = p::exclusive_acquire(p::make_keys("P", "R"), "x:o", 500, 1780000000000000, false);
+  EXPECT_EQ(r.kind, loop::RequestKind::atomic);
+  EXPECT_EQ(r.commands, 6u);
+  EXPECT_EQ(r.bytes,
+            "*1\r\n$5\r\nMULTI\r\n"
+            "*4\r\n$6\r\nHSETNX\r\n$4\r\nP{R}\r\n$3\r\nx:o\r\n$3\r\n500\r\n"
+            "*2\r\n$4\r\nHLEN\r\n$4\r\nP{R}\r\n"
+            "*4\r\n$7\r\nPEXPIRE\r\n$4\r\nP{R}\r\n$3\r\n500\r\n$2\r\nNX\r\n"
+            "*5\r\n$4\r\nZADD\r\n$10\r\nP{R}:fence\r\n$4\r\nINCR\r\n$1\r\n1\r\n$1\r\nt\r\n"
+            "*1\r\n$4\r\nEXEC\r\n");
+  EXPECT_EQ(p::exclusive_acquire(p::make_keys("P", "R"), "x:o", 500, 1780000000000000, true).bytes,
+            p::exclusive_acquire(p::make_keys("P", "R"), "x:o", 500, 1780000000000000).bytes);
+  {
+    Parsed f("*4\r\n:1\r\n:1\r\n:1\r\n,1780000000000002\r\n");
+    const auto a = p::parse_exclusive_acquire(f.frame(), false);
+    EXPECT_EQ(a.outcome, p::Outcome::granted);
+    EXPECT_EQ(a.token, 1780000000000002u);
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::bad_reply);  // 5 expected
+  }
+  {
+    Parsed f("*4\r\n:1\r\n:2\r\n:0\r\n,4\r\n");
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame(), false).outcome, p::Outcome::contended);
+  }
+  {
+    Parsed f("*4\r\n:0\r\n:1\r\n:0\r\n,5\r\n");
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame(), false).outcome, p::Outcome::already_held);
+  }
+  {
+    Parsed f("*5\r\n:1\r\n:1\r\n:1\r\n:1\r\n,1780000000000001\r\n");
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame(), false).outcome, p::Outcome::bad_reply);
+  }
+}
+
 }  // namespace
 }  // namespace lockwire::lock

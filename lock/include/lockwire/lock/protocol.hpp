@@ -79,15 +79,19 @@ struct Keys {
 // of the server's clock, in microseconds; 0 = a plain counter), then `ZADD fence INCR 1 t`
 // takes the next value. So tokens keep increasing even after the counter was lost or went back
 // (a restart without persistence, a failover that lost writes): docs/protocol.md.
+// Without `raise_floor` the ZADD GT is left out (MULTI HSETNX HLEN PEXPIRE-NX ZADD-INCR EXEC):
+// for a resource whose counter this connection already raised to its floor (Client::Core).
 [[nodiscard]] loop::Request exclusive_acquire(const Keys& k, std::string_view field,
-                                              std::int64_t ttl_ms, std::uint64_t floor_us = 0);
+                                              std::int64_t ttl_ms, std::uint64_t floor_us = 0,
+                                              bool raise_floor = true);
 enum class Outcome : std::uint8_t { granted, contended, already_held, aborted, bad_reply };
 struct AcquireReply {
   Outcome outcome = Outcome::bad_reply;
   std::uint64_t token = 0;
 };
 // `exec` is the EXEC reply frame (Replies::back()).
-[[nodiscard]] AcquireReply parse_exclusive_acquire(resp::Frame exec);
+// `raise_floor`: as the block was built (5 replies in EXEC with the ZADD GT, 4 without).
+[[nodiscard]] AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor = true);
 
 // --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HGETALL EXEC -----------------------
 // Removes our losing claim (if `own_field` is not empty) and registers tracking interest in the
