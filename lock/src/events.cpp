@@ -11,6 +11,7 @@ void Client::Core::on_push(resp::Frame push) {
   bool all = false;
   if (!protocol::parse_invalidate(push, scratch_keys, all)) return;
   if (all) {  // FLUSHALL/FLUSHDB: everything may be gone
+    raised.clear();  // the fence counters too: the next blocks raise them to the floor again
     wake_all();
     read_notice();
     return;
