@@ -57,6 +57,14 @@ const Script kScripts[] = {
   {"zset_resp3", "HELLO 3 | ZADD z 1 a 0.1 b | ZSCORE z b | ZRANGE z 0 -1 WITHSCORES | ZRANGEBYSCORE z -inf +inf WITHSCORES | ZADD z INCR 1 a | ZSCORE z nope"},
   {"wrongtype", "SET s v | HGET s f | SADD s m | ZADD s 1 m | ZSCORE s m | SMEMBERS s | HGETALL s | ZRANGE s 0 -1"},
   {"keys_scan", "MSET a 1 b | MSET a 1 | MGET a nokey a1 | SET a1 1 | SET a2 2 | SET b1 3 | HSET h f v | %KEYS * | %KEYS a* | %KEYS ?1 | %KEYS [ab]1 | KEYS nomatch | %SCAN 0 COUNT 100 | %SCAN 0 COUNT 100 MATCH a* | %SCAN 0 COUNT 100 TYPE hash | SCAN x | SCAN 0 COUNT 0 | SCAN 0 COUNT x | SCAN 0 MATCH | SCAN 0 FOO bar | DBSIZE | FLUSHDB | DBSIZE | FLUSHDB x | FLUSHDB ASYNC | FLUSHALL SYNC | FLUSHALL a b"},
+  // Globs as Redis 7.0.15's stringmatchlen: classes (negated, ranges either way, "a-]" as a
+  // range, escapes inside), '?', escapes, nested and trailing stars, an unterminated class, a
+  // trailing backslash; SCAN MATCH, PSUBSCRIBE and CONFIG GET (case-insensitive) use the same.
+  {"glob_keys", "MSET abc 1 abd 2 ab 3 a 4 b 5 xbc 6 * 7 ? 8 [ 9 ] 10 \\\\ 11 a-b 12 Abc 13 \"\" 14 abcabc 15 aXb 16 | %KEYS a* | %KEYS *c | %KEYS a?c | %KEYS ?? | %KEYS ? | %KEYS [ax]bc | %KEYS [^a]bc | %KEYS [a-c]* | %KEYS [c-a]b? | %KEYS [A-Z]* | %KEYS \\\\* | %KEYS \\\\? | %KEYS [\\\\]] | %KEYS [\\\\[] | %KEYS [a-] | %KEYS [ | %KEYS [ab | %KEYS [^ | %KEYS \\\\ | %KEYS \\\\\\\\ | %KEYS a\\\\ | %KEYS **c** | %KEYS a*b*c | %KEYS *a*b*c* | %KEYS ?*? | %KEYS *?*?*?* | KEYS \"\" | %KEYS a*c*c | %KEYS abc* | %KEYS *abc | %KEYS a[b-]c | %KEYS [[]  | %KEYS [-] | %KEYS []] | %KEYS [!a]* | %KEYS a[X]b | %KEYS a[x]b"},
+  {"glob_scan_pubsub_config", "MSET abc 1 abd 2 xyz 3 | %SCAN 0 COUNT 100 MATCH ab[cd] | %SCAN 0 COUNT 100 MATCH *z | %SCAN 0 COUNT 100 MATCH [^a]* | SCAN 0 COUNT 100 MATCH \\\\* | PSUBSCRIBE n[ae]ws.* h?llo \\\\* | 2> PUBLISH news.x 1 | 2> PUBLISH nows.x 2 | 2> PUBLISH hello 3 | 2> PUBLISH * 4 | 2> PUBLISH ** 5 | %3> CONFIG GET MAXMEM* | 3> CONFIG GET maxmemory-p?licy | %3> CONFIG GET MaxMemory-[ps]* | 3> CONFIG GET xyz*"},
+  // The pathological pattern of issue #19: 20 "a*" then "b" over a 40-character key answers
+  // at once (Redis bounds its matcher; a naive one never returns).
+  {"glob_pathological", "SET aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1 | KEYS a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b | SCAN 0 COUNT 100 MATCH a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b | KEYS a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a* | 2> PSUBSCRIBE a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b | PUBLISH aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa m | PING"},
   {"time_dbsize", "~TIME | TIME x | DBSIZE | DBSIZE x | SET a 1 | DBSIZE"},
   {"multi_basic", "MULTI | SET k 1 | INCR k | GET k | EXEC | EXEC | DISCARD | MULTI | MULTI | SET k 2 | DISCARD | GET k"},
   {"multi_errors", "MULTI | SET k 1 | FOO | GET a b | EXEC | GET k | MULTI | SET k x | INCR k | HSET k f v | GET k | EXEC | MULTI | WATCH k | EXEC | MULTI | SUBSCRIBE c | PING | EXEC"},

@@ -73,7 +73,7 @@ void cmd_config_get(Impl& s, Client& c, Args& a) {
       continue;
     }
     for (auto& p : kParams)
-      if (glob_match(lower(arg), p.name) && !have(&p)) found.emplace_back(p.name, &p);
+      if (glob_match(arg, p.name, true) && !have(&p)) found.emplace_back(p.name, &p);
   }
   s.map(c, found.size());
   for (auto& [name, p] : found) {

@@ -23,7 +23,7 @@ bool string2d(std::string_view s, double& out);
 inline std::string ll2s(std::int64_t v) {
   return std::to_string(v);
 }
-// Redis' stringmatchlen (glob-style), case-sensitive.
-bool glob_match(std::string_view pattern, std::string_view s, int nesting = 0);
+// Redis' stringmatchlen (glob-style; see util.cpp for the bound that keeps it polynomial).
+bool glob_match(std::string_view pattern, std::string_view s, bool nocase = false);
 
 }  // namespace lockwire::sim::model
