@@ -14,8 +14,7 @@
 
 #include "differential.hpp"
 #include "redis_server.hpp"
-
-extern char** environ;
+#include "serve_process.hpp"
 
 namespace lockwire::sim::test {
 namespace {
@@ -100,6 +99,12 @@ const Script kScripts[] = {
   {"reset", "HELLO 3 | SELECT 2 | CLIENT SETNAME x | MULTI | RESET | GET k | CLIENT GETNAME | SUBSCRIBE c | RESET | PING | CLIENT TRACKING ON | RESET | CLIENT GETREDIR"},
   {"exec_refused", "EXEC x | SET k 1 | WATCH k | EXEC x | 2> SET k 2 | MULTI | GET k | EXEC | MULTI | GET k | EXEC x | EXEC"},
   {"info", "?INFO | ?INFO memory | ?INFO MEMORY server | ?INFO replication stats | INFO nosuch | ?INFO default | HELLO 3 | ?INFO memory | INFO nosuch"},
+  // Every section, in Redis' order whatever the arguments' order; "all" and "everything" add
+  // commandstats and latencystats; ioredis' ready check reads loading: from a plain INFO.
+  {"info_sections", "SET k v | EXPIRE k 100 | GET k | GET nokey | FOO | ?INFO everything | ?INFO all | ?INFO clients | ?INFO persistence | ?INFO cpu | ?INFO keyspace | ?INFO commandstats | ?INFO errorstats | ?INFO cluster | ?INFO modules | ?INFO keyspace server | ?INFO cpu sentinel | ?INFO cpu all | ?INFO cpu default | ?INFO latencystats | INFO x y"},
+  // 7.0.15's parameter table and defaults (everything but what the test server's command
+  // line sets: bind, save, dir, logfile, port, protected-mode).
+  {"config_defaults", "%CONFIG GET a* c* [e-k]* m* n* o* r* t* u* z* | %CONFIG GET bind-source-addr bio_cpulist bgsave_cpulist busy-reply-threshold | %CONFIG GET daemonize databases dbfilename dynamic-hz disable-thp | %CONFIG GET la* lazy* lfu* list* loglevel | %CONFIG GET pidfile proc-title-template propagation-error-behavior proto-max-bulk-len | %CONFIG GET s[b-z]* sanitize* | CONFIG GET slave-priority | CONFIG GET Hash-Max-Ziplist-Entries | CONFIG GET use-exit-on-panic | CONFIG GET *exit-on* | CONFIG GET maxmemory maxmemory MAXMEMORY"},
   {"config_get", "CONFIG GET maxmemory | %CONFIG GET maxmemory* | CONFIG GET maxmemory-policy | CONFIG GET MAXMEMORY | CONFIG GET nosuch | CONFIG GET | CONFIG FOO | HELLO 3 | CONFIG GET maxmemory | CONFIG GET nosuch"},
   {"acl_default", "ACL WHOAMI | ACL USERS | ACL WHOAMI x | ACL DELUSER default | ACL DELUSER nosuch | ACL DELUSER | ACL FOO | ACL | AUTH default anything | ACL WHOAMI"},
 };
@@ -329,6 +334,11 @@ const Script kConditionScripts[] = {
   {"maxmemory_noeviction", "SET k v | HSET h f v | CONFIG SET maxmemory 1 | SET k v2 | GET k | DEL nokey | HDEL h f | EXPIRE k 100 | GETEX k | INCR n | HSET h a b | ZADD z 1 a | SADD s a | HINCRBY h x 1 | SETNX q 1 | MSET a 1 | PUBLISH c m | MULTI | GET k | DEL k | EXEC | MULTI | DISCARD | WATCH k | UNWATCH | PING | ~CLIENT ID | ?INFO memory | FLUSHALL | SET k v | CONFIG SET maxmemory 100mb | SET k v | CONFIG SET maxmemory 0 | SET k v2"},
   // Memory going over the limit after queuing: EXEC of denyoom commands aborts, EXEC of others runs.
   {"maxmemory_exec", "SET k v | MULTI | GET k | SET k 2 | 2> CONFIG SET maxmemory 1 | EXEC | GET k | MULTI | GET k | 2> CONFIG SET maxmemory 0 | EXEC | MULTI | DEL k | 2> CONFIG SET maxmemory 1 | EXEC | 2> CONFIG SET maxmemory 0"},
+  // CONFIG SET's parsing and errors per type (bool, string, enum, multi-argument enum, int,
+  // unsigned, memory, percent, special), aliases, immutable and protected parameters, the old
+  // values restored when any fails, RESETSTAT.
+  {"config_set_types", "CONFIG SET appendfsync always | CONFIG GET appendfsync | CONFIG SET appendfsync sometimes | CONFIG SET activerehashing maybe | CONFIG SET activerehashing NO | CONFIG GET activerehashing | CONFIG SET hz abc | CONFIG SET hz -1 | CONFIG SET hz 20 | CONFIG GET hz | ?INFO server | CONFIG SET hz 10 | CONFIG SET maxclients 0 | CONFIG SET maxclients -1 | CONFIG SET port 70000 | CONFIG SET maxmemory-clients 10% | CONFIG GET maxmemory-clients | CONFIG SET maxmemory-clients -200% | CONFIG SET maxmemory-clients 1mb | CONFIG GET maxmemory-clients | CONFIG SET maxmemory-clients 0 | CONFIG SET proto-max-bulk-len 1000 | CONFIG SET proto-max-bulk-len 2mb | CONFIG GET proto-max-bulk-len | CONFIG SET proto-max-bulk-len 512mb | CONFIG SET shutdown-on-sigint \"save nosave\" | CONFIG GET shutdown-on-sigint | CONFIG SET shutdown-on-sigint \"save foo\" | CONFIG SET shutdown-on-sigint default | CONFIG SET loglevel foo | CONFIG SET databases 4 | CONFIG SET daemonize yes | CONFIG SET dir /tmp | CONFIG SET dbfilename x.rdb | CONFIG SET hz 20 maxclients 0 | CONFIG GET hz | CONFIG SET hash-max-ziplist-entries 10 hash-max-listpack-entries 20 | CONFIG GET hash-max-ziplist-entries | CONFIG SET lua-time-limit 100 | CONFIG GET busy-reply-threshold | CONFIG SET latency-tracking-info-percentiles \"50 99.5 100\" | CONFIG GET latency-tracking-info-percentiles | CONFIG SET latency-tracking-info-percentiles \"50 101\" | CONFIG SET latency-tracking-info-percentiles x | CONFIG SET oom-score-adj-values \"1 2 3\" | CONFIG GET oom-score-adj-values | CONFIG SET oom-score-adj-values \"1 2\" | CONFIG SET oom-score-adj-values \"1 2 9999\" | CONFIG SET save 100 | CONFIG SET save \"100 x\" | CONFIG SET save \"0 1\" | CONFIG SET save \"100 1 200 2\" | CONFIG GET save | CONFIG SET save \"\" | CONFIG GET save | CONFIG SET nosuch 1 hz 5 | CONFIG SET hz 5 nosuch 1 | CONFIG SET databases 1 nosuch 1 | CONFIG SET a b c | CONFIG SET | CONFIG RESETSTAT x | CONFIG RESETSTAT | CONFIG SET ignore-warnings \"\" | CONFIG GET ignore-warnings | CONFIG SET replica-announce-ip 1.2.3.4 | CONFIG GET slave-announce-ip"},
+  {"config_set_special", "CONFIG SET client-output-buffer-limit \"normal 1mb 2mb 3\" | CONFIG GET client-output-buffer-limit | CONFIG SET client-output-buffer-limit \"replica 1 2 3 pubsub 4kb 5 6\" | CONFIG GET client-output-buffer-limit | CONFIG SET client-output-buffer-limit \"normal 1 2\" | CONFIG SET client-output-buffer-limit \"master 1 2 3\" | CONFIG SET client-output-buffer-limit \"normal x 2 3\" | CONFIG SET client-output-buffer-limit \"normal 1 2 -3\" | CONFIG SET notify-keyspace-events KEA | CONFIG GET notify-keyspace-events | CONFIG SET notify-keyspace-events Kgx$lshzetmdn | CONFIG GET notify-keyspace-events | CONFIG SET notify-keyspace-events Em | CONFIG GET notify-keyspace-events | CONFIG SET notify-keyspace-events q | CONFIG SET notify-keyspace-events \"\" | CONFIG GET notify-keyspace-events | CONFIG SET bind \"1.2.3.4 5.6.7.8\" | CONFIG SET requirepass pw | 2> PING | 2> AUTH pw | 2> PING | CONFIG GET requirepass | CONFIG SET requirepass \"\" | 3> PING | CONFIG SET maxclients 12 | CONFIG GET maxclients | ?INFO clients | CONFIG SET maxclients 10000"},
   {"maxmemory_config", "CONFIG SET maxmemory 1kb | CONFIG GET maxmemory | CONFIG SET maxmemory 1k | CONFIG GET maxmemory | CONFIG SET maxmemory 2MB | CONFIG GET maxmemory | CONFIG SET maxmemory 1g | CONFIG GET maxmemory | ?INFO memory | CONFIG SET maxmemory -1 | CONFIG SET maxmemory abc | CONFIG SET maxmemory 1.5mb | CONFIG SET maxmemory 10% | CONFIG SET maxmemory \"\" | CONFIG GET maxmemory | CONFIG SET maxmemory-policy foo | CONFIG SET maxmemory-policy ALLKEYS-LRU | CONFIG GET maxmemory-policy | CONFIG SET foo 1 | CONFIG SET maxmemory | CONFIG SET maxmemory 0 maxmemory-policy | CONFIG SET maxmemory 0 maxmemory 1 | CONFIG SET maxmemory 0 MAXMEMORY 1 | CONFIG SET maxmemory 5 maxmemory-policy bad | CONFIG GET maxmemory | %CONFIG GET maxmemory maxmemory-policy maxmemory | CONFIG SET maxmemory 18446744073709551616 | CONFIG GET maxmemory | CONFIG SET maxmemory 0 maxmemory-policy volatile-ttl | ?INFO memory"},
   // Evicting policies far over the limit: volatile-* evicts the keys with a TTL (then OOM),
   // allkeys-* every key in every database; an evicted tracked key is invalidated like a delete.
@@ -353,46 +363,6 @@ INSTANTIATE_TEST_SUITE_P(Scripts, DifferentialConditions, ::testing::ValuesIn(kC
                          [](const auto& info) { return std::string(info.param.name); });
 
 #ifdef LOCKWIRE_SIM_BIN
-// `lockwire-sim serve` on a free port, killed at the end.
-class ServeProcess {
- public:
-  ServeProcess() {
-    for (int attempt = 0; attempt < 10 && pid_ < 0; ++attempt) {
-      port_ = lockwire::test::free_loopback_port();
-      const std::string p = std::to_string(port_);
-      const char* argv[] = {LOCKWIRE_SIM_BIN, "serve", "--port", p.c_str(), "--seed", "7", nullptr};
-      pid_t pid = -1;
-      if (::posix_spawn(&pid, LOCKWIRE_SIM_BIN, nullptr, nullptr, const_cast<char**>(argv),
-                        environ) != 0)
-        continue;
-      for (int i = 0; i < 200; ++i) {
-        TcpConn c(port_);
-        if (c.ok()) {
-          pid_ = pid;
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      if (pid_ < 0) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, nullptr, 0);
-      }
-    }
-  }
-  ~ServeProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  [[nodiscard]] std::uint16_t port() const { return port_; }
-  [[nodiscard]] bool ok() const { return pid_ > 0; }
-
- private:
-  pid_t pid_ = -1;
-  std::uint16_t port_ = 0;
-};
-
 class ServeMode : public ::testing::TestWithParam<Script> {
  public:
   static void SetUpTestSuite() { serve_ = std::make_unique<ServeProcess>(); }

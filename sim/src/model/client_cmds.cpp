@@ -35,7 +35,7 @@ void client_kill(Impl& s, Client& c, Args& a) {
   if (a.size() == 3) {
     for (auto& [id, t] : s.clients) {
       if (t.addr == a[2] && !t.gone) {
-        t.closing = true;
+        s.close_asap(t);
         return s.ok(c);
       }
     }
@@ -69,7 +69,7 @@ void client_kill(Impl& s, Client& c, Args& a) {
     if (want_id > 0 && static_cast<std::int64_t>(id) != want_id) continue;
     if (!addr.empty() && t.addr != addr) continue;
     if (&t == &c && skipme) continue;
-    t.closing = true;
+    s.close_asap(t);
     ++killed;
   }
   s.integer(c, killed);

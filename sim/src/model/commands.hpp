@@ -26,6 +26,7 @@ void cmd_acl_users(Impl& s, Client& c, Args& a);
 // config.cpp
 void cmd_config_get(Impl& s, Client& c, Args& a);
 void cmd_config_set(Impl& s, Client& c, Args& a);
+void cmd_config_resetstat(Impl& s, Client& c, Args& a);
 
 // info.cpp
 void cmd_info(Impl& s, Client& c, Args& a);

@@ -253,9 +253,12 @@ void RedisModel::Impl::db_delete(Db& db, const std::string& key) {
 }
 
 model::Value* RedisModel::Impl::lookup(Db& db, const std::string& key) {
-  if (expire_if_needed(db, key)) return nullptr;
-  auto it = db.dict.find(key);
-  if (it == db.dict.end()) return nullptr;
+  auto it = expire_if_needed(db, key) ? db.dict.end() : db.dict.find(key);
+  if (it == db.dict.end()) {
+    if (read_command) ++keyspace_misses;
+    return nullptr;
+  }
+  if (read_command) ++keyspace_hits;
   it->second.lru_ms = cmd_ms;  // what maxmemory's LRU / LFU policies go by
   ++it->second.lfu;
   return &it->second;

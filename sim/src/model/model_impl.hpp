@@ -70,6 +70,28 @@ enum : std::uint32_t {
   C_SCRIPTING = 1u << 20,
 };
 
+// Keyspace notification classes (notify-keyspace-events; Redis' NOTIFY_*).
+enum : int {
+  NOTIFY_KEYSPACE = 1 << 0,
+  NOTIFY_KEYEVENT = 1 << 1,
+  NOTIFY_GENERIC = 1 << 2,
+  NOTIFY_STRING = 1 << 3,
+  NOTIFY_LIST = 1 << 4,
+  NOTIFY_SET = 1 << 5,
+  NOTIFY_HASH = 1 << 6,
+  NOTIFY_ZSET = 1 << 7,
+  NOTIFY_EXPIRED = 1 << 8,
+  NOTIFY_EVICTED = 1 << 9,
+  NOTIFY_STREAM = 1 << 10,
+  NOTIFY_KEY_MISS = 1 << 11,
+  NOTIFY_MODULE = 1 << 13,
+  NOTIFY_NEW = 1 << 14,
+  NOTIFY_ALL = NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH |
+               NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE,
+};
+
+struct CmdDef;
+
 struct Value {
   enum class Kind : std::uint8_t { string, hash, set, zset };
   Kind kind = Kind::string;
@@ -101,6 +123,7 @@ struct User {
 
 // Never iterated where order is observable (KEYS/SCAN sort first, see db.cpp).
 struct Db {
+  std::int64_t avg_ttl = 0;  // INFO keyspace: the active expiry cycle's running estimate
   std::unordered_map<std::string, Value> dict;
   std::unordered_map<std::string, std::int64_t> expires;  // ms since epoch
   std::set<std::pair<std::int64_t, std::string>> by_time;
@@ -109,6 +132,12 @@ struct Db {
 struct Client {
   std::uint64_t id = 0;
   std::string addr;
+  std::string laddr;
+  int fd = -1;
+  std::int64_t ctime_ms = 0;             // connected at (CLIENT LIST age)
+  std::int64_t last_interaction_ms = 0;  // last command (CLIENT LIST idle)
+  std::int64_t obuf_soft_since_ms = 0;   // over the soft output limit since (0: not over)
+  const CmdDef* last_cmd = nullptr;      // CLIENT LIST cmd
   int resp = 2;
   int db = 0;
   std::string name;
@@ -227,6 +256,9 @@ struct RedisModel::Impl {
   std::vector<std::uint64_t> postponed;  // clients in the order their commands were held
   std::vector<std::uint64_t> unblocked;  // released, to run before the turn ends
   std::vector<std::uint64_t> dirty_clients;
+  std::vector<std::uint64_t> closing_clients;  // close_asap(), in no particular order
+  // WATCH: (db, key) -> the clients watching it (Redis' db->watched_keys)
+  std::map<std::pair<int, std::string>, std::vector<std::uint64_t>> watched_keys;
   // ACL
   std::map<std::string, model::User> users;
   model::User* default_user = nullptr;
@@ -236,6 +268,38 @@ struct RedisModel::Impl {
   bool eviction_due = false;  // CONFIG SET maxmemory starts an eviction pass (evictionTimeProc)
   std::uint64_t evicted_keys = 0;
   std::uint64_t expired_keys = 0;
+  // CONFIG: parameters without a home of their own, by canonical name (config.cpp)
+  std::map<std::string, std::string> config;
+  int notify_flags = 0;  // notify-keyspace-events
+  void reset_stats();    // CONFIG RESETSTAT (info.cpp)
+  // INFO's accounting (info.cpp prints it)
+  std::int64_t start_ms = 0;
+  std::string run_id;  // 40 hex characters from the model's Rng (also master_replid)
+  mutable std::uint64_t peak_memory = 0;
+  std::uint64_t dirty = 0;  // rdb_changes_since_last_save
+  std::uint64_t net_input_bytes = 0, net_output_bytes = 0;
+  std::uint64_t reads_processed = 0, writes_processed = 0;
+  std::uint64_t keyspace_hits = 0, keyspace_misses = 0;
+  std::uint64_t total_error_replies = 0;
+  std::map<std::string, std::uint64_t> error_counts;  // errorstat_<CODE>
+  struct CmdStat {
+    std::uint64_t calls = 0, usec = 0, rejected = 0, failed = 0;
+  };
+  std::map<const CmdDef*, CmdStat> cmdstats;  // printed by name, never iterated as is
+  bool read_command = false;                  // the running command counts keyspace hits
+  std::uint64_t numcommands = 0;              // total_commands_processed (call()s)
+  std::uint64_t prev_err_count = 0;           // incrCommandStatsOnError's mark
+  // connections (serve mode's accept loop reports refusals)
+  int maxclients = 10000;
+  std::uint64_t total_connections = 0;
+  std::uint64_t rejected_connections = 0;
+  // client-output-buffer-limit per class (CLIENT_TYPE_NORMAL, _SLAVE, _PUBSUB)
+  struct ObufLimit {
+    std::uint64_t hard = 0, soft = 0;
+    std::int64_t soft_seconds = 0;
+  };
+  ObufLimit obuf_limits[3] = {
+      {0, 0, 0}, {256ull << 20, 64ull << 20, 60}, {32ull << 20, 8ull << 20, 60}};
   // cluster mode (cluster.cpp): the gossiped view and this node's own slot marks
   ClusterView cview;
   std::map<int, std::string> migrating;  // slot -> node id
@@ -262,6 +326,12 @@ struct RedisModel::Impl {
       dirty_clients.push_back(c.id);
     }
   }
+  // CLOSE_AFTER_REPLY: no more input is read; the connection goes after its output (flush_outputs).
+  void close_asap(Client& c) {
+    if (c.closing) return;
+    c.closing = true;
+    closing_clients.push_back(c.id);
+  }
   void ok(Client& c) { status(c, "OK"); }
   void status(Client& c, std::string_view s) {
     resp::append_simple(c.out, s);
@@ -272,10 +342,23 @@ struct RedisModel::Impl {
   void error(Client& c, std::string_view msg) {
     if (!msg.empty() && msg[0] == '-') {
       resp::append_error(c.out, msg.substr(1));
+      const auto sp = msg.substr(0, 32).find(' ');
+      count_error(sp == std::string_view::npos ? std::string_view("ERR") : msg.substr(1, sp - 1));
     } else {
       resp::append_error(c.out, "ERR " + std::string(msg));
+      count_error("ERR");
     }
     mark(c);
+  }
+  // afterErrorReply: total_error_replies and errorstat_<code> (Redis tracks 128 codes at most).
+  void count_error(std::string_view code) {
+    ++total_error_replies;
+    auto it = error_counts.find(std::string(code));
+    if (it != error_counts.end()) {
+      ++it->second;
+    } else if (error_counts.size() < 128) {
+      error_counts.emplace(std::string(code), 1);
+    }
   }
   void integer(Client& c, std::int64_t v) {
     resp::append_number(c.out, v);
@@ -377,6 +460,8 @@ struct RedisModel::Impl {
   bool parse_multibulk(Client& c);
   void process_input(Client& c);
   void flush_outputs();
+  // checkClientOutputBufferLimits for `unsent` reply bytes (the soft limit's clock starts here).
+  bool obuf_limit_reached(Client& c, std::size_t unsent);
 
   // ---- command dispatch (server.cpp) ----
   static const CmdDef* lookup_in(const std::vector<CmdDef>& t, std::string_view name);
@@ -450,7 +535,7 @@ Value* lookup_or_create(Impl& s, Client& c, const std::string& key, Value::Kind 
 Value* lookup_typed(Impl& s, Client& c, const std::string& key, Value::Kind kind, bool& wrong);
 const char* type_name(const Value* v);
 // multi.cpp
-void unwatch_all(Client& c);
+void unwatch_all(Impl& s, Client& c);
 void discard_transaction(Impl& s, Client& c);
 // networking.cpp: clientSetName (false, with the error sent, for an invalid name).
 bool set_name(Impl& s, Client& c, const std::string& n);
@@ -461,8 +546,11 @@ std::vector<std::string> split_rules(std::string_view rules);
 // evict.cpp
 bool parse_policy(std::string_view s, MaxmemoryPolicy& out);
 const char* policy_name(MaxmemoryPolicy p);
-// info.cpp: bytesToHuman
+// info.cpp: bytesToHuman; INFO's text for argv[first..]
 std::string bytes_to_human(std::uint64_t n);
+std::string info_text(const Impl& s, const Args& a, std::size_t first);
+// config.cpp: a start-up parameter (redis-server --name value): "" or the error
+std::string config_startup(Impl& s, const std::string& name, const std::string& value);
 
 }  // namespace model
 }  // namespace lockwire::sim

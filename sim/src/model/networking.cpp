@@ -172,12 +172,12 @@ void cmd_hello(Impl& s, Client& c, Args& a) {
 
 void cmd_quit(Impl& s, Client& c, Args&) {
   s.ok(c);
-  c.closing = true;
+  s.close_asap(c);
 }
 
 void cmd_reset(Impl& s, Client& c, Args&) {
   if (c.multi) discard_transaction(s, c);
-  unwatch_all(c);
+  unwatch_all(s, c);
   c.dirty_cas = false;
   s.unsubscribe_all(c, false);
   s.punsubscribe_all(c, false);
@@ -203,14 +203,14 @@ void RedisModel::Impl::free_client(Client& c) {
   unsubscribe_all(c, false);
   punsubscribe_all(c, false);
   disable_tracking(c);
-  c.watched.clear();
+  unwatch_all(*this, c);
   std::erase(postponed, c.id);
   std::erase(unblocked, c.id);
 }
 
 void RedisModel::Impl::protocol_error(Client& c, std::string_view msg) {
   error(c, "Protocol error: " + std::string(msg));
-  c.closing = true;
+  close_asap(c);
 }
 
 // Returns true when argv holds a complete command.
@@ -290,7 +290,7 @@ bool RedisModel::Impl::parse_multibulk(Client& c) {
     c.argv_bytes += static_cast<std::size_t>(c.bulklen) + sizeof(std::string);
     if (c.argv_bytes > opt.max_query_bytes) {
       trace("client-limit", "query buffer limit reached");
-      c.closing = true;
+      close_asap(c);
       return false;
     }
     c.qpos += static_cast<std::size_t>(c.bulklen) + 2;  // the CRLF is skipped unchecked
@@ -364,6 +364,24 @@ void RedisModel::Impl::run_unblocked() {
   }
 }
 
+bool RedisModel::Impl::obuf_limit_reached(Client& c, std::size_t unsent) {
+  const ObufLimit& l = obuf_limits[c.pubsub_mode() ? 2 : 0];
+  const bool hard = l.hard != 0 && unsent >= l.hard;
+  bool soft = l.soft != 0 && unsent >= l.soft;
+  const std::int64_t now = wall_ms();
+  if (soft) {
+    if (c.obuf_soft_since_ms == 0) {
+      c.obuf_soft_since_ms = now;
+      soft = false;
+    } else if (now - c.obuf_soft_since_ms <= l.soft_seconds * 1000) {
+      soft = false;
+    }
+  } else {
+    c.obuf_soft_since_ms = 0;
+  }
+  return hard || soft;
+}
+
 void RedisModel::Impl::flush_outputs() {
   broadcast_invalidations();
   auto ids = std::move(dirty_clients);
@@ -377,17 +395,22 @@ void RedisModel::Impl::flush_outputs() {
     if (!c.out.empty()) {
       std::string out;
       out.swap(c.out);
+      net_output_bytes += out.size();
+      ++writes_processed;
       if (hooks.write) hooks.write(id, out);
     }
   }
   // Closing after output, in id order for determinism.
-  std::vector<std::uint64_t> to_close;
-  for (auto& [id, c] : clients)
-    if (c.closing && !c.gone) to_close.push_back(id);
+  if (closing_clients.empty()) return;
+  auto to_close = std::move(closing_clients);
+  closing_clients.clear();
+  std::sort(to_close.begin(), to_close.end());
+  to_close.erase(std::unique(to_close.begin(), to_close.end()), to_close.end());
   for (auto id : to_close) {
-    Client& c = clients.at(id);
-    free_client(c);
-    clients.erase(id);
+    auto it = clients.find(id);
+    if (it == clients.end() || it->second.gone) continue;
+    free_client(it->second);
+    clients.erase(it);
     if (hooks.close) hooks.close(id);
   }
 }

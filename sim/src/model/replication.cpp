@@ -58,6 +58,7 @@ void RedisModel::Impl::propagate(Client& c, const Args& a) {
   for (auto& s : a) bytes += s.size() + 16;
   repl_offset += static_cast<std::int64_t>(bytes);
   c.woff = repl_offset;
+  ++dirty;
   if (hooks.propagate) hooks.propagate(c.db, a);
 }
 
