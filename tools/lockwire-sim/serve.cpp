@@ -149,6 +149,8 @@ int serve(const ServeOptions& opt) {
     it->second.close_after_write = true;
     touch(id, it->second);
   };
+  bool shutdown = false;
+  hooks.shutdown = [&shutdown] { shutdown = true; };
   hooks.wall_us = real_wall_us;
   hooks.cpu = [](std::int64_t& sys_us, std::int64_t& user_us) {
     rusage ru{};
@@ -322,6 +324,7 @@ int serve(const ServeOptions& opt) {
     auto turn = std::move(active);
     active.clear();
     for (auto id : turn) settle(id);
+    if (shutdown) break;  // SHUTDOWN: the connections were closed by the model
   }
   for (auto& [id, c] : conns) ::close(c.fd);
   ::close(ep);

@@ -855,9 +855,81 @@ std::string config_startup(Impl& s, const std::string& name, const std::string& 
   return "";
 }
 
+void cmd_lastsave(Impl& s, Client& c, Args&) {
+  s.integer(c, s.last_save_ms / 1000);
+}
+
+// SAVE / BGSAVE: the model keeps no files; a save is instantaneous (what it resets is the
+// dirty counter and LASTSAVE). SimRedis' persistence is SimRedis::save().
+void cmd_save(Impl& s, Client& c, Args&) {
+  s.dirty = 0;
+  s.last_save_ms = s.wall_ms();
+  s.ok(c);
+}
+
+void cmd_bgsave(Impl& s, Client& c, Args& a) {
+  if (a.size() > 2 || (a.size() == 2 && !ieq(a[1], "schedule"))) return s.syntax(c);
+  s.dirty = 0;
+  s.last_save_ms = s.wall_ms();
+  s.status(c, "Background saving started");
+}
+
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the host stops the server (serve mode exits);
+// without a host hook nothing can stop, which Redis reports as a failed shutdown.
+void cmd_shutdown(Impl& s, Client& c, Args& a) {
+  bool nosave = false, save = false, abort = false;
+  for (std::size_t j = 1; j < a.size(); ++j) {
+    if (ieq(a[j], "nosave")) {
+      nosave = true;
+    } else if (ieq(a[j], "save")) {
+      save = true;
+    } else if (ieq(a[j], "now") || ieq(a[j], "force")) {
+    } else if (ieq(a[j], "abort")) {
+      abort = true;
+    } else {
+      return s.syntax(c);
+    }
+  }
+  if ((abort && a.size() != 2) || (nosave && save)) return s.syntax(c);
+  if (abort) return s.error(c, "No shutdown in progress.");
+  if (!s.hooks.shutdown) return s.error(c, "Errors trying to SHUTDOWN. Check logs.");
+  for (auto& [id, t] : s.clients) s.close_asap(t);
+  s.hooks.shutdown();
+}
+
+void config_help(Impl& s, Client& c, Args& a) {
+  help_reply(s, c, a,
+             {"GET <pattern>",
+              "    Return parameters matching the glob-like <pattern> and their values.",
+              "SET <directive> <value>",
+              "    Set the configuration <directive> to <value>.",
+              "RESETSTAT",
+              "    Reset statistics reported by the INFO command.",
+              "REWRITE",
+              "    Rewrite the configuration file."});
+}
+
 void cmd_config_resetstat(Impl& s, Client& c, Args&) {
   s.reset_stats();
   s.ok(c);
 }
 
 }  // namespace lockwire::sim::model
+
+namespace lockwire::sim {
+
+model::Limits RedisModel::Impl::limits() const {
+  auto get = [&](const char* name, std::size_t def) {
+    auto it = config.find(name);
+    return it == config.end() ? def : static_cast<std::size_t>(std::atoll(it->second.c_str()));
+  };
+  model::Limits l;
+  l.hash_entries = get("hash-max-listpack-entries", 128);
+  l.hash_value = get("hash-max-listpack-value", 64);
+  l.set_intset = get("set-max-intset-entries", 512);
+  l.zset_entries = get("zset-max-listpack-entries", 128);
+  l.zset_value = get("zset-max-listpack-value", 64);
+  return l;
+}
+
+}  // namespace lockwire::sim

@@ -201,7 +201,7 @@ void persistence(const Impl& s, Out& o) {
   o.f("current_save_keys_total", "0");
   o.u("rdb_changes_since_last_save", s.dirty);
   o.f("rdb_bgsave_in_progress", "0");
-  o.f("rdb_last_save_time", s.start_ms / 1000);
+  o.f("rdb_last_save_time", s.last_save_ms / 1000);
   o.f("rdb_last_bgsave_status", "ok");
   o.f("rdb_last_bgsave_time_sec", "-1");
   o.f("rdb_current_bgsave_time_sec", "-1");

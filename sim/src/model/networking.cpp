@@ -105,6 +105,23 @@ bool valid_name(std::string_view n) {
 
 }  // namespace
 
+void help_reply(Impl& s, Client& c, const Args& a, std::initializer_list<const char*> lines) {
+  std::string cmd(a[0]);
+  for (auto& ch : cmd) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  s.array(c, lines.size() + 3);
+  s.status(c, cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+  for (auto* l : lines) s.status(c, l);
+  s.status(c, "HELP");
+  s.status(c, "    Prints this help.");
+}
+
+void subcommand_syntax(Impl& s, Client& c, const Args& a) {
+  std::string cmd(a[0]);
+  for (auto& ch : cmd) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  s.error(c, "unknown subcommand or wrong number of arguments for '" +
+                 std::string(cstr(a[1]).substr(0, 128)) + "'. Try " + cmd + " HELP.");
+}
+
 bool set_name(Impl& s, Client& c, const std::string& n) {
   if (!valid_name(n)) {
     s.error(c, "Client names cannot contain spaces, newlines or special characters.");
@@ -200,6 +217,7 @@ using namespace model;
 
 void RedisModel::Impl::free_client(Client& c) {
   c.gone = true;
+  if (c.btype != Client::Btype::none) unblock_keys(c);
   unsubscribe_all(c, false);
   punsubscribe_all(c, false);
   disable_tracking(c);

@@ -22,6 +22,7 @@ RedisModel::Impl::Impl(Hooks h, Rng r, RedisModelOptions o)
       policy(opt.maxmemory_policy) {
   maxclients = opt.maxclients;
   start_ms = wall_ms();
+  last_save_ms = start_ms;
   static const char hex[] = "0123456789abcdef";
   for (int i = 0; i < 40; ++i) run_id.push_back(hex[rng.below(16)]);
   init_users();
@@ -108,6 +109,7 @@ void RedisModel::note_rejected_connection() noexcept {
 
 void RedisModel::cron() {
   impl_->active_expire();
+  if (!impl_->tracking_table.empty()) impl_->tracking_limit();
   impl_->check_blocked();
   impl_->before_sleep();
   impl_->flush_outputs();
@@ -243,6 +245,9 @@ RedisModel::Peek RedisModel::peek(std::string_view key, int db) const {
       break;
     case Value::Kind::set:
       p.items = v.set;
+      break;
+    case Value::Kind::list:
+      p.items.assign(v.list.begin(), v.list.end());
       break;
     case Value::Kind::zset:
       for (const auto& [sc, m] : v.zorder) p.items.push_back(m);

@@ -73,8 +73,13 @@ std::int64_t RedisModel::Impl::acks_for(std::int64_t off) const {
 void RedisModel::Impl::check_blocked() {
   const std::int64_t now = wall_ms();
   std::vector<std::uint64_t> ready;
+  std::vector<std::uint64_t> timed_out;
   for (auto& [id, c] : clients) {
     if (!c.blocked || c.gone) continue;
+    if (c.btype != Client::Btype::none) {
+      if (c.block_deadline_ms != 0 && now >= c.block_deadline_ms) timed_out.push_back(id);
+      continue;
+    }
     const std::int64_t acked = acks_for(c.block_off);
     if (acked >= c.block_num || (c.block_deadline_ms != 0 && now >= c.block_deadline_ms)) {
       c.blocked = false;
@@ -86,6 +91,13 @@ void RedisModel::Impl::check_blocked() {
     auto it = clients.find(id);
     if (it != clients.end()) process_input(it->second);
   }
+  // replyToBlockedClientTimedOut: a null array, then the client's next input
+  for (auto id : timed_out) {
+    Client& c = clients.at(id);
+    null_array(c);
+    unblock_keys(c);
+  }
+  run_reprocess();
 }
 
 std::int64_t RedisModel::Impl::next_deadline_ms() const {

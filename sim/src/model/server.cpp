@@ -69,6 +69,11 @@ bool RedisModel::Impl::process_command(Client& c, Args& a) {
   const bool asking_cmd = !a.empty() && ieq(a[0], "asking");
   const bool done = check_and_run(c, a);
   if (done && !c.multi && !asking_cmd) c.asking = false;
+  if (done) {  // resetClient: CLIENT REPLY SKIP silences the next command only
+    c.reply_skip = c.reply_skip_next;
+    c.reply_skip_next = false;
+  }
+  if (done && !in_call && !ready_keys.empty()) handle_blocked_on_keys();
   return done;
 }
 
@@ -123,6 +128,10 @@ bool RedisModel::Impl::check_and_run(Client& c, Args& a) {
     reject(c, cmd, "-NOAUTH Authentication required.");
     return true;
   }
+  if (c.multi && (cmd->flags & F_NO_MULTI)) {
+    reject(c, cmd, "Command not allowed inside a transaction");
+    return true;
+  }
   if (const std::string denied = acl_denied(c, *cmd, a, false); !denied.empty()) {
     reject(c, cmd, denied);
     return true;
@@ -139,6 +148,7 @@ bool RedisModel::Impl::check_and_run(Client& c, Args& a) {
       return true;
     }
   }
+  if (!tracking_table.empty()) tracking_limit();
   if (replica && (flags & F_WRITE)) {
     reject(c, cmd, "-READONLY You can't write against a read only replica.");
     return true;
@@ -214,6 +224,8 @@ void RedisModel::Impl::call(Client& c, const CmdDef& cmd, Args& a) {
 void RedisModel::Impl::before_sleep() {
   paused();  // lifts a pause that ended (activeExpireCycle's check in beforeSleep)
   run_unblocked();
+  handle_blocked_on_keys();
+  run_reprocess();
   if (eviction_due) {
     eviction_due = false;
     perform_evictions();

@@ -3,7 +3,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <limits>
 #include <utility>
 
@@ -71,6 +73,49 @@ bool string2d(std::string_view s, double& out) {
   if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) return false;
   out = v;
   return true;
+}
+
+bool string2ld(std::string_view s, long double& out) {
+  if (s.empty() || s.size() >= 5 * 1024) return false;
+  const std::string tmp(s);
+  if (std::isspace(static_cast<unsigned char>(tmp[0]))) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long double v = std::strtold(tmp.c_str(), &end);
+  if (*end != '\0' || static_cast<std::size_t>(end - tmp.c_str()) != tmp.size()) return false;
+  if (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO))
+    return false;
+  if (errno == EINVAL || std::isnan(v)) return false;
+  out = v;
+  return true;
+}
+
+std::string ld_human(long double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[5 * 1024];
+  int n = std::snprintf(buf, sizeof buf, "%.17Lf", v);
+  if (n <= 0 || static_cast<std::size_t>(n) + 1 > sizeof buf) return "";
+  std::string r(buf, static_cast<std::size_t>(n));
+  if (r.find('.') != std::string::npos) {
+    while (!r.empty() && r.back() == '0') r.pop_back();
+    if (!r.empty() && r.back() == '.') r.pop_back();
+  }
+  if (r == "-0") r = "0";
+  return r;
+}
+
+std::string d2s(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  if (v == 0) return std::signbit(v) ? "-0" : "0";
+  if (v > -4503599627370495.0 && v < 4503599627370496.0 &&
+      v == static_cast<double>(static_cast<long long>(v))) {
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
 }
 
 namespace {

@@ -122,6 +122,9 @@ class RedisModel {
     // resident memory (INFO used_memory_rss).
     std::function<void(std::int64_t& sys_us, std::int64_t& user_us)> cpu;
     std::function<std::uint64_t()> rss;
+    // Optional: SHUTDOWN asks the host to stop the server (serve mode exits); every client is
+    // closed after the call. Without it SHUTDOWN fails as a server that cannot stop.
+    std::function<void()> shutdown;
     // Optional: DEBUG SLEEP asks the host to stop the whole server for this many microseconds.
     std::function<void(std::int64_t us)> stall;
     // Optional: a write command applied (argv, database) — the replication stream.
