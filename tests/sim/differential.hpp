@@ -387,6 +387,7 @@ inline const std::set<std::string> kInfoExact = {
     "process_supervised",
     "io_threads_active",
     "multiplexing_api",
+    "master_repl_offset",
 };
 
 // INFO sections whose lines come in hash-table order in Redis: compared as sets of names.

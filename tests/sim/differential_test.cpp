@@ -83,6 +83,14 @@ const Script kScripts[] = {
   {"client_reply", "CLIENT REPLY OFF | SET k 1 | GET k | FOO | CLIENT REPLY SKIP | CLIENT REPLY ON | GET k | CLIENT REPLY SKIP | GET k | GET k | SUBSCRIBE c | 2> PUBLISH c m | CLIENT REPLY OFF | PING | UNSUBSCRIBE c | CLIENT REPLY ON"},
   {"memory_cmds", "SET k v | ~MEMORY USAGE k | ~MEMORY USAGE k SAMPLES 0 | MEMORY USAGE nokey | MEMORY USAGE k SAMPLES | MEMORY USAGE k SAMPLES x | MEMORY USAGE k FOO | MEMORY HELP | MEMORY PURGE | MEMORY FOO"},
   {"keyspace_copy_types", "RPUSH l a b | COPY l l2 | RPUSH l2 c | LRANGE l 0 -1 | LRANGE l2 0 -1 | HSET h f v | COPY h h2 | HSET h2 g w | HGETALL h | ZADD z 1 a | COPY z z2 | ZADD z2 2 b | ZCARD z | SET s v EX 100 | COPY s s2 | TTL s2"},
+  // A primary that never had a replica has no backlog: ROLE's offset stays 0 (issue #19).
+  {"role_offset", "SET k v | INCR n | ROLE | HSET h f v | ROLE | ?INFO replication"},
+  // NUL bytes: Redis finds line ends with strchr(), so a request line with a NUL waits for
+  // more (or is too big); a NUL inside a bulk is data.
+  {"inline_nul", "@raw PI\\x00NG\\r\\n | PING"},
+  {"mbulk_nul_data", "@raw *2\\r\\n$4\\r\\nECHO\\r\\n$3\\r\\na\\x00b\\r\\n | @raw *1\\r\\n$4\\r\\nP\\x00NG\\r\\n"},
+  {"inline_nul_mbulk", "@raw *\\x001\\r\\n$4\\r\\nPING\\r\\n | PING"},
+  {"inline_nul_bulklen", "@raw *1\\r\\n$\\x004\\r\\nPING\\r\\n | PING"},
   {"time_dbsize", "~TIME | TIME x | DBSIZE | DBSIZE x | SET a 1 | DBSIZE"},
   {"multi_basic", "MULTI | SET k 1 | INCR k | GET k | EXEC | EXEC | DISCARD | MULTI | MULTI | SET k 2 | DISCARD | GET k"},
   {"multi_errors", "MULTI | SET k 1 | FOO | GET a b | EXEC | GET k | MULTI | SET k x | INCR k | HSET k f v | GET k | EXEC | MULTI | WATCH k | EXEC | MULTI | SUBSCRIBE c | PING | EXEC"},
@@ -348,6 +356,10 @@ const Script kConditionScripts[] = {
   {"acl_hello_auth", "ACL SETUSER v on >pw +@all ~* | 2> HELLO 3 AUTH v wrong | 2> HELLO 3 AUTH nouser pw | 2> HELLO 3 AUTH v pw | 2> ACL WHOAMI | 2> RESET | 2> ACL WHOAMI | ACL SETUSER d on nopass | 3> HELLO 2 AUTH d x | 3> GET k"},
   // A password for the default user: connections opened before it keep working.
   {"acl_default_password", "ACL SETUSER default resetpass >secret | 2> GET k | 2> AUTH secret | 2> GET k | GET k | 3> AUTH default nope | 3> HELLO 3 | 4> HELLO 3 AUTH default secret | ACL SETUSER default nopass | 5> GET k"},
+  // Keyspace notifications (notify-keyspace-events) for the commands that emit them, in Redis'
+  // order: a subscriber to every channel sees __keyspace@0__:<key> <event> then
+  // __keyevent@0__:<event> <key> as each command runs.
+  {"notify_events", "CONFIG SET notify-keyspace-events KEA | 2> PSUBSCRIBE * | SET k v | SET k v EX 100 | EXPIRE k 200 | PERSIST k | DEL k | LPUSH l a b c | RPOP l | LPOP l 2 | HSET h f v | HINCRBY h n 1 | HINCRBYFLOAT h n 1.5 | HDEL h f n | SADD s a b | SREM s a | SPOP s | SMOVE s t x | SADD s x | SMOVE s t x | ZADD z 1 a 2 b | ZINCRBY z 1 a | ZREM z a | ZPOPMIN z | INCR n | INCRBYFLOAT n 1.5 | APPEND n x | RENAME n m | GETDEL m | SETRANGE r 0 x | MSET a 1 b 2 | COPY a c | MOVE c 1 | SET e v PX 50 | @sleep 300 | 3> BLPOP bl 0 | RPUSH bl x | LPUSH q 1 2 | LMOVE q q2 LEFT RIGHT | LMOVE q q2 LEFT RIGHT | SORT q2 STORE q3 | SUNIONSTORE u t s | ZADD za 1 m | ZUNIONSTORE zu 1 za | ZRANGESTORE zr za 0 -1 | LTRIM q3 0 0 | LSET q3 0 y | LINSERT q3 BEFORE y w | LREM q3 0 w | SETBIT bits 1 1 | CONFIG SET notify-keyspace-events Eng | SET fresh 1 | DEL fresh | HSET fh f v | CONFIG SET notify-keyspace-events Km | GET nokey | HGET nokey f | MGET nokey a | CONFIG SET notify-keyspace-events \"\" | SET quiet 1"},
   // noeviction over the limit: denyoom commands refused, deletes and reads run; inside MULTI
   // everything is refused at queue time (EXECABORT).
   {"maxmemory_noeviction", "SET k v | HSET h f v | CONFIG SET maxmemory 1 | SET k v2 | GET k | DEL nokey | HDEL h f | EXPIRE k 100 | GETEX k | INCR n | HSET h a b | ZADD z 1 a | SADD s a | HINCRBY h x 1 | SETNX q 1 | MSET a 1 | PUBLISH c m | MULTI | GET k | DEL k | EXEC | MULTI | DISCARD | WATCH k | UNWATCH | PING | ~CLIENT ID | ?INFO memory | FLUSHALL | SET k v | CONFIG SET maxmemory 100mb | SET k v | CONFIG SET maxmemory 0 | SET k v2"},

@@ -326,13 +326,13 @@ void replication(const Impl& s, Out& o) {
   o.f("master_failover_state", "no-failover");
   o.f("master_replid", s.run_id);
   o.f("master_replid2", std::string(40, '0'));
-  o.f("master_repl_offset", s.repl_offset);
+  o.f("master_repl_offset", s.reported_offset());
   o.f("second_repl_offset", "-1");
-  const bool backlog = s.replica || !s.replica_acks.empty();
+  const bool backlog = s.replica || s.backlog;
   o.f("repl_backlog_active", backlog ? "1" : "0");
   o.f("repl_backlog_size", config_int(s, "repl-backlog-size", 1048576));
   o.f("repl_backlog_first_byte_offset", backlog ? "1" : "0");
-  o.f("repl_backlog_histlen", backlog ? s.repl_offset : 0);
+  o.f("repl_backlog_histlen", backlog ? s.reported_offset() : 0);
 }
 
 void cpu(const Impl& s, Out& o) {

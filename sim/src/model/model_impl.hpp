@@ -273,6 +273,12 @@ struct RedisModel::Impl {
   int master_port = 0;
   std::int64_t repl_offset = 0;
   std::vector<std::pair<std::string, std::int64_t>> replica_acks;
+  // Redis feeds its offset only once a replication backlog exists (the first replica): a
+  // primary that never had one reports offset 0 (ROLE, INFO master_repl_offset).
+  bool backlog = false;
+  [[nodiscard]] std::int64_t reported_offset() const {
+    return backlog || replica ? repl_offset : 0;
+  }
   // time
   std::int64_t cmd_ms = 0;  // frozen per command (and per EXEC), like server.mstime
   bool in_call = false;

@@ -232,9 +232,17 @@ void RedisModel::Impl::protocol_error(Client& c, std::string_view msg) {
 }
 
 // Returns true when argv holds a complete command.
+// Redis looks for line ends with strchr() on the query buffer, which stops at a NUL byte: a
+// line end after a NUL is not seen (the request waits, until it is too big).
+static std::size_t find_line_end(std::string_view buf, char ch) {
+  const auto nul = buf.find('\0');
+  const auto at = buf.substr(0, nul).find(ch);
+  return at;
+}
+
 bool RedisModel::Impl::parse_inline(Client& c) {
   const std::string_view buf(c.qbuf.data() + c.qpos, c.qbuf.size() - c.qpos);
-  const auto nl = buf.find('\n');
+  const auto nl = find_line_end(buf, '\n');
   if (nl == std::string_view::npos) {
     if (buf.size() > kInlineMax) protocol_error(c, "too big inline request");
     return false;
@@ -252,7 +260,7 @@ bool RedisModel::Impl::parse_inline(Client& c) {
 bool RedisModel::Impl::parse_multibulk(Client& c) {
   if (c.multibulklen == 0) {
     const std::string_view buf(c.qbuf.data() + c.qpos, c.qbuf.size() - c.qpos);
-    const auto cr = buf.find('\r');
+    const auto cr = find_line_end(buf, '\r');
     if (cr == std::string_view::npos) {
       if (buf.size() > kInlineMax) protocol_error(c, "too big mbulk count string");
       return false;
@@ -278,7 +286,7 @@ bool RedisModel::Impl::parse_multibulk(Client& c) {
   while (c.multibulklen > 0) {
     if (c.bulklen == -1) {
       const std::string_view buf(c.qbuf.data() + c.qpos, c.qbuf.size() - c.qpos);
-      const auto cr = buf.find('\r');
+      const auto cr = find_line_end(buf, '\r');
       if (cr == std::string_view::npos) {
         if (buf.size() > kInlineMax) protocol_error(c, "too big bulk count string");
         return false;

@@ -16,7 +16,7 @@ void cmd_role(Impl& s, Client& c, Args&) {
   }
   s.array(c, 3);
   s.bulk(c, "master");
-  s.integer(c, s.repl_offset);
+  s.integer(c, s.reported_offset());
   s.array(c, s.replica_acks.size());
   for (auto& [addr, off] : s.replica_acks) {
     const auto colon = addr.rfind(':');
@@ -121,6 +121,7 @@ std::int64_t RedisModel::repl_offset() const noexcept {
 }
 void RedisModel::set_replica_acks(std::vector<std::pair<std::string, std::int64_t>> r) {
   impl_->replica_acks = std::move(r);
+  if (!impl_->replica_acks.empty()) impl_->backlog = true;
   impl_->check_blocked();
   impl_->before_sleep();
   impl_->flush_outputs();
