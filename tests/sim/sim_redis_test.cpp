@@ -302,5 +302,45 @@ TEST_F(Fixture, RefusedExecAbortsTheTransaction) {
   EXPECT_EQ(c.call({"EXEC"}), "-ERR EXEC without MULTI\r\n");
 }
 
+// Blocking commands on the virtual clock: a BLPOP with a timeout answers a null array exactly at
+// its deadline (SimRedis arms the model's next deadline), waiters are served in the order they
+// blocked, and a BLMOVE's destination wakes whoever waits on it.
+TEST_F(Fixture, BlockingListCommandsOnTheVirtualClock) {
+  SimRedis r(w, srv);
+  Raw a(w, cli, r.endpoint());
+  Raw b(w, cli, r.endpoint());
+  Raw c(w, cli, r.endpoint());
+  Raw d(w, cli, r.endpoint());
+  const auto t0 = w.now();
+  a.s->write(enc({"BLPOP", "k", "0.25"}));
+  w.run_for(std::chrono::milliseconds(249));
+  EXPECT_TRUE(a.frames.empty());
+  w.run_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(a.frames.size(), 1u);
+  EXPECT_EQ(a.frames[0], "*-1\r\n");
+  EXPECT_LT(w.now() - t0, std::chrono::milliseconds(260));
+  // FIFO: a then b block on q; c's BLMOVE waits on src; d pushes.
+  a.frames.clear();
+  a.s->write(enc({"BLPOP", "q", "0"}));
+  w.run_for(std::chrono::milliseconds(1));
+  b.s->write(enc({"BLPOP", "q", "0"}));
+  w.run_for(std::chrono::milliseconds(1));
+  c.s->write(enc({"BLMOVE", "src", "q", "LEFT", "RIGHT", "0"}));
+  w.run_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(d.call({"RPUSH", "src", "moved"}), ":1\r\n");
+  w.run_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(c.frames.size(), 1u);
+  EXPECT_EQ(c.frames[0], "$5\r\nmoved\r\n");
+  ASSERT_EQ(a.frames.size(), 1u);  // the first waiter on q got the moved element
+  EXPECT_EQ(a.frames[0], "*2\r\n$1\r\nq\r\n$5\r\nmoved\r\n");
+  EXPECT_TRUE(b.frames.empty());
+  EXPECT_EQ(d.call({"RPUSH", "q", "x", "y"}), ":2\r\n");
+  w.run_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(b.frames.size(), 1u);
+  EXPECT_EQ(b.frames[0], "*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+  EXPECT_EQ(d.call({"LRANGE", "q", "0", "-1"}), "*1\r\n$1\r\ny\r\n");
+  EXPECT_EQ(d.call({"EXISTS", "src"}), ":0\r\n");
+}
+
 }  // namespace
 }  // namespace lockwire::sim

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -45,16 +46,25 @@ int cmd_serve(int argc, char** argv) {
     } else if (a == "--requirepass" && v != nullptr) {
       o.requirepass = v;
       ++i;
+    } else if (a.size() > 2 && a.substr(0, 2) == "--" && v != nullptr) {
+      o.config.emplace_back(std::string(a.substr(2)), v);  // any redis-server parameter
+      ++i;
     } else {
       std::fprintf(
           stderr,
           "usage: lockwire-sim serve --port P [--host 127.0.0.1] [--seed S] "
-          "[--requirepass PW] [--enable-debug-command]\n  bad or incomplete argument: %s\n",
+          "[--requirepass PW] [--enable-debug-command] [--<redis parameter> <value> ...]\n"
+          "  bad or incomplete argument: %s\n",
           argv[i]);
       return 2;
     }
   }
-  return lockwire::tools::serve(o);
+  try {
+    return lockwire::tools::serve(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lockwire-sim serve: %s\n", e.what());
+    return 2;
+  }
 }
 
 struct Subcommand {

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace lockwire::tools {
 
@@ -12,6 +14,8 @@ struct ServeOptions {
   std::uint64_t seed = 1;
   std::string requirepass;
   bool enable_debug_command = false;        // DEBUG SLEEP
+  // Start-up parameters, as redis-server's "--name value" (e.g. {"maxclients", "100"}).
+  std::vector<std::pair<std::string, std::string>> config;
   const std::atomic<bool>* stop = nullptr;  // set: serve() returns once it reads true
 };
 

@@ -250,7 +250,7 @@ void cmd_acl_deluser(Impl& s, Client& c, Args& a) {
       if (t.user != &it->second) continue;
       t.user = s.default_user;
       t.authenticated = false;
-      t.closing = true;
+      s.close_asap(t);
     }
     s.trace("acl-deluser", a[i]);
     s.users.erase(it);
@@ -324,7 +324,7 @@ void RedisModel::Impl::kill_pubsub_clients_if_needed(const User& u) {
     bool denied = false;
     for (auto& ch : t.channels) denied = denied || !channel_allowed(u, ch, false);
     for (auto& p : t.patterns) denied = denied || !channel_allowed(u, p, true);
-    if (denied) t.closing = true;
+    if (denied) close_asap(t);
   }
 }
 

@@ -706,6 +706,12 @@ std::string RedisModel::restore_keys(const RedisSnapshot& keys, int db, bool rep
         s.propagate(tmp, h);
         break;
       }
+      case Value::Kind::list: {
+        Args h{"RPUSH", k};
+        for (const auto& e : v.list) h.push_back(e);
+        s.propagate(tmp, h);
+        break;
+      }
       case Value::Kind::set: {
         Args h{"SADD", k};
         for (const auto& m : v.set) h.push_back(m);

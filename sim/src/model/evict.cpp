@@ -45,6 +45,9 @@ std::uint64_t key_cost(const std::string& key, const Value& v, bool volatile_key
     case Value::Kind::set:
       for (auto& m : v.set) n += m.size() + 16;
       break;
+    case Value::Kind::list:
+      for (auto& e : v.list) n += e.size() + 11;
+      break;
     case Value::Kind::zset:
       for (auto& [m, sc] : v.zscores) n += m.size() + 24;
       break;
@@ -144,8 +147,14 @@ bool RedisModel::Impl::perform_evictions() {
     ++evicted_keys;
     trace("evicted", key);
     signal_modified(nullptr, db, key);
+    notify(NOTIFY_EVICTED, "evicted", key, db_index(db));
   }
   return true;
+}
+
+std::uint64_t RedisModel::Impl::key_memory(const std::string& key, const Value& v,
+                                           bool volatile_key) const {
+  return key_cost(key, v, volatile_key);
 }
 
 }  // namespace lockwire::sim

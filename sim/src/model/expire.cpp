@@ -42,19 +42,21 @@ void expire_generic(Impl& s, Client& c, Args& a, std::int64_t base, bool seconds
   if (lt && (when >= cur && cur != -1)) return s.integer(c, 0);
   if (when <= s.cmd_ms && !s.replica) {
     s.db_delete(db, a[1]);
-    s.signal_modified(&c, db, a[1]);
     s.propagate(c, Args{"DEL", a[1]});
+    s.signal_modified(&c, db, a[1]);
+    s.notify(NOTIFY_GENERIC, "del", a[1], c);
     return s.integer(c, 1);
   }
   s.set_expire(db, a[1], when);
-  s.signal_modified(&c, db, a[1]);
-  s.propagate(c, Args{"PEXPIREAT", a[1], ll2s(when)});
   s.integer(c, 1);
+  s.signal_modified(&c, db, a[1]);
+  s.notify(NOTIFY_GENERIC, "expire", a[1], c);
+  s.propagate(c, Args{"PEXPIREAT", a[1], ll2s(when)});
 }
 
 void ttl_generic(Impl& s, Client& c, Args& a, bool ms) {
   Db& db = DB(s, c);
-  if (s.lookup(c, a[1]) == nullptr) return s.integer(c, -2);
+  if (s.lookup_read(c, a[1]) == nullptr) return s.integer(c, -2);
   const std::int64_t e = s.get_expire(db, a[1]);
   if (e == -1) return s.integer(c, -1);
   std::int64_t ttl = e - s.cmd_ms;
@@ -85,8 +87,26 @@ void cmd_persist(Impl& s, Client& c, Args& a) {
   if (s.lookup(c, a[1]) == nullptr || s.get_expire(db, a[1]) == -1) return s.integer(c, 0);
   s.remove_expire(db, a[1]);
   s.signal_modified(&c, db, a[1]);
+  s.notify(NOTIFY_GENERIC, "persist", a[1], c);
   s.propagate(c, Args{"PERSIST", a[1]});
   s.integer(c, 1);
+}
+
+// EXPIRETIME / PEXPIRETIME: the absolute expiry, -1 without one, -2 without the key.
+void expiretime_generic(Impl& s, Client& c, Args& a, bool ms) {
+  Db& db = DB(s, c);
+  if (s.lookup_read(c, a[1]) == nullptr) return s.integer(c, -2);
+  const std::int64_t e = s.get_expire(db, a[1]);
+  if (e == -1) return s.integer(c, -1);
+  s.integer(c, ms ? e : e / 1000);
+}
+
+void cmd_expiretime(Impl& s, Client& c, Args& a) {
+  expiretime_generic(s, c, a, false);
+}
+
+void cmd_pexpiretime(Impl& s, Client& c, Args& a) {
+  expiretime_generic(s, c, a, true);
 }
 
 void cmd_ttl(Impl& s, Client& c, Args& a) {
@@ -117,6 +137,7 @@ void RedisModel::Impl::delete_expired(Db& db, const std::string& key) {
   db_delete(db, key);
   ++expired_keys;
   trace("expired", key);
+  notify(NOTIFY_EXPIRED, "expired", key, db_index(db));
   signal_modified(nullptr, db, key);
   if (hooks.propagate) hooks.propagate(db_index(db), Args{"DEL", key});
 }

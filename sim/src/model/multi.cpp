@@ -3,17 +3,23 @@
 
 namespace lockwire::sim::model {
 
-void unwatch_all(Client& c) {
+void unwatch_all(Impl& s, Client& c) {
+  for (auto& w : c.watched) {
+    auto it = s.watched_keys.find({w.db, w.key});
+    if (it == s.watched_keys.end()) continue;
+    std::erase(it->second, c.id);
+    if (it->second.empty()) s.watched_keys.erase(it);
+  }
   c.watched.clear();
 }
 
-void discard_transaction(Impl&, Client& c) {
+void discard_transaction(Impl& s, Client& c) {
   c.queued.clear();
   c.queued_flags = 0;
   c.multi = false;
   c.dirty_exec = false;
   c.dirty_cas = false;
-  unwatch_all(c);
+  unwatch_all(s, c);
 }
 
 void cmd_multi(Impl& s, Client& c, Args&) {
@@ -35,13 +41,15 @@ void cmd_watch(Impl& s, Client& c, Args& a) {
     bool have = false;
     for (auto& w : c.watched)
       if (w.db == c.db && w.key == a[i]) have = true;
-    if (!have) c.watched.push_back({c.db, a[i], s.key_is_expired(DB(s, c), a[i])});
+    if (have) continue;
+    c.watched.push_back({c.db, a[i], s.key_is_expired(DB(s, c), a[i])});
+    s.watched_keys[{c.db, a[i]}].push_back(c.id);
   }
   s.ok(c);
 }
 
 void cmd_unwatch(Impl& s, Client& c, Args&) {
-  unwatch_all(c);
+  unwatch_all(s, c);
   c.dirty_cas = false;
   s.ok(c);
 }
@@ -62,7 +70,7 @@ void cmd_exec(Impl& s, Client& c, Args&) {
     discard_transaction(s, c);
     return;
   }
-  unwatch_all(c);
+  unwatch_all(s, c);
   auto queued = std::move(c.queued);
   c.queued.clear();
   c.multi = false;
@@ -92,8 +100,14 @@ namespace lockwire::sim {
 using namespace model;
 
 void RedisModel::Impl::touch_watched(Db& db, const std::string& key) {
+  if (watched_keys.empty()) return;
   const int idx = db_index(db);
-  for (auto& [id, cl] : clients) {
+  auto it = watched_keys.find({idx, key});
+  if (it == watched_keys.end()) return;
+  for (auto id : it->second) {
+    auto ci = clients.find(id);
+    if (ci == clients.end()) continue;
+    Client& cl = ci->second;
     for (auto& w : cl.watched) {
       if (w.db != idx || w.key != key) continue;
       if (w.expired) {
@@ -111,9 +125,11 @@ void RedisModel::Impl::touch_watched(Db& db, const std::string& key) {
 
 void RedisModel::Impl::touch_all_watched_in_db(Db& db) {
   const int idx = db_index(db);
-  for (auto& [id, cl] : clients)
-    for (auto& w : cl.watched)
-      if (w.db == idx && db.dict.count(w.key) != 0) cl.dirty_cas = true;
+  for (auto& [k, ids] : watched_keys) {
+    if (k.first != idx || db.dict.count(k.second) == 0) continue;
+    for (auto id : ids)
+      if (auto ci = clients.find(id); ci != clients.end()) ci->second.dirty_cas = true;
+  }
 }
 
 }  // namespace lockwire::sim

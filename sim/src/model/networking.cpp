@@ -105,6 +105,23 @@ bool valid_name(std::string_view n) {
 
 }  // namespace
 
+void help_reply(Impl& s, Client& c, const Args& a, std::initializer_list<const char*> lines) {
+  std::string cmd(a[0]);
+  for (auto& ch : cmd) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  s.array(c, lines.size() + 3);
+  s.status(c, cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+  for (auto* l : lines) s.status(c, l);
+  s.status(c, "HELP");
+  s.status(c, "    Prints this help.");
+}
+
+void subcommand_syntax(Impl& s, Client& c, const Args& a) {
+  std::string cmd(a[0]);
+  for (auto& ch : cmd) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  s.error(c, "unknown subcommand or wrong number of arguments for '" +
+                 std::string(cstr(a[1]).substr(0, 128)) + "'. Try " + cmd + " HELP.");
+}
+
 bool set_name(Impl& s, Client& c, const std::string& n) {
   if (!valid_name(n)) {
     s.error(c, "Client names cannot contain spaces, newlines or special characters.");
@@ -172,12 +189,12 @@ void cmd_hello(Impl& s, Client& c, Args& a) {
 
 void cmd_quit(Impl& s, Client& c, Args&) {
   s.ok(c);
-  c.closing = true;
+  s.close_asap(c);
 }
 
 void cmd_reset(Impl& s, Client& c, Args&) {
   if (c.multi) discard_transaction(s, c);
-  unwatch_all(c);
+  unwatch_all(s, c);
   c.dirty_cas = false;
   s.unsubscribe_all(c, false);
   s.punsubscribe_all(c, false);
@@ -200,23 +217,32 @@ using namespace model;
 
 void RedisModel::Impl::free_client(Client& c) {
   c.gone = true;
+  if (c.btype != Client::Btype::none) unblock_keys(c);
   unsubscribe_all(c, false);
   punsubscribe_all(c, false);
   disable_tracking(c);
-  c.watched.clear();
+  unwatch_all(*this, c);
   std::erase(postponed, c.id);
   std::erase(unblocked, c.id);
 }
 
 void RedisModel::Impl::protocol_error(Client& c, std::string_view msg) {
   error(c, "Protocol error: " + std::string(msg));
-  c.closing = true;
+  close_asap(c);
 }
 
 // Returns true when argv holds a complete command.
+// Redis looks for line ends with strchr() on the query buffer, which stops at a NUL byte: a
+// line end after a NUL is not seen (the request waits, until it is too big).
+static std::size_t find_line_end(std::string_view buf, char ch) {
+  const auto nul = buf.find('\0');
+  const auto at = buf.substr(0, nul).find(ch);
+  return at;
+}
+
 bool RedisModel::Impl::parse_inline(Client& c) {
   const std::string_view buf(c.qbuf.data() + c.qpos, c.qbuf.size() - c.qpos);
-  const auto nl = buf.find('\n');
+  const auto nl = find_line_end(buf, '\n');
   if (nl == std::string_view::npos) {
     if (buf.size() > kInlineMax) protocol_error(c, "too big inline request");
     return false;
@@ -234,7 +260,7 @@ bool RedisModel::Impl::parse_inline(Client& c) {
 bool RedisModel::Impl::parse_multibulk(Client& c) {
   if (c.multibulklen == 0) {
     const std::string_view buf(c.qbuf.data() + c.qpos, c.qbuf.size() - c.qpos);
-    const auto cr = buf.find('\r');
+    const auto cr = find_line_end(buf, '\r');
     if (cr == std::string_view::npos) {
       if (buf.size() > kInlineMax) protocol_error(c, "too big mbulk count string");
       return false;
@@ -260,7 +286,7 @@ bool RedisModel::Impl::parse_multibulk(Client& c) {
   while (c.multibulklen > 0) {
     if (c.bulklen == -1) {
       const std::string_view buf(c.qbuf.data() + c.qpos, c.qbuf.size() - c.qpos);
-      const auto cr = buf.find('\r');
+      const auto cr = find_line_end(buf, '\r');
       if (cr == std::string_view::npos) {
         if (buf.size() > kInlineMax) protocol_error(c, "too big bulk count string");
         return false;
@@ -290,7 +316,7 @@ bool RedisModel::Impl::parse_multibulk(Client& c) {
     c.argv_bytes += static_cast<std::size_t>(c.bulklen) + sizeof(std::string);
     if (c.argv_bytes > opt.max_query_bytes) {
       trace("client-limit", "query buffer limit reached");
-      c.closing = true;
+      close_asap(c);
       return false;
     }
     c.qpos += static_cast<std::size_t>(c.bulklen) + 2;  // the CRLF is skipped unchecked
@@ -364,6 +390,24 @@ void RedisModel::Impl::run_unblocked() {
   }
 }
 
+bool RedisModel::Impl::obuf_limit_reached(Client& c, std::size_t unsent) {
+  const ObufLimit& l = obuf_limits[c.pubsub_mode() ? 2 : 0];
+  const bool hard = l.hard != 0 && unsent >= l.hard;
+  bool soft = l.soft != 0 && unsent >= l.soft;
+  const std::int64_t now = wall_ms();
+  if (soft) {
+    if (c.obuf_soft_since_ms == 0) {
+      c.obuf_soft_since_ms = now;
+      soft = false;
+    } else if (now - c.obuf_soft_since_ms <= l.soft_seconds * 1000) {
+      soft = false;
+    }
+  } else {
+    c.obuf_soft_since_ms = 0;
+  }
+  return hard || soft;
+}
+
 void RedisModel::Impl::flush_outputs() {
   broadcast_invalidations();
   auto ids = std::move(dirty_clients);
@@ -377,17 +421,22 @@ void RedisModel::Impl::flush_outputs() {
     if (!c.out.empty()) {
       std::string out;
       out.swap(c.out);
+      net_output_bytes += out.size();
+      ++writes_processed;
       if (hooks.write) hooks.write(id, out);
     }
   }
   // Closing after output, in id order for determinism.
-  std::vector<std::uint64_t> to_close;
-  for (auto& [id, c] : clients)
-    if (c.closing && !c.gone) to_close.push_back(id);
+  if (closing_clients.empty()) return;
+  auto to_close = std::move(closing_clients);
+  closing_clients.clear();
+  std::sort(to_close.begin(), to_close.end());
+  to_close.erase(std::unique(to_close.begin(), to_close.end()), to_close.end());
   for (auto id : to_close) {
-    Client& c = clients.at(id);
-    free_client(c);
-    clients.erase(id);
+    auto it = clients.find(id);
+    if (it == clients.end() || it->second.gone) continue;
+    free_client(it->second);
+    clients.erase(it);
     if (hooks.close) hooks.close(id);
   }
 }

@@ -40,6 +40,58 @@ void cmd_publish(Impl& s, Client& c, Args& a) {
   s.integer(c, s.publish(a[1], a[2]));
 }
 
+// PUBSUB CHANNELS [pattern]: active channels (one subscriber at least), in name order here
+// (Redis: its hash table's).
+void pubsub_channels(Impl& s, Client& c, Args& a) {
+  const std::string* pat = a.size() == 2 ? nullptr : &a[2];
+  std::vector<const std::string*> out;
+  for (auto& [ch, ids] : s.channels)
+    if (pat == nullptr || glob_match(*pat, ch)) out.push_back(&ch);
+  s.array(c, out.size());
+  for (auto* ch : out) s.bulk(c, *ch);
+}
+
+void pubsub_numsub(Impl& s, Client& c, Args& a) {
+  s.array(c, (a.size() - 2) * 2);  // a flat array, in RESP3 too
+  for (std::size_t j = 2; j < a.size(); ++j) {
+    auto it = s.channels.find(a[j]);
+    s.bulk(c, a[j]);
+    s.integer(c, it == s.channels.end() ? 0 : static_cast<std::int64_t>(it->second.size()));
+  }
+}
+
+void pubsub_numpat(Impl& s, Client& c, Args&) {
+  s.integer(c, static_cast<std::int64_t>(s.patterns.size()));
+}
+
+void pubsub_shardchannels(Impl& s, Client& c, Args&) {
+  s.array(c, 0);  // no SSUBSCRIBE in the model: no shard channels
+}
+
+void pubsub_shardnumsub(Impl& s, Client& c, Args& a) {
+  s.array(c, (a.size() - 2) * 2);
+  for (std::size_t j = 2; j < a.size(); ++j) {
+    s.bulk(c, a[j]);
+    s.integer(c, 0);
+  }
+}
+
+void pubsub_help(Impl& s, Client& c, Args& a) {
+  help_reply(s, c, a,
+             {"CHANNELS [<pattern>]",
+              "    Return the currently active channels matching a <pattern> (default: '*').",
+              "NUMPAT",
+              "    Return number of subscriptions to patterns.",
+              "NUMSUB [<channel> ...]",
+              "    Return the number of subscribers for the specified channels, excluding",
+              "    pattern subscriptions(default: no channels).",
+              "SHARDCHANNELS [<pattern>]",
+              "    Return the currently active shard level channels matching a <pattern> "
+              "(default: '*').",
+              "SHARDNUMSUB [<shardchannel> ...]",
+              "    Return the number of subscribers for the specified shard level channel(s)"});
+}
+
 }  // namespace lockwire::sim::model
 
 namespace lockwire::sim {
@@ -48,6 +100,8 @@ using namespace model;
 
 void RedisModel::Impl::pubsub_reply(Client& c, std::string_view kind, const std::string* name,
                                     std::size_t count) {
+  const bool was = pushing;  // CLIENT_PUSHING: delivered even under CLIENT REPLY OFF
+  pushing = true;
   push(c, 3);
   bulk(c, kind);
   if (name != nullptr) {
@@ -56,6 +110,7 @@ void RedisModel::Impl::pubsub_reply(Client& c, std::string_view kind, const std:
     null(c);
   }
   integer(c, static_cast<std::int64_t>(count));
+  pushing = was;
 }
 
 bool RedisModel::Impl::unsubscribe(Client& c, const std::string& ch, bool notify) {
@@ -103,10 +158,12 @@ std::int64_t RedisModel::Impl::publish(const std::string& ch, const std::string&
   if (auto it = channels.find(ch); it != channels.end()) {
     for (auto id : it->second) {
       Client& t = clients.at(id);
+      pushing = true;
       push(t, 3);
       bulk(t, "message");
       bulk(t, ch);
       bulk(t, msg);
+      pushing = false;
       ++n;
     }
   }
@@ -114,11 +171,13 @@ std::int64_t RedisModel::Impl::publish(const std::string& ch, const std::string&
     if (!glob_match(pat, ch)) continue;
     for (auto id : ids) {
       Client& t = clients.at(id);
+      pushing = true;
       push(t, 4);
       bulk(t, "pmessage");
       bulk(t, pat);
       bulk(t, ch);
       bulk(t, msg);
+      pushing = false;
       ++n;
     }
   }

@@ -1,6 +1,7 @@
 // RedisModel's public face: clients in and out, feed(), cron(), faults, persistence and the
 // side-effect-free inspection race checkers use. The server itself lives in model/*.cpp.
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -19,7 +20,17 @@ RedisModel::Impl::Impl(Hooks h, Rng r, RedisModelOptions o)
       dbs(static_cast<std::size_t>(std::max(1, opt.databases))),
       maxmemory(opt.maxmemory),
       policy(opt.maxmemory_policy) {
+  maxclients = opt.maxclients;
+  start_ms = wall_ms();
+  last_save_ms = start_ms;
+  static const char hex[] = "0123456789abcdef";
+  for (int i = 0; i < 40; ++i) run_id.push_back(hex[rng.below(16)]);
   init_users();
+  for (auto& [name, value] : opt.config) {
+    const std::string err = config_startup(*this, name, value);
+    if (!err.empty())
+      throw std::invalid_argument("RedisModelOptions::config " + name + ": " + err);
+  }
 }
 
 RedisModel::RedisModel(Hooks hooks, Rng rng, RedisModelOptions options)
@@ -27,11 +38,16 @@ RedisModel::RedisModel(Hooks hooks, Rng rng, RedisModelOptions options)
 
 RedisModel::~RedisModel() = default;
 
-RedisModel::ClientId RedisModel::add_client(std::string addr) {
+RedisModel::ClientId RedisModel::add_client(std::string addr, std::string laddr, int fd) {
   const ClientId id = impl_->next_client_id++;
   Client& c = impl_->clients[id];
   c.id = id;
   c.addr = std::move(addr);
+  c.laddr = laddr.empty() ? "127.0.0.1:" + std::to_string(impl_->opt.tcp_port) : std::move(laddr);
+  c.fd = fd;
+  c.ctime_ms = impl_->wall_ms();
+  c.last_interaction_ms = c.ctime_ms;
+  ++impl_->total_connections;
   c.user = impl_->default_user;
   c.authenticated = c.user->nopass && c.user->enabled;
   impl_->trace("client-open", std::to_string(id));
@@ -60,19 +76,40 @@ void RedisModel::feed(ClientId id, std::string_view bytes) {
   if (c.closing || c.gone) return;
   if (c.qbuf.size() - c.qpos + bytes.size() > impl_->opt.max_query_bytes) {
     // client-query-buffer-limit: Redis closes the connection without a reply.
-    c.closing = true;
+    impl_->close_asap(c);
     impl_->mark(c);
     impl_->flush_outputs();
     return;
   }
   c.qbuf.append(bytes);
+  impl_->net_input_bytes += bytes.size();
+  ++impl_->reads_processed;
   impl_->process_input(c);
   impl_->before_sleep();
   impl_->flush_outputs();
 }
 
+bool RedisModel::output_backlog(ClientId id, std::size_t unsent) {
+  auto it = impl_->clients.find(id);
+  if (it == impl_->clients.end() || it->second.gone) return false;
+  if (!impl_->obuf_limit_reached(it->second, unsent)) return false;
+  impl_->trace("client-limit", "output buffer limit reached");
+  remove_client(id);
+  impl_->flush_outputs();
+  return true;
+}
+
+int RedisModel::maxclients() const noexcept {
+  return impl_->maxclients;
+}
+
+void RedisModel::note_rejected_connection() noexcept {
+  ++impl_->rejected_connections;
+}
+
 void RedisModel::cron() {
   impl_->active_expire();
+  if (!impl_->tracking_table.empty()) impl_->tracking_limit();
   impl_->check_blocked();
   impl_->before_sleep();
   impl_->flush_outputs();
@@ -118,6 +155,7 @@ void RedisModel::drop_all_clients() noexcept {
   impl_->channels.clear();
   impl_->patterns.clear();
   impl_->dirty_clients.clear();
+  impl_->closing_clients.clear();
   // What a new process starts with: no pause, the configured users and memory limit (ACL
   // SETUSER and CONFIG SET are not persisted), fresh INFO stats.
   impl_->pause = Impl::Pause::none;
@@ -207,6 +245,9 @@ RedisModel::Peek RedisModel::peek(std::string_view key, int db) const {
       break;
     case Value::Kind::set:
       p.items = v.set;
+      break;
+    case Value::Kind::list:
+      p.items.assign(v.list.begin(), v.list.end());
       break;
     case Value::Kind::zset:
       for (const auto& [sc, m] : v.zorder) p.items.push_back(m);

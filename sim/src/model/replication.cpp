@@ -16,7 +16,7 @@ void cmd_role(Impl& s, Client& c, Args&) {
   }
   s.array(c, 3);
   s.bulk(c, "master");
-  s.integer(c, s.repl_offset);
+  s.integer(c, s.reported_offset());
   s.array(c, s.replica_acks.size());
   for (auto& [addr, off] : s.replica_acks) {
     const auto colon = addr.rfind(':');
@@ -58,6 +58,7 @@ void RedisModel::Impl::propagate(Client& c, const Args& a) {
   for (auto& s : a) bytes += s.size() + 16;
   repl_offset += static_cast<std::int64_t>(bytes);
   c.woff = repl_offset;
+  ++dirty;
   if (hooks.propagate) hooks.propagate(c.db, a);
 }
 
@@ -72,8 +73,13 @@ std::int64_t RedisModel::Impl::acks_for(std::int64_t off) const {
 void RedisModel::Impl::check_blocked() {
   const std::int64_t now = wall_ms();
   std::vector<std::uint64_t> ready;
+  std::vector<std::uint64_t> timed_out;
   for (auto& [id, c] : clients) {
     if (!c.blocked || c.gone) continue;
+    if (c.btype != Client::Btype::none) {
+      if (c.block_deadline_ms != 0 && now >= c.block_deadline_ms) timed_out.push_back(id);
+      continue;
+    }
     const std::int64_t acked = acks_for(c.block_off);
     if (acked >= c.block_num || (c.block_deadline_ms != 0 && now >= c.block_deadline_ms)) {
       c.blocked = false;
@@ -85,6 +91,13 @@ void RedisModel::Impl::check_blocked() {
     auto it = clients.find(id);
     if (it != clients.end()) process_input(it->second);
   }
+  // replyToBlockedClientTimedOut: a null array, then the client's next input
+  for (auto id : timed_out) {
+    Client& c = clients.at(id);
+    null_array(c);
+    unblock_keys(c);
+  }
+  run_reprocess();
 }
 
 std::int64_t RedisModel::Impl::next_deadline_ms() const {
@@ -108,6 +121,7 @@ std::int64_t RedisModel::repl_offset() const noexcept {
 }
 void RedisModel::set_replica_acks(std::vector<std::pair<std::string, std::int64_t>> r) {
   impl_->replica_acks = std::move(r);
+  if (!impl_->replica_acks.empty()) impl_->backlog = true;
   impl_->check_blocked();
   impl_->before_sleep();
   impl_->flush_outputs();

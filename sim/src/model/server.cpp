@@ -1,5 +1,6 @@
 // Redis' server.c: command lookup, processCommand (the checks in Redis' order, because reply bytes
 // and error precedence depend on it), call(), beforeSleep, and PING / ECHO / TIME.
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -54,6 +55,7 @@ const model::CmdDef* RedisModel::Impl::find_command(const Args& a) {
 
 void RedisModel::Impl::reject(Client& c, const CmdDef* cmd, std::string_view msg) {
   if (c.multi) c.dirty_exec = true;
+  if (cmd != nullptr) ++cmdstats[cmd].rejected;
   if (cmd == nullptr || cmd->fn != cmd_exec) return error(c, msg);
   // execCommandAbort: the transaction (and its watches) goes, whatever refused the EXEC.
   discard_transaction(*this, c);
@@ -67,6 +69,11 @@ bool RedisModel::Impl::process_command(Client& c, Args& a) {
   const bool asking_cmd = !a.empty() && ieq(a[0], "asking");
   const bool done = check_and_run(c, a);
   if (done && !c.multi && !asking_cmd) c.asking = false;
+  if (done) {  // resetClient: CLIENT REPLY SKIP silences the next command only
+    c.reply_skip = c.reply_skip_next;
+    c.reply_skip_next = false;
+  }
+  if (done && !in_call && !ready_keys.empty()) handle_blocked_on_keys();
   return done;
 }
 
@@ -121,6 +128,10 @@ bool RedisModel::Impl::check_and_run(Client& c, Args& a) {
     reject(c, cmd, "-NOAUTH Authentication required.");
     return true;
   }
+  if (c.multi && (cmd->flags & F_NO_MULTI)) {
+    reject(c, cmd, "Command not allowed inside a transaction");
+    return true;
+  }
   if (const std::string denied = acl_denied(c, *cmd, a, false); !denied.empty()) {
     reject(c, cmd, denied);
     return true;
@@ -137,6 +148,7 @@ bool RedisModel::Impl::check_and_run(Client& c, Args& a) {
       return true;
     }
   }
+  if (!tracking_table.empty()) tracking_limit();
   if (replica && (flags & F_WRITE)) {
     reject(c, cmd, "-READONLY You can't write against a read only replica.");
     return true;
@@ -188,7 +200,20 @@ void RedisModel::Impl::call(Client& c, const CmdDef& cmd, Args& a) {
     }
     trace("cmd", line);
   }
+  prev_err_count = total_error_replies;
+  const std::int64_t t0 = hooks.wall_us ? hooks.wall_us() : 0;
+  const bool prev_read = read_command;
+  read_command = (cmd.flags & F_READONLY) != 0;
+  c.last_interaction_ms = cmd_ms;
+  c.last_cmd = &cmd;
   cmd.fn(*this, c, a);
+  read_command = prev_read;
+  CmdStat& st = cmdstats[&cmd];
+  ++st.calls;
+  if (hooks.wall_us) st.usec += static_cast<std::uint64_t>(std::max<std::int64_t>(0, hooks.wall_us() - t0));
+  if (total_error_replies > prev_err_count) ++st.failed;
+  prev_err_count = total_error_replies;
+  ++numcommands;
   if (cmd.flags & F_READONLY) remember_keys(c, cmd, a);
   if (!c.multi && !(cmd.flags & F_CLIENT_SUB)) c.caching = false;
   in_call = prev_in_call;
@@ -199,6 +224,8 @@ void RedisModel::Impl::call(Client& c, const CmdDef& cmd, Args& a) {
 void RedisModel::Impl::before_sleep() {
   paused();  // lifts a pause that ended (activeExpireCycle's check in beforeSleep)
   run_unblocked();
+  handle_blocked_on_keys();
+  run_reprocess();
   if (eviction_due) {
     eviction_due = false;
     perform_evictions();

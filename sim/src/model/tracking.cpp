@@ -1,5 +1,8 @@
 // Redis' tracking.c: client-side caching — the tracking table, BCAST prefixes, invalidate pushes
 // (RESP3, or redirected to a RESP2 client's __redis__:invalidate subscription).
+#include <cstdlib>
+#include <iterator>
+
 #include "model_impl.hpp"
 
 namespace lockwire::sim {
@@ -8,6 +11,15 @@ using namespace model;
 
 void RedisModel::Impl::send_tracking(Client& c, const std::string* key,
                                      const std::vector<std::string>* keys, bool null_all) {
+  const bool was = pushing;
+  pushing = true;
+  send_tracking_frame(c, key, keys, null_all);
+  pushing = was;
+}
+
+void RedisModel::Impl::send_tracking_frame(Client& c, const std::string* key,
+                                           const std::vector<std::string>* keys,
+                                           bool null_all) {
   Client* target = &c;
   bool redirected = false;
   if (c.redirect != 0) {
@@ -44,8 +56,35 @@ void RedisModel::Impl::send_tracking(Client& c, const std::string* key,
   }
 }
 
-void RedisModel::Impl::tracking_invalidate(Client* by, const std::string& key) {
-  if (!prefix_table.empty()) {
+void RedisModel::Impl::tracking_limit() {
+  std::int64_t max_keys = 1000000;
+  if (auto it = config.find("tracking-table-max-keys"); it != config.end())
+    max_keys = std::atoll(it->second.c_str());
+  if (max_keys == 0) return;
+  bool any = false;
+  for (auto& [id, c] : clients) any = any || c.tracking;
+  if (!any) return;
+  if (static_cast<std::int64_t>(tracking_table.size()) <= max_keys) {
+    tracking_limit_misses = 0;
+    return;
+  }
+  // A random walk over the table, invalidating key after key until it fits; the effort grows
+  // each time a pass could not get under the limit.
+  for (std::uint64_t effort = 100 * (tracking_limit_misses + 1); effort > 0; --effort) {
+    auto it = tracking_table.begin();
+    std::advance(it, static_cast<std::ptrdiff_t>(rng.below(tracking_table.size())));
+    const std::string key = it->first;
+    tracking_invalidate(nullptr, key, false);
+    if (static_cast<std::int64_t>(tracking_table.size()) <= max_keys) {
+      tracking_limit_misses = 0;
+      return;
+    }
+  }
+  ++tracking_limit_misses;
+}
+
+void RedisModel::Impl::tracking_invalidate(Client* by, const std::string& key, bool bcast) {
+  if (bcast && !prefix_table.empty()) {
     for (auto& [prefix, bc] : prefix_table) {
       if (key.compare(0, prefix.size(), prefix) == 0) bc.keys[key] = by ? by->id : 0;
     }

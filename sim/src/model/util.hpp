@@ -23,7 +23,13 @@ bool string2d(std::string_view s, double& out);
 inline std::string ll2s(std::int64_t v) {
   return std::to_string(v);
 }
-// Redis' stringmatchlen (glob-style), case-sensitive.
-bool glob_match(std::string_view pattern, std::string_view s, int nesting = 0);
+// Redis' string2ld (strtold, no leading space, no junk, no NaN, overflow refused) and
+// ld2string(LD_STR_HUMAN): "%.17Lf" without trailing zeros, "-0" as "0" (INCRBYFLOAT).
+bool string2ld(std::string_view s, long double& out);
+std::string ld_human(long double v);
+// Redis' d2string: integers as integers, else "%.17g"; "inf"/"-inf"/"nan".
+std::string d2s(double v);
+// Redis' stringmatchlen (glob-style; see util.cpp for the bound that keeps it polynomial).
+bool glob_match(std::string_view pattern, std::string_view s, bool nocase = false);
 
 }  // namespace lockwire::sim::model

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lockwire/sim/rng.hpp"
@@ -80,6 +81,18 @@ struct RedisModelOptions {
   std::uint64_t max_bulk = 512ull * 1024 * 1024;        // proto-max-bulk-len
   int active_expire_keys_per_cycle = 2000;              // bound on cron work per database
   bool enable_debug_command = false;  // as redis.conf (DEBUG SLEEP is refused by default)
+  int tcp_port = 6379;                // CONFIG GET port, INFO tcp_port
+  std::string dir = "/var/lib/redis";  // CONFIG GET dir (serve mode: its working directory)
+  // INFO server / memory: the host machine (serve mode fills in the real ones).
+  std::string os = "Linux 6.1.0 x86_64";
+  std::int64_t process_id = 1;
+  std::string executable = "/usr/bin/redis-server";
+  std::uint64_t total_system_memory = 8ull << 30;
+  // Start-up configuration as redis-server's command line gives it ("--save ''" is
+  // {"save", ""}); applied with CONFIG SET's rules, immutable parameters included. Invalid
+  // values throw std::invalid_argument.
+  std::vector<std::pair<std::string, std::string>> config;
+  int maxclients = 10000;
   // `redis-server --sentinel`: only the sentinel command table (PING, HELLO, AUTH, CLIENT,
   // (P)(UN)SUBSCRIBE, PUBLISH, INFO, ROLE, SENTINEL); SENTINEL, ROLE and INFO are answered by
   // Hooks::sentinel (sim/src/sentinel*.cpp), every other command is unknown, as on 7.0.15.
@@ -105,6 +118,13 @@ class RedisModel {
     std::function<std::int64_t()> wall_us;
     // Optional: observable server events for the trace ("cmd", "key", ...).
     std::function<void(std::string_view what, std::string_view detail)> trace;
+    // Optional: the process' CPU time so far (INFO cpu; serve mode: getrusage), and its
+    // resident memory (INFO used_memory_rss).
+    std::function<void(std::int64_t& sys_us, std::int64_t& user_us)> cpu;
+    std::function<std::uint64_t()> rss;
+    // Optional: SHUTDOWN asks the host to stop the server (serve mode exits); every client is
+    // closed after the call. Without it SHUTDOWN fails as a server that cannot stop.
+    std::function<void()> shutdown;
     // Optional: DEBUG SLEEP asks the host to stop the whole server for this many microseconds.
     std::function<void(std::int64_t us)> stall;
     // Optional: a write command applied (argv, database) — the replication stream.
@@ -128,13 +148,28 @@ class RedisModel {
   RedisModel(const RedisModel&) = delete;
   RedisModel& operator=(const RedisModel&) = delete;
 
-  [[nodiscard]] ClientId add_client(std::string addr = "127.0.0.1:0");
+  // A new connection: the peer's and the local address as "ip:port" (CLIENT LIST's addr and
+  // laddr) and the host's descriptor number for it (CLIENT LIST's fd; -1 when there is none).
+  [[nodiscard]] ClientId add_client(std::string addr = "127.0.0.1:0", std::string laddr = {},
+                                    int fd = -1);
   void remove_client(ClientId id) noexcept;  // the peer went away
   // The client still has input the server has not run: a command postponed by CLIENT PAUSE,
   // blocked in WAIT, or not complete yet (a peer that goes now loses it).
   [[nodiscard]] bool has_pending_input(ClientId id) const noexcept;
   // Parses and executes whatever complete commands `bytes` completes.
   void feed(ClientId id, std::string_view bytes);
+  // client-output-buffer-limit: the host tells how many reply bytes it still holds for a client
+  // (given to Hooks::write, not yet taken by the peer), each time it added some. True when that
+  // is over the limit of the client's class (normal, pubsub; hard, or soft for longer than its
+  // seconds): the model has freed the client (no Hooks::close), and the host closes the
+  // connection at once, dropping what it holds — Redis frees such a client asynchronously with
+  // its output discarded.
+  [[nodiscard]] bool output_backlog(ClientId id, std::size_t unsent);
+  // maxclients (CONFIG GET/SET maxclients): the host refuses connections beyond it with
+  // "-ERR max number of clients reached" and calls note_rejected_connection() (INFO's
+  // rejected_connections).
+  [[nodiscard]] int maxclients() const noexcept;
+  void note_rejected_connection() noexcept;
   // Periodic chores (active expiry, pause timeouts); call at hz 10 on the server's clock.
   void cron();
   // Wakes clients blocked in WAIT whose timeout passed; call at next_deadline_us() (wall clock,
