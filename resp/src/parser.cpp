@@ -379,7 +379,6 @@ void Parser::to_offsets(const char* base) {
   }
 }
 
-
 // The frame is complete, `consumed` bytes long.
 ParseResult Parser::finish(const char* b, std::size_t consumed) noexcept {
   // A frame that spanned calls gets its views now that neither input nor scratch moves.
@@ -474,9 +473,8 @@ ParseResult Parser::parse_more(std::string_view input) {
       for (;;) {
         const Scalar sc = fast_scalar(b + p, b + n, limits_.max_blob);
         if (sc.next == nullptr) break;
-        nodes_.push_back(Node{sc.type, depth, 0,
-                              std::string_view(sc.vb, static_cast<std::size_t>(sc.ve - sc.vb)),
-                              {}});
+        const std::string_view value(sc.vb, static_cast<std::size_t>(sc.ve - sc.vb));
+        nodes_.push_back(Node{sc.type, depth, 0, value, {}});
         p = static_cast<std::size_t>(sc.next - b);
         if (o.remaining > 1) {  // more siblings to come (value_done() in short)
           --o.remaining;
