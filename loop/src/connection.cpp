@@ -508,6 +508,12 @@ void Connection::send(Request request, ReplyHandler handler, RequestOptions opti
                             : "Request::commands does not match the bytes";
     return impl_->fail_later(std::move(handler), Errc::bad_request);
   }
+  if (s.kind() == RequestKind::plain && s.subscribes().empty() && s.replies() > 0 &&
+      impl_->can_write_now(request.bytes.size(), options)) {
+    impl_->stream->write(std::move(request.bytes));
+    impl_->await_reply(s.replies(), handler, options);
+    return;
+  }
   Impl::Pending p;
   p.bytes = std::move(request.bytes);
   p.replies = s.replies();
@@ -525,19 +531,39 @@ void Connection::send(Request request, ReplyHandler handler, RequestOptions opti
   impl_->submit(std::move(p));
 }
 
-// command()'s common case without a Request: one plain command on a ready connection, encoded
-// into a reused buffer, copied into the stream's pending buffer and awaited. Anything else
-// (not ready, a transaction or subscribe command, ASKING, an output limit to report) returns
-// false and goes the general way, send().
+// A request that needs nothing but to be written (plain, no ASKING, within the output limit)
+// on a ready connection skips the queue's Pending: written, then awaited (await_reply). The
+// general path (submit) decides the same for these, only with more moves.
+bool Connection::Impl::can_write_now(std::size_t bytes, const RequestOptions& options) const {
+  return state == ConnectionState::ready && stream && !options.asking &&
+         output_bytes() + bytes <= opt.max_output_bytes;
+}
+
+void Connection::Impl::await_reply(std::uint32_t replies, ReplyHandler& handler,
+                                   RequestOptions& options) {
+  InFlight& f = inflight.emplace_back();
+  f.replies = replies;
+  f.handler.swap(handler);  // f's is empty: a swap is a cheaper move
+  if (options.on_late_reply) f.more().late = std::move(options.on_late_reply);
+  if (options.timeout.count() > 0) {
+    f.has_deadline = true;
+    f.deadline = loop.now() + options.timeout;
+    arm_deadline(f.deadline);
+  }
+}
+
+// command()'s common case without a Request: one plain command, encoded on the stack (or in a
+// reused buffer when long) and copied into the stream's pending bytes. Anything else (not
+// ready, a transaction or subscribe command, ASKING, an output limit to report) returns false
+// and goes the general way, send().
 bool Connection::Impl::write_now(std::span<const std::string_view> args, ReplyHandler& handler,
                                  RequestOptions& options) {
-  if (state != ConnectionState::ready || !stream || args.empty() || options.asking) return false;
-  if (!detail::plain_command(args[0], args.size() > 1 ? args[1] : std::string_view(),
-                             args.size())) {
+  if (args.empty() ||
+      !detail::plain_command(args[0], args.size() > 1 ? args[1] : "", args.size())) {
     return false;
   }
   const std::size_t size = resp::command_size(args);
-  if (output_bytes() + size > opt.max_output_bytes) return false;
+  if (!can_write_now(size, options)) return false;
   if (size <= kStackCommand) {
     char buf[kStackCommand];
     stream->write_copy(std::string_view(buf, resp::encode_command(buf, args)));
@@ -546,14 +572,7 @@ bool Connection::Impl::write_now(std::span<const std::string_view> args, ReplyHa
     stream->write_copy(
         std::string_view(encode_buf.data(), resp::encode_command(encode_buf.data(), args)));
   }
-  InFlight& f = inflight.emplace_back();
-  f.handler.swap(handler);  // f's is empty: a swap is a cheaper move
-  if (options.on_late_reply) f.more().late = std::move(options.on_late_reply);
-  if (options.timeout.count() > 0) {
-    f.has_deadline = true;
-    f.deadline = loop.now() + options.timeout;
-    arm_deadline(f.deadline);
-  }
+  await_reply(1, handler, options);
   return true;
 }
 

@@ -211,6 +211,8 @@ struct Connection::Impl final : StreamHandler {
   void rearm_deadline();
 
   void submit(Pending p);
+  [[nodiscard]] bool can_write_now(std::size_t bytes, const RequestOptions& options) const;
+  void await_reply(std::uint32_t replies, ReplyHandler& handler, RequestOptions& options);
   bool write_now(std::span<const std::string_view> args, ReplyHandler& handler,
                  RequestOptions& options);
   static constexpr std::size_t kStackCommand = 256;  // write_now() encodes these on the stack
