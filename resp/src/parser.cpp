@@ -212,59 +212,57 @@ struct Scalar {
 
 [[nodiscard, gnu::always_inline]] inline Scalar fast_scalar(const char* s, const char* e,
                                                             std::uint64_t max_blob) noexcept {
+  // Tested in turn, blobs first (a switch's indirect jump measured slower here).
+  const char t = *s;
   const char* q = s + 1;
-  switch (*s) {
-    case '$': {
-      const char* lim = e - q > 18 ? q + 18 : e;  // 18 digits never overflow
-      std::uint64_t len = 0;
-      while (q != lim && is_digit(*q)) len = len * 10 + static_cast<std::uint64_t>(*q++ - '0');
-      if (q == s + 1 || !crlf_at(q, e) || len > max_blob) return {};
-      const char* body = q + 2;
-      if (static_cast<std::uint64_t>(e - body) < len + 2 || body[len] != '\r' ||
-          body[len + 1] != '\n') {
-        return {};
-      }
-      return {body + len + 2, body, body + len, Type::blob_string};
+  if (t == '$') {
+    const char* lim = e - q > 18 ? q + 18 : e;  // 18 digits never overflow
+    std::uint64_t len = 0;
+    while (q != lim && is_digit(*q)) len = len * 10 + static_cast<std::uint64_t>(*q++ - '0');
+    if (q == s + 1 || !crlf_at(q, e) || len > max_blob) return {};
+    const char* body = q + 2;
+    if (static_cast<std::uint64_t>(e - body) < len + 2 || body[len] != '\r' ||
+        body[len + 1] != '\n') {
+      return {};
     }
-    case ',': {
-      // A double's line holds at most 1024 bytes (line_rule).
-      const char* lim = e - q > 1024 ? q + 1024 : e;
-      if (q != lim && *q == '-') ++q;
-      const char* d = q;
+    return {body + len + 2, body, body + len, Type::blob_string};
+  }
+  if (t == ',') {
+    // A double's line holds at most 1024 bytes (line_rule).
+    const char* lim = e - q > 1024 ? q + 1024 : e;
+    if (q != lim && *q == '-') ++q;
+    const char* d = q;
+    q = skip_digits(q, lim);
+    if (q == d) return {};
+    if (q != lim && *q == '.') {
+      d = ++q;
       q = skip_digits(q, lim);
       if (q == d) return {};
-      if (q != lim && *q == '.') {
-        d = ++q;
-        q = skip_digits(q, lim);
-        if (q == d) return {};
-      }
-      if (q != lim && (*q == 'e' || *q == 'E')) {
-        ++q;
-        if (q != lim && (*q == '-' || *q == '+')) ++q;
-        d = q;
-        q = skip_digits(q, lim);
-        if (q == d) return {};
-      }
-      if (!crlf_at(q, e)) return {};
-      return {q + 2, s + 1, q, Type::double_};
     }
-    case ':': {
-      if (q != e && *q == '-') ++q;
-      const char* d = q;
-      q = skip_digits(q, e - q > 18 ? q + 18 : e);  // 18 digits never overflow
-      if (q == d || !crlf_at(q, e)) return {};
-      return {q + 2, s + 1, q, Type::number};
+    if (q != lim && (*q == 'e' || *q == 'E')) {
+      ++q;
+      if (q != lim && (*q == '-' || *q == '+')) ++q;
+      d = q;
+      q = skip_digits(q, lim);
+      if (q == d) return {};
     }
-    case '+':
-    case '-': {
-      const char* lim = e - q > 64 ? q + 64 : e;
-      while (q != lim && *q != '\r' && *q != '\n') ++q;
-      if (!crlf_at(q, e) || static_cast<std::uint64_t>(q - s - 1) > max_blob) return {};
-      return {q + 2, s + 1, q, *s == '+' ? Type::simple_string : Type::simple_error};
-    }
-    default:
-      return {};
+    if (!crlf_at(q, e)) return {};
+    return {q + 2, s + 1, q, Type::double_};
   }
+  if (t == ':') {
+    if (q != e && *q == '-') ++q;
+    const char* d = q;
+    q = skip_digits(q, e - q > 18 ? q + 18 : e);  // 18 digits never overflow
+    if (q == d || !crlf_at(q, e)) return {};
+    return {q + 2, s + 1, q, Type::number};
+  }
+  if (t == '+' || t == '-') {
+    const char* lim = e - q > 64 ? q + 64 : e;
+    while (q != lim && *q != '\r' && *q != '\n') ++q;
+    if (!crlf_at(q, e) || static_cast<std::uint64_t>(q - s - 1) > max_blob) return {};
+    return {q + 2, s + 1, q, t == '+' ? Type::simple_string : Type::simple_error};
+  }
+  return {};
 }
 
 }  // namespace
