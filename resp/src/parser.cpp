@@ -377,8 +377,10 @@ void Parser::to_offsets(const char* base) {
   }
 }
 
-// The frame is complete, `consumed` bytes long.
-ParseResult Parser::finish(const char* b, std::size_t consumed) noexcept {
+// The frame is complete, `consumed` bytes long. Inlined into parse_more (its only caller): fed
+// byte by byte, every frame ends here and a call is measurable.
+[[gnu::always_inline]] inline ParseResult Parser::finish(const char* b,
+                                                         std::size_t consumed) noexcept {
   // A frame that spanned calls gets its views now that neither input nor scratch moves.
   if (!direct_) {
     for (const Ref& r : refs_) {
