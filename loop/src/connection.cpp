@@ -11,6 +11,7 @@
 #include "connection_impl.hpp"
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/resp/encoder.hpp"
+#include "request_rules.hpp"
 
 namespace lockwire::loop {
 
@@ -144,7 +145,8 @@ void Connection::Impl::on_deadline() {
   while (!queue.empty() && queue.front().done) queue.pop_front();
   // Written: outcome unknown; the reply is still read and goes to on_late_reply.
   bool released = false;
-  for (auto& f : inflight) {
+  for (std::size_t i = 0; i < inflight.size(); ++i) {
+    InFlight& f = inflight[i];
     if (f.failed || !f.has_deadline || f.deadline > now) continue;
     f.failed = true;
     if (f.internal == Internal::handshake) {
@@ -152,11 +154,9 @@ void Connection::Impl::on_deadline() {
       continue;
     }
     const auto ec = make_error_code(Errc::outcome_unknown);
-    if (f.whandler) {
-      calls.push_back([h = std::move(f.whandler), ec] { h(ec, Replies{}, WatchTxn{}); });
-      if (f.lane_id != 0 && lane_holder == f.lane_id) {
-        // The server may hold our WATCH: clear it before anyone else uses the lane.
-        write_internal_unwatch();
+    if (f.watch()) {
+      calls.push_back([h = std::move(f.rare->whandler), ec] { h(ec, Replies{}, WatchTxn{}); });
+      if (f.lane_id() != 0 && lane_holder == f.lane_id()) {
         lane_holder = 0;
         released = true;
       }
@@ -164,6 +164,9 @@ void Connection::Impl::on_deadline() {
       calls.push_back([h = std::move(f.handler), ec] { h(ec, Replies{}); });
     }
   }
+  // The server may hold our WATCH: clear it before anyone else uses the lane. (Written after
+  // the walk: a write adds to `inflight`, which moves its elements.)
+  if (released) write_internal_unwatch();
   Guard g(this);
   if (kill) {
     last_error = "handshake timed out";
@@ -246,29 +249,30 @@ void Connection::Impl::write_pending(Pending& p) {
     if (p.handler) defer([h = std::move(p.handler)] { h({}, Replies{}); });
     return;
   }
-  InFlight f;
+  InFlight& f = inflight.emplace_back();
   f.replies = p.replies;
-  f.subs = std::move(p.subs);
   f.handler = std::move(p.handler);
-  f.whandler = std::move(p.whandler);
-  f.asking = std::move(p.asking);
-  f.late = std::move(p.late);
   f.has_deadline = p.has_deadline;
   f.deadline = p.deadline;
-  if (watch) {
-    lane_holder = ++next_lane;
-    f.lane_id = lane_holder;
+  if (!p.subs.empty() || p.whandler || !p.asking.empty() || p.late || watch) {
+    InFlight::Rare& r = f.more();
+    r.subs = std::move(p.subs);
+    r.whandler = std::move(p.whandler);
+    r.asking = std::move(p.asking);
+    r.late = std::move(p.late);
+    if (watch) {
+      lane_holder = ++next_lane;
+      r.lane_id = lane_holder;
+    }
   }
-  inflight.push_back(std::move(f));
   if (p.has_deadline) arm_deadline(p.deadline);
 }
 
 void Connection::Impl::write_internal(std::string bytes, Internal kind, std::uint32_t replies) {
   stream->write(std::move(bytes));
-  InFlight f;
+  InFlight& f = inflight.emplace_back();
   f.replies = replies;
   f.internal = kind;
-  inflight.push_back(std::move(f));
 }
 
 void Connection::Impl::write_internal_unwatch() {
@@ -414,9 +418,9 @@ void Connection::Impl::fail_connection(std::error_code ec) {
     if (f.internal != Internal::user) continue;
     if (f.failed) {
       // The late reply will never come.
-      if (f.late) f.late(make_error_code(Errc::connection_lost), Replies{});
-    } else if (f.whandler) {
-      f.whandler(make_error_code(Errc::outcome_unknown), Replies{}, WatchTxn{});
+      f.late(make_error_code(Errc::connection_lost), Replies{});
+    } else if (f.watch()) {
+      f.rare->whandler(make_error_code(Errc::outcome_unknown), Replies{}, WatchTxn{});
     } else if (f.handler) {
       f.handler(make_error_code(Errc::outcome_unknown), Replies{});
     }
@@ -460,9 +464,9 @@ void Connection::Impl::close() {
   for (auto& x : f) {
     if (x.internal != Internal::user) continue;
     if (x.failed) {
-      if (x.late) x.late(ec, Replies{});
-    } else if (x.whandler) {
-      x.whandler(ec, Replies{}, WatchTxn{});
+      x.late(ec, Replies{});
+    } else if (x.watch()) {
+      x.rare->whandler(ec, Replies{}, WatchTxn{});
     } else if (x.handler) {
       x.handler(ec, Replies{});
     }
@@ -504,6 +508,12 @@ void Connection::send(Request request, ReplyHandler handler, RequestOptions opti
                             : "Request::commands does not match the bytes";
     return impl_->fail_later(std::move(handler), Errc::bad_request);
   }
+  if (s.kind() == RequestKind::plain && s.subscribes().empty() && s.replies() > 0 &&
+      impl_->can_write_now(request.bytes.size(), options)) {
+    impl_->stream->write(std::move(request.bytes));
+    impl_->await_reply(s.replies(), handler, options);
+    return;
+  }
   Impl::Pending p;
   p.bytes = std::move(request.bytes);
   p.replies = s.replies();
@@ -521,8 +531,57 @@ void Connection::send(Request request, ReplyHandler handler, RequestOptions opti
   impl_->submit(std::move(p));
 }
 
+// A request that needs nothing but to be written (plain, no ASKING, within the output limit)
+// on a ready connection skips the queue's Pending: written, then awaited (await_reply). The
+// general path (submit) decides the same for these, only with more moves.
+bool Connection::Impl::can_write_now(std::size_t bytes, const RequestOptions& options) const {
+  return state == ConnectionState::ready && stream && !options.asking &&
+         output_bytes() + bytes <= opt.max_output_bytes;
+}
+
+void Connection::Impl::await_reply(std::uint32_t replies, ReplyHandler& handler,
+                                   RequestOptions& options) {
+  InFlight& f = inflight.emplace_back();
+  f.replies = replies;
+  f.handler.swap(handler);  // f's is empty: a swap is a cheaper move
+  if (options.on_late_reply) f.more().late = std::move(options.on_late_reply);
+  if (options.timeout.count() > 0) {
+    f.has_deadline = true;
+    f.deadline = loop.now() + options.timeout;
+    arm_deadline(f.deadline);
+  }
+}
+
+// command()'s common case without a Request: one plain command, encoded on the stack (or in a
+// reused buffer when long) and copied into the stream's pending bytes. Anything else (not
+// ready, a transaction or subscribe command, ASKING, an output limit to report) returns false
+// and goes the general way, send().
+bool Connection::Impl::write_now(std::span<const std::string_view> args, ReplyHandler& handler,
+                                 RequestOptions& options) {
+  if (args.empty() ||
+      !detail::plain_command(args[0], args.size() > 1 ? args[1] : "", args.size())) {
+    return false;
+  }
+  const std::size_t size = resp::command_size(args);
+  if (!can_write_now(size, options)) return false;
+  if (size <= kStackCommand) {
+    char buf[kStackCommand];
+    stream->write_copy(std::string_view(buf, resp::encode_command(buf, args)));
+  } else {
+    encode_buf.resize(size);
+    stream->write_copy(
+        std::string_view(encode_buf.data(), resp::encode_command(encode_buf.data(), args)));
+  }
+  await_reply(1, handler, options);
+  return true;
+}
+
 void Connection::command(std::initializer_list<std::string_view> args, ReplyHandler handler,
                          RequestOptions options) {
+  if (impl_->write_now(std::span<const std::string_view>(args.begin(), args.size()), handler,
+                       options)) {
+    return;
+  }
   RequestBuilder b;
   b.add(std::span<const std::string_view>(args.begin(), args.size()));
   send(b.done(), std::move(handler), std::move(options));

@@ -14,13 +14,16 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "handshake.hpp"
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/resp/parser.hpp"
+#include "ring.hpp"
 #include "sentinel.hpp"
 
 namespace lockwire::loop {
@@ -46,18 +49,41 @@ struct Connection::Impl final : StreamHandler {
   };
 
   struct InFlight {  // written, awaiting `replies` frames
+    // What few requests have, kept out of line so that the common entry stays small (it is
+    // made, moved and reset for every request).
+    struct Rare {
+      std::vector<RequestShape::Subscribe> subs;
+      std::vector<std::uint8_t> asking;  // per reply slot: 1 = an ASKING's, not the caller's
+      WatchHandler whandler;
+      ReplyHandler late;
+      std::uint64_t lane_id = 0;  // a WATCH request: the lane it holds
+    };
     std::uint32_t replies = 1;
     std::uint32_t got = 0;
-    std::vector<RequestShape::Subscribe> subs;
     Internal internal = Internal::user;
     bool failed = false;  // outcome_unknown already reported: the reply goes to `late`
     bool has_deadline = false;
     MonoTime deadline{};
-    std::uint64_t lane_id = 0;  // a WATCH request: the lane it holds
-    std::vector<std::uint8_t> asking;  // per reply slot: 1 = an ASKING's, not the caller's
     ReplyHandler handler;
-    WatchHandler whandler;
-    ReplyHandler late;
+    std::unique_ptr<Rare> rare;
+
+    Rare& more() {
+      if (!rare) rare = std::make_unique<Rare>();
+      return *rare;
+    }
+    [[nodiscard]] std::span<const RequestShape::Subscribe> subs() const noexcept {
+      if (!rare) return {};
+      return rare->subs;
+    }
+    [[nodiscard]] bool asking_slot(std::uint32_t slot) const noexcept {
+      return rare && slot < rare->asking.size() && rare->asking[slot] != 0;
+    }
+    [[nodiscard]] bool watch() const noexcept { return rare && rare->whandler; }
+    [[nodiscard]] std::uint64_t lane_id() const noexcept { return rare ? rare->lane_id : 0; }
+    // Calls the late-reply handler, if any.
+    void late(std::error_code ec, const Replies& replies) const {
+      if (rare && rare->late) rare->late(ec, replies);
+    }
   };
 
   // Detects the Connection being destroyed from inside a handler we call.
@@ -83,7 +109,7 @@ struct Connection::Impl final : StreamHandler {
   std::string inbuf;
   std::deque<Pending> queue;
   std::size_t queue_bytes = 0;
-  std::deque<InFlight> inflight;
+  detail::Ring<InFlight> inflight;  // references do not survive a push (ring.hpp)
   std::uint64_t lane_holder = 0;
   std::uint64_t next_lane = 0;
   detail::Handshake handshake;
@@ -185,6 +211,12 @@ struct Connection::Impl final : StreamHandler {
   void rearm_deadline();
 
   void submit(Pending p);
+  [[nodiscard]] bool can_write_now(std::size_t bytes, const RequestOptions& options) const;
+  void await_reply(std::uint32_t replies, ReplyHandler& handler, RequestOptions& options);
+  bool write_now(std::span<const std::string_view> args, ReplyHandler& handler,
+                 RequestOptions& options);
+  static constexpr std::size_t kStackCommand = 256;  // write_now() encodes these on the stack
+  std::string encode_buf;  // write_now()'s longer commands, reused
   void write_pending(Pending& p);
   // RequestOptions::asking: ASKING before each command outside MULTI and before MULTI.
   static void add_asking(Pending& p);

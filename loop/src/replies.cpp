@@ -65,7 +65,7 @@ void Connection::Impl::input_overflow() {
 std::uint32_t Connection::Impl::awaited_sub_ack() const noexcept {
   if (inflight.empty()) return 0;
   const InFlight& f = inflight.front();
-  for (const RequestShape::Subscribe& a : f.subs) {
+  for (const RequestShape::Subscribe& a : f.subs()) {
     if (a.slot == f.got) return a.acks;
   }
   return 0;
@@ -111,7 +111,7 @@ void Connection::Impl::on_frame(resp::Frame frame) {
     return;
   }
   InFlight& front = inflight.front();
-  if (front.got < front.asking.size() && front.asking[front.got] != 0) {
+  if (front.asking_slot(front.got)) {
     ++front.got;  // an ASKING's reply (RequestOptions::asking), never a request's last
     return;
   }
@@ -199,25 +199,26 @@ void Connection::Impl::deliver(InFlight& f, const Replies& replies, bool error) 
       break;
   }
   if (f.failed) {
-    if (f.late) f.late(ec, replies);
+    f.late(ec, replies);
     return;
   }
-  if (f.whandler) {
-    if (f.lane_id != 0 && lane_holder != f.lane_id) {
+  if (f.watch()) {
+    InFlight::Rare& r = *f.rare;
+    if (r.lane_id != 0 && lane_holder != r.lane_id) {
       // Cannot happen while connected; be safe.
-      return f.whandler(make_error_code(Errc::outcome_unknown), Replies{}, WatchTxn{});
+      return r.whandler(make_error_code(Errc::outcome_unknown), Replies{}, WatchTxn{});
     }
     if (ec) {
       // WATCH or a read failed: the caller gets no lane; clear what the server may hold.
       write_internal_unwatch();
       lane_holder = 0;
       Guard g(this);
-      f.whandler(ec, replies, WatchTxn{});
+      r.whandler(ec, replies, WatchTxn{});
       if (g.dead) return;
       drain_queue();
       return;
     }
-    f.whandler(ec, replies, WatchTxn(self, f.lane_id, !f.asking.empty()));
+    r.whandler(ec, replies, WatchTxn(self, r.lane_id, !r.asking.empty()));
     return;
   }
   if (f.handler) f.handler(ec, replies);

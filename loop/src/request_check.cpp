@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "lockwire/loop/request.hpp"
+#include "request_rules.hpp"
 
 namespace lockwire::loop {
 
@@ -92,6 +93,12 @@ bool read_len(std::string_view b, std::size_t& p, char prefix, std::uint64_t& ou
 }
 
 }  // namespace
+
+namespace detail {
+bool plain_command(std::string_view name, std::string_view arg1, std::size_t argc) noexcept {
+  return argc != 0 && classify(name, arg1, argc) == Cmd::other;
+}
+}  // namespace detail
 
 void RequestShape::add(std::string_view name, std::string_view arg1, std::size_t argc) noexcept {
   ++commands_;

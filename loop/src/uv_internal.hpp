@@ -118,6 +118,18 @@ struct StreamCore {
   std::vector<std::string> raw_q;  // bytes ready for the socket
   std::size_t raw_bytes = 0;
   std::vector<std::string> inflight;
+  // A written buffer kept for the next turn's first write_copy(): a steady pipeline reuses one
+  // buffer instead of growing a fresh one every turn.
+  std::string spare;
+  static constexpr std::size_t kSpareMax = 256 * 1024;
+  void recycle_inflight() noexcept {
+    if (!inflight.empty() && inflight.front().capacity() <= kSpareMax &&
+        inflight.front().capacity() > spare.capacity()) {
+      spare.swap(inflight.front());
+      spare.clear();
+    }
+    inflight.clear();
+  }
   std::vector<uv_buf_t> bufs;
   static constexpr std::size_t kReadBuf = 64 * 1024;
   std::unique_ptr<char[]> rbuf;

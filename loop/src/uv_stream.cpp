@@ -285,7 +285,7 @@ void StreamCore::flush() {
   if (n < 0 && n != UV_EAGAIN && n != UV_ENOSYS) return fail(uv_error(n));
   std::size_t done = n > 0 ? static_cast<std::size_t>(n) : 0;
   if (done == total) {
-    inflight.clear();
+    recycle_inflight();
     if (shutdown_requested && !shutdown_sent) flush();
     return;
   }
@@ -313,7 +313,7 @@ void StreamCore::flush() {
 void StreamCore::on_written(uv_write_t* req, int status) {
   auto* c = static_cast<StreamCore*>(req->data);
   c->writing = false;
-  c->inflight.clear();
+  c->recycle_inflight();
   if (c->dead || status == UV_ECANCELED) return;
   if (status < 0) return c->fail(uv_error(status));
   if (!c->raw_q.empty() || c->app_bytes > 0 || (c->shutdown_requested && !c->shutdown_sent)) {
@@ -327,16 +327,31 @@ class UvStream final : public Stream {
  public:
   explicit UvStream(StreamCore* c) : c_(c) {}
   ~UvStream() override { c_->detach(); }
+  // Small writes (typical commands) are coalesced into one buffer: fewer iovecs and frees per
+  // gathered write; large ones are queued as they are, without a copy.
+  static constexpr std::size_t kSmall = 1024, kCoalesceMax = 64 * 1024;
   void write(std::string bytes) override {
     if (c_->dead || bytes.empty()) return;
     c_->app_bytes += bytes.size();
-    // Small writes (typical commands) are coalesced into one buffer: fewer iovecs and frees per
-    // gathered write; large ones are queued as they are, without a copy.
-    constexpr std::size_t kSmall = 1024, kCoalesceMax = 64 * 1024;
     if (bytes.size() <= kSmall && !c_->app_q.empty() && c_->app_q.back().size() < kCoalesceMax) {
       c_->app_q.back().append(bytes);
     } else {
       c_->app_q.push_back(std::move(bytes));
+    }
+    if (c_->ready) c_->schedule_flush();
+  }
+  void write_copy(std::string_view bytes) override {
+    if (c_->dead || bytes.empty()) return;
+    c_->app_bytes += bytes.size();
+    auto& q = c_->app_q;
+    if (bytes.size() <= kSmall && !q.empty() && q.back().size() < kCoalesceMax) {
+      q.back().append(bytes);
+    } else if (q.empty() || bytes.size() <= kSmall) {
+      std::string& buf = q.emplace_back(std::move(c_->spare));  // empty, perhaps with capacity
+      c_->spare = std::string();
+      buf.assign(bytes);
+    } else {
+      q.emplace_back(bytes);
     }
     if (c_->ready) c_->schedule_flush();
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace lockwire::resp {
 namespace {
@@ -29,9 +30,56 @@ void append_header(std::string& out, char prefix, std::uint64_t n) {
 
 }  // namespace
 
+namespace {
+[[nodiscard]] std::size_t decimal_len(std::uint64_t v) noexcept {
+  if (v < 10) return 1;
+  if (v < 100) return 2;
+  std::size_t n = 3;
+  for (v /= 1000; v != 0; v /= 10) ++n;
+  return n;
+}
+// `prefix`, v in decimal (len digits), CRLF; returns the end.
+char* put_header(char* p, char prefix, std::uint64_t v, std::size_t len) noexcept {
+  *p++ = prefix;
+  if (len == 1) {
+    *p++ = static_cast<char>('0' + v);
+  } else {
+    char* e = p + len;
+    do {
+      *--e = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    p += len;
+  }
+  *p++ = '\r';
+  *p++ = '\n';
+  return p;
+}
+}  // namespace
+
+std::size_t command_size(std::span<const std::string_view> args) noexcept {
+  std::size_t total = 3 + decimal_len(args.size());
+  for (std::string_view a : args) total += 5 + decimal_len(a.size()) + a.size();
+  return total;
+}
+
+std::size_t encode_command(char* out, std::span<const std::string_view> args) noexcept {
+  char* p = put_header(out, '*', args.size(), decimal_len(args.size()));
+  for (std::string_view a : args) {
+    p = put_header(p, '$', a.size(), decimal_len(a.size()));
+    if (!a.empty()) std::memcpy(p, a.data(), a.size());
+    p += a.size();
+    *p++ = '\r';
+    *p++ = '\n';
+  }
+  return static_cast<std::size_t>(p - out);
+}
+
 void append_command(std::string& out, std::span<const std::string_view> args) {
-  append_header(out, '*', args.size());
-  for (std::string_view a : args) detail::append_bulk(out, a);
+  // Sized once and written in place: one resize instead of three appends per argument.
+  const std::size_t at = out.size();
+  out.resize(at + command_size(args));
+  encode_command(out.data() + at, args);
 }
 
 void append_simple(std::string& out, std::string_view s) {

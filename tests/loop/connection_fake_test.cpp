@@ -43,6 +43,72 @@ TEST_F(Fixture, PipelinesAndMatchesRepliesInOrder) {
   EXPECT_EQ(c->in_flight(), 0u);
 }
 
+// command() on a ready connection encodes straight into the stream (no Request); the bytes must
+// be exactly those the builder writes, short or long (past its stack buffer), odd bytes included.
+TEST_F(Fixture, CommandsOnAReadyConnectionAreWrittenAsTheBuilderEncodesThem) {
+  up();
+  const std::string longv(300, 'v');
+  Result r[5];
+  c->command({"SET", "k", "1"}, rec(r[0]));
+  c->command({"GET", ""}, rec(r[1]));
+  c->command({"SET", "k", longv}, rec(r[2]));
+  c->command({"PING"}, rec(r[3]));
+  c->command({"ECHO", "a\r\nb"}, rec(r[4]));
+  EXPECT_EQ(L.take(), cmd({"SET", "k", "1"}) + cmd({"GET", ""}) + cmd({"SET", "k", longv}) +
+                          cmd({"PING"}) + cmd({"ECHO", "a\r\nb"}));
+  EXPECT_EQ(c->in_flight(), 5u);
+  L.feed("+OK\r\n$-1\r\n+OK\r\n+PONG\r\n$4\r\na\r\nb\r\n");
+  for (const Result& x : r) EXPECT_EQ(x.calls, 1);
+  EXPECT_EQ(r[0].values, std::vector<std::string>{"OK"});
+  EXPECT_EQ(r[3].values, std::vector<std::string>{"PONG"});
+  EXPECT_EQ(r[4].values, std::vector<std::string>{"a\r\nb"});
+  EXPECT_EQ(c->in_flight(), 0u);
+}
+
+// Reply handlers that send more while the replies of one read are being dispatched: the
+// requests in flight grow and wrap around under the dispatch, and every reply still reaches
+// its own request, in order.
+TEST_F(Fixture, HandlersSendingDuringDispatchKeepRepliesInOrder) {
+  up();
+  constexpr int kFirst = 100, kTotal = 1000;
+  int sent = 0, got = 0, out_of_order = 0;
+  std::string written;
+  ReplyHandler h;
+  auto issue = [&] {
+    ++sent;
+    if (sent % 3 == 0) {
+      RequestBuilder b;
+      c->send(b.add("INCR", "n").done(), h);
+    } else {
+      c->command({"INCR", "n"}, h);
+    }
+  };
+  h = [&](std::error_code ec, const Replies& r) {
+    ++got;
+    if (ec || resp::to_int64(r[0][0]) != got) ++out_of_order;
+    if (sent < kTotal) issue();
+    if (sent < kTotal && got % 7 == 0) issue();  // sometimes two: the pipeline deepens
+  };
+  for (int i = 0; i < kFirst; ++i) issue();
+  int answered = 0;
+  while (answered < sent) {
+    written += L.take();
+    std::string replies;
+    for (; answered < sent; ++answered) {
+      replies.append(":").append(std::to_string(answered + 1)).append("\r\n");
+    }
+    L.feed(replies);
+  }
+  written += L.take();
+  EXPECT_EQ(sent, kTotal);
+  EXPECT_EQ(got, kTotal);
+  EXPECT_EQ(out_of_order, 0);
+  std::string want;
+  for (int i = 0; i < kTotal; ++i) want += cmd({"INCR", "n"});
+  EXPECT_EQ(written, want);
+  EXPECT_EQ(c->in_flight(), 0u);
+}
+
 TEST_F(Fixture, ErrorRepliesAreServerErrorsWithTheFrame) {
   up();
   Result a;

@@ -126,6 +126,9 @@ class Stream {
   // Queues bytes for sending; the stream owns them from here. Writes queued during one loop turn
   // are sent with one gathered write where the implementation can.
   virtual void write(std::string bytes) = 0;
+  // The same for bytes the caller keeps: queued as a copy. An implementation may append them to
+  // the turn's pending buffer without allocating for each call (the default makes a string).
+  virtual void write_copy(std::string_view bytes) { write(std::string(bytes)); }
   // Bytes handed to write() and not yet accepted by the kernel / the simulated network.
   [[nodiscard]] virtual std::size_t write_queue_bytes() const noexcept = 0;
   // Half-close: send FIN after the queued bytes; reading continues.

@@ -58,6 +58,10 @@ void append_arg(std::string& out, const T& arg) {
 
 // *N then N blob strings.
 void append_command(std::string& out, std::span<const std::string_view> args);
+// The same into a caller's buffer of at least command_size(args) bytes; returns the bytes
+// written (exactly command_size(args)).
+[[nodiscard]] std::size_t command_size(std::span<const std::string_view> args) noexcept;
+std::size_t encode_command(char* out, std::span<const std::string_view> args) noexcept;
 inline void append_command(std::string& out, std::initializer_list<std::string_view> args) {
   append_command(out, std::span<const std::string_view>(args.begin(), args.size()));
 }

@@ -110,6 +110,7 @@ class Parser {
     return true;
   }
   void start_frame() noexcept;
+  ParseResult finish(const char* b, std::size_t consumed) noexcept;
   ParseResult single(Type type, const char* vb, const char* ve, std::size_t consumed);
   Step value_done() noexcept;
   Step aggregate_done(bool attribute) noexcept;
