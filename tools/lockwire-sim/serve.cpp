@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -151,6 +152,12 @@ int serve(const ServeOptions& opt) {
   };
   bool shutdown = false;
   hooks.shutdown = [&shutdown] { shutdown = true; };
+  if (std::getenv("LOCKWIRE_SERVE_TRACE") != nullptr) {  // every command and key event, on stderr
+    hooks.trace = [](std::string_view what, std::string_view detail) {
+      std::fprintf(stderr, "%.*s %.*s\n", static_cast<int>(what.size()), what.data(),
+                   static_cast<int>(detail.size()), detail.data());
+    };
+  }
   hooks.wall_us = real_wall_us;
   hooks.cpu = [](std::int64_t& sys_us, std::int64_t& user_us) {
     rusage ru{};
