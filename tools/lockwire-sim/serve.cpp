@@ -152,10 +152,12 @@ int serve(const ServeOptions& opt) {
   };
   bool shutdown = false;
   hooks.shutdown = [&shutdown] { shutdown = true; };
+  ClientId feeding = 0;  // the connection whose bytes the model is reading (for the trace)
   if (std::getenv("LOCKWIRE_SERVE_TRACE") != nullptr) {  // every command and key event, on stderr
-    hooks.trace = [](std::string_view what, std::string_view detail) {
-      std::fprintf(stderr, "%.*s %.*s\n", static_cast<int>(what.size()), what.data(),
-                   static_cast<int>(detail.size()), detail.data());
+    hooks.trace = [&feeding](std::string_view what, std::string_view detail) {
+      std::fprintf(stderr, "[%llu] %.*s %.*s\n", static_cast<unsigned long long>(feeding),
+                   static_cast<int>(what.size()), what.data(), static_cast<int>(detail.size()),
+                   detail.data());
     };
   }
   hooks.wall_us = real_wall_us;
@@ -311,7 +313,9 @@ int serve(const ServeOptions& opt) {
       if (what & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
         const ssize_t r = ::recv(c.fd, buf.data(), buf.size(), 0);
         if (r > 0) {
+          feeding = id;
           model.feed(id, std::string_view(buf.data(), static_cast<std::size_t>(r)));
+          feeding = 0;
         } else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
           drop(id, true);  // the peer went: freeClient at once, as Redis on a read of 0
           continue;
