@@ -138,7 +138,13 @@ int serve(const ServeOptions& opt) {
     }
   };
   sim::RedisModel::Hooks hooks;
+  const bool trace_out = std::getenv("LOCKWIRE_SERVE_TRACE_OUT") != nullptr;
   hooks.write = [&](ClientId id, std::string_view bytes) {
+    if (trace_out) {  // what each connection is sent (the first bytes, CR LF shown as |)
+      std::string shown(bytes.substr(0, 120));
+      for (auto& ch : shown) ch = (ch == '\r' || ch == '\n') ? '|' : ch;
+      std::fprintf(stderr, "[%llu] out %s\n", static_cast<unsigned long long>(id), shown.c_str());
+    }
     auto it = conns.find(id);
     if (it == conns.end()) return;
     it->second.out.append(bytes);
