@@ -86,5 +86,19 @@ TEST(ModelGlob, PathologicalPatternAnswersWithoutBlowingUp) {
   EXPECT_EQ(h.take(sub), "");
 }
 
+// A big argument (>= 32 KiB, Redis' PROTO_MBULK_BIG_ARG) arriving in small pieces is read
+// straight into its own string; pipelined commands around it still parse.
+TEST(ModelProtocol, BigArgumentsInPieces) {
+  Harness h;
+  const auto c = h.m.add_client();
+  const std::string value(100 * 1024 + 7, 'v');
+  std::string bytes = enc({"SET", "big", value});
+  bytes += enc({"STRLEN", "big"});
+  bytes += enc({"GETRANGE", "big", "-3", "-1"});
+  for (std::size_t i = 0; i < bytes.size(); i += 1000) h.m.feed(c, std::string_view(bytes).substr(i, 1000));
+  EXPECT_EQ(h.take(c), "+OK\r\n:102407\r\n$3\r\nvvv\r\n");
+  EXPECT_EQ(h.call(c, {"GET", "big"}).size(), value.size() + 11);  // $102407 CRLF ... CRLF
+}
+
 }  // namespace
 }  // namespace lockwire::sim

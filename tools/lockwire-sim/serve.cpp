@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -137,7 +138,13 @@ int serve(const ServeOptions& opt) {
     }
   };
   sim::RedisModel::Hooks hooks;
+  const bool trace_out = std::getenv("LOCKWIRE_SERVE_TRACE_OUT") != nullptr;
   hooks.write = [&](ClientId id, std::string_view bytes) {
+    if (trace_out) {  // what each connection is sent (the first bytes, CR LF shown as |)
+      std::string shown(bytes.substr(0, 120));
+      for (auto& ch : shown) ch = (ch == '\r' || ch == '\n') ? '|' : ch;
+      std::fprintf(stderr, "[%llu] out %s\n", static_cast<unsigned long long>(id), shown.c_str());
+    }
     auto it = conns.find(id);
     if (it == conns.end()) return;
     it->second.out.append(bytes);
@@ -151,6 +158,14 @@ int serve(const ServeOptions& opt) {
   };
   bool shutdown = false;
   hooks.shutdown = [&shutdown] { shutdown = true; };
+  ClientId feeding = 0;  // the connection whose bytes the model is reading (for the trace)
+  if (std::getenv("LOCKWIRE_SERVE_TRACE") != nullptr) {  // every command and key event, on stderr
+    hooks.trace = [&feeding](std::string_view what, std::string_view detail) {
+      std::fprintf(stderr, "[%llu] %.*s %.*s\n", static_cast<unsigned long long>(feeding),
+                   static_cast<int>(what.size()), what.data(), static_cast<int>(detail.size()),
+                   detail.data());
+    };
+  }
   hooks.wall_us = real_wall_us;
   hooks.cpu = [](std::int64_t& sys_us, std::int64_t& user_us) {
     rusage ru{};
@@ -304,7 +319,9 @@ int serve(const ServeOptions& opt) {
       if (what & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
         const ssize_t r = ::recv(c.fd, buf.data(), buf.size(), 0);
         if (r > 0) {
+          feeding = id;
           model.feed(id, std::string_view(buf.data(), static_cast<std::size_t>(r)));
+          feeding = 0;
         } else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
           drop(id, true);  // the peer went: freeClient at once, as Redis on a read of 0
           continue;

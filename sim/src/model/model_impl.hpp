@@ -27,6 +27,7 @@ namespace model {
 
 using Args = std::vector<std::string>;
 constexpr std::size_t kInlineMax = 64 * 1024;  // PROTO_INLINE_MAX_SIZE
+constexpr std::int64_t kBigArg = 32 * 1024;     // PROTO_MBULK_BIG_ARG
 
 // Command flags (subset of Redis' CMD_*).
 enum : std::uint32_t {
@@ -180,6 +181,7 @@ struct Client {
   std::int64_t bulklen = -1;
   Args argv;
   std::size_t argv_bytes = 0;
+  std::string big;  // a big argument being read (parse_multibulk)
   // WAIT: blocked until replicas acknowledge `woff` (the client's last write offset)
   std::int64_t woff = 0;
   bool blocked = false;
@@ -615,6 +617,7 @@ struct RedisModel::Impl {
 
   // ---- replication and WAIT (replication.cpp) ----
   void propagate(Client& c, const Args& a);
+  void propagate_bytes(Client& c, std::size_t bytes);  // propagate()'s accounting alone
   std::int64_t acks_for(std::int64_t off) const;
   void check_blocked();  // unblocks WAITers whose replicas caught up or whose timeout passed
   std::int64_t next_deadline_ms() const;

@@ -309,8 +309,24 @@ bool RedisModel::Impl::parse_multibulk(Client& c) {
       c.qpos += cr + 2;
       c.bulklen = ll;
     }
-    if (c.qbuf.size() - c.qpos < static_cast<std::size_t>(c.bulklen) + 2) return false;
-    c.argv.emplace_back(c.qbuf.data() + c.qpos, static_cast<std::size_t>(c.bulklen));
+    const auto need = static_cast<std::size_t>(c.bulklen) + 2;  // with its CRLF
+    if (c.bulklen >= kBigArg) {
+      // PROTO_MBULK_BIG_ARG: a big argument is read straight into its own string (one copy
+      // of it in memory, the query buffer stays small).
+      if (c.big.capacity() < need) c.big.reserve(need);
+      const std::size_t take = std::min(need - c.big.size(), c.qbuf.size() - c.qpos);
+      c.big.append(c.qbuf, c.qpos, take);
+      c.qpos += take;
+      if (c.big.size() < need) return false;
+      c.big.resize(static_cast<std::size_t>(c.bulklen));
+      c.argv.push_back(std::move(c.big));
+      c.big = std::string();
+      c.qpos -= 2;  // the CRLF is skipped below, with the normal path's
+    } else {
+      if (c.qbuf.size() - c.qpos < need) return false;
+      c.argv.emplace_back(c.qbuf.data() + c.qpos, static_cast<std::size_t>(c.bulklen));
+      c.qpos += static_cast<std::size_t>(c.bulklen);
+    }
     // Arguments count against the query buffer limit too, so a huge count of tiny arguments
     // cannot allocate without bound (Redis closes such clients as well).
     c.argv_bytes += static_cast<std::size_t>(c.bulklen) + sizeof(std::string);
@@ -319,7 +335,7 @@ bool RedisModel::Impl::parse_multibulk(Client& c) {
       close_asap(c);
       return false;
     }
-    c.qpos += static_cast<std::size_t>(c.bulklen) + 2;  // the CRLF is skipped unchecked
+    c.qpos += 2;  // the CRLF is skipped unchecked
     c.bulklen = -1;
     --c.multibulklen;
   }
@@ -344,6 +360,7 @@ void RedisModel::Impl::process_input(Client& c) {
   if (c.qpos > 0 && (c.qpos == c.qbuf.size() || c.qpos > 4096)) {
     c.qbuf.erase(0, c.qpos);
     c.qpos = 0;
+    if (c.qbuf.empty() && c.qbuf.capacity() > 1024 * 1024) std::string().swap(c.qbuf);
   }
 }
 

@@ -56,10 +56,14 @@ using namespace model;
 void RedisModel::Impl::propagate(Client& c, const Args& a) {
   std::size_t bytes = 0;
   for (auto& s : a) bytes += s.size() + 16;
+  propagate_bytes(c, bytes);
+  if (hooks.propagate) hooks.propagate(c.db, a);
+}
+
+void RedisModel::Impl::propagate_bytes(Client& c, std::size_t bytes) {
   repl_offset += static_cast<std::int64_t>(bytes);
   c.woff = repl_offset;
   ++dirty;
-  if (hooks.propagate) hooks.propagate(c.db, a);
 }
 
 std::int64_t RedisModel::Impl::acks_for(std::int64_t off) const {

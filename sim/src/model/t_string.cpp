@@ -111,7 +111,7 @@ Value* string_read(Impl& s, Client& c, const std::string& key, bool& wrong) {
 }
 
 // setGenericCommand after the options: NX/XX, the value, the expiry, GET's reply.
-void set_generic(Impl& s, Client& c, const std::string& key, const std::string& val, int flags,
+void set_generic(Impl& s, Client& c, const std::string& key, std::string& val, int flags,
                  const std::string* expire, std::string_view cmd, bool setnx_replies) {
   std::int64_t ms = 0;
   if (expire != nullptr && !expire_ms(s, c, *expire, flags, cmd, ms)) return;
@@ -137,16 +137,29 @@ void set_generic(Impl& s, Client& c, const std::string& key, const std::string& 
     return;
   }
   Db& db = DB(s, c);
-  s.set_key(c, db, key, val, (flags & S_KEEPTTL) != 0);
+  // What goes to replicas: the command as Redis rewrites it (built only when someone listens;
+  // otherwise only its size counts, and the value moves into the key without a copy).
+  Args prop;
+  std::size_t prop_bytes = 3 + key.size() + val.size() + 3 * 16;
+  if (expire != nullptr) {
+    prop_bytes += 4 + ll2s(ms).size() + 2 * 16;
+  } else if (flags & S_KEEPTTL) {
+    prop_bytes += 7 + 16;
+  }
+  if (s.hooks.propagate) {
+    prop = {"SET", key, val};
+    if (expire != nullptr) {
+      prop.push_back("PXAT");
+      prop.push_back(ll2s(ms));
+    } else if (flags & S_KEEPTTL) {
+      prop.push_back("KEEPTTL");
+    }
+  }
+  s.set_key(c, db, key, std::move(val), (flags & S_KEEPTTL) != 0);
   s.notify(NOTIFY_STRING, "set", key, c);
-  Args prop{"SET", key, val};
   if (expire != nullptr) {
     s.set_expire(db, key, ms);
-    prop.push_back("PXAT");
-    prop.push_back(ll2s(ms));
     s.notify(NOTIFY_GENERIC, "expire", key, c);
-  } else if (flags & S_KEEPTTL) {
-    prop.push_back("KEEPTTL");
   }
   if (!(flags & S_GET)) {
     if (setnx_replies) {
@@ -155,7 +168,11 @@ void set_generic(Impl& s, Client& c, const std::string& key, const std::string& 
       s.ok(c);
     }
   }
-  s.propagate(c, prop);
+  if (s.hooks.propagate) {
+    s.propagate(c, prop);
+  } else {
+    s.propagate_bytes(c, prop_bytes);
+  }
 }
 
 void incr_by(Impl& s, Client& c, const std::string& key, std::int64_t incr) {

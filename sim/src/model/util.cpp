@@ -100,7 +100,7 @@ std::string ld_human(long double v) {
     while (!r.empty() && r.back() == '0') r.pop_back();
     if (!r.empty() && r.back() == '.') r.pop_back();
   }
-  if (r == "-0") r = "0";
+  if (r.size() == 2 && r[0] == '-' && r[1] == '0') r.erase(0, 1);  // "-0" -> "0"
   return r;
 }
 
