@@ -121,7 +121,7 @@ struct StreamCore {
   // A written buffer kept for the next turn's first write_copy(): a steady pipeline reuses one
   // buffer instead of growing a fresh one every turn.
   std::string spare;
-  static constexpr std::size_t kSpareMax = 256 * 1024;
+  static constexpr std::size_t kSpareMax = std::size_t{256} * 1024;
   void recycle_inflight() noexcept {
     if (!inflight.empty() && inflight.front().capacity() <= kSpareMax &&
         inflight.front().capacity() > spare.capacity()) {

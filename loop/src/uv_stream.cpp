@@ -329,7 +329,7 @@ class UvStream final : public Stream {
   ~UvStream() override { c_->detach(); }
   // Small writes (typical commands) are coalesced into one buffer: fewer iovecs and frees per
   // gathered write; large ones are queued as they are, without a copy.
-  static constexpr std::size_t kSmall = 1024, kCoalesceMax = 64 * 1024;
+  static constexpr std::size_t kSmall = 1024, kCoalesceMax = std::size_t{64} * 1024;
   void write(std::string bytes) override {
     if (c_->dead || bytes.empty()) return;
     c_->app_bytes += bytes.size();
