@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Starts `lockwire-sim serve` on a free port and runs the client scripts against it: redis-cli,
-# redis-py (python3-redis) and ioredis (its node_modules found through NODE_PATH or
-# tests/sim/clients/node_modules; `npm install ioredis` there to get it). A client that is not
+# redis-py (python3-redis) and ioredis (its node_modules found through NODE_PATH,
+# tests/sim/clients/node_modules, or bench/peers/node_modules — the pinned ioredis that
+# bench/run.sh installs with `npm ci`, which .ci/run runs before the tests). A client that is not
 # installed is reported and skipped; exit 77 (ctest: skipped) when none could run.
 set -uo pipefail
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
+node_path="${NODE_PATH:-}:$here/node_modules:$here/../../../bench/peers/node_modules"
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
@@ -21,10 +23,10 @@ run() {  # name command...
 }
 if command -v redis-cli >/dev/null; then run redis-cli bash "$here/rediscli_smoke.sh" "$port"; else echo "redis-cli not installed: skipped"; fi
 if $py -c 'import redis' 2>/dev/null; then run redis-py $py "$here/redispy_smoke.py" "$port"; else echo "redis-py not installed: skipped"; fi
-if command -v node >/dev/null && NODE_PATH="${NODE_PATH:-}:$here/node_modules" node -e 'require("ioredis")' 2>/dev/null; then
-  run ioredis env NODE_PATH="${NODE_PATH:-}:$here/node_modules" node "$here/ioredis_smoke.js" "$port"
+if command -v node >/dev/null && NODE_PATH="$node_path" node -e 'require("ioredis")' 2>/dev/null; then
+  run ioredis env NODE_PATH="$node_path" node "$here/ioredis_smoke.js" "$port"
 else
-  echo "ioredis not installed: skipped (npm install ioredis in $here)"
+  echo "ioredis not installed: skipped (bench/run.sh installs it in bench/peers, or npm install ioredis in $here)"
 fi
 echo "$ran passed, $failed failed"
 [ $failed -eq 0 ] || exit 1
