@@ -147,6 +147,22 @@ Value* lookup_typed(Impl& s, Client& c, const std::string& key, Value::Kind kind
   return v;
 }
 
+Value* typed_read(Impl& s, Client& c, const std::string& key, Value::Kind kind, bool& wrong) {
+  Value* v = lookup_typed(s, c, key, kind, wrong);
+  if (wrong) s.wrongtype(c);
+  return v;
+}
+
+Value* typed_write(Impl& s, Client& c, const std::string& key, Value::Kind kind, bool& wrong) {
+  Value* v = s.lookup(c, key);
+  wrong = v != nullptr && v->kind != kind;
+  if (wrong) {
+    s.wrongtype(c);
+    return nullptr;
+  }
+  return v;
+}
+
 const char* type_name(const Value* v) {
   if (v == nullptr) return "none";
   switch (v->kind) {

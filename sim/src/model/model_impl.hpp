@@ -657,6 +657,10 @@ inline bool get_positive_or_reply(Impl& s, Client& c, const std::string& arg, st
 // db.cpp: lookupKeyWrite + create (wrong = the key holds another type), lookupKeyRead + type check.
 Value* lookup_or_create(Impl& s, Client& c, const std::string& key, Value::Kind kind, bool& wrong);
 Value* lookup_typed(Impl& s, Client& c, const std::string& key, Value::Kind kind, bool& wrong);
+// The value of `key` for a command that reads (typed_read: expired keys go) or writes
+// (typed_write) one of `kind`; another kind answers WRONGTYPE (wrong = true, nullptr for a write).
+Value* typed_read(Impl& s, Client& c, const std::string& key, Value::Kind kind, bool& wrong);
+Value* typed_write(Impl& s, Client& c, const std::string& key, Value::Kind kind, bool& wrong);
 const char* type_name(const Value* v);
 // db.cpp: parseScanCursorOrReply; HSCAN/SSCAN/ZSCAN over (name, value) items (compact
 // encodings answer everything at once with cursor 0, as Redis).

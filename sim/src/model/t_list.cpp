@@ -13,19 +13,11 @@ namespace {
 constexpr bool kHead = true, kTail = false;
 
 Value* list_read(Impl& s, Client& c, const std::string& key, bool& wrong) {
-  Value* v = lookup_typed(s, c, key, Value::Kind::list, wrong);
-  if (wrong) s.wrongtype(c);
-  return v;
+  return typed_read(s, c, key, Value::Kind::list, wrong);
 }
 
 Value* list_write(Impl& s, Client& c, const std::string& key, bool& wrong) {
-  Value* v = s.lookup(c, key);
-  wrong = v != nullptr && v->kind != Value::Kind::list;
-  if (wrong) {
-    s.wrongtype(c);
-    return nullptr;
-  }
-  return v;
+  return typed_write(s, c, key, Value::Kind::list, wrong);
 }
 
 std::string pop(Value& v, bool head) {

@@ -11,19 +11,11 @@ namespace lockwire::sim::model {
 namespace {
 
 Value* set_read(Impl& s, Client& c, const std::string& key, bool& wrong) {
-  Value* v = lookup_typed(s, c, key, Value::Kind::set, wrong);
-  if (wrong) s.wrongtype(c);
-  return v;
+  return typed_read(s, c, key, Value::Kind::set, wrong);
 }
 
 Value* set_write(Impl& s, Client& c, const std::string& key, bool& wrong) {
-  Value* v = s.lookup(c, key);
-  wrong = v != nullptr && v->kind != Value::Kind::set;
-  if (wrong) {
-    s.wrongtype(c);
-    return nullptr;
-  }
-  return v;
+  return typed_write(s, c, key, Value::Kind::set, wrong);
 }
 
 Value new_set() {

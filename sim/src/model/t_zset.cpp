@@ -108,19 +108,11 @@ bool lex_empty(const LexRange& r) {
 }
 
 Value* zset_read(Impl& s, Client& c, const std::string& key, bool& wrong) {
-  Value* v = lookup_typed(s, c, key, Value::Kind::zset, wrong);
-  if (wrong) s.wrongtype(c);
-  return v;
+  return typed_read(s, c, key, Value::Kind::zset, wrong);
 }
 
 Value* zset_write(Impl& s, Client& c, const std::string& key, bool& wrong) {
-  Value* v = s.lookup(c, key);
-  wrong = v != nullptr && v->kind != Value::Kind::zset;
-  if (wrong) {
-    s.wrongtype(c);
-    return nullptr;
-  }
-  return v;
+  return typed_write(s, c, key, Value::Kind::zset, wrong);
 }
 
 // Replies a list of (score, member): RESP3 WITHSCORES nests [member, score] pairs.
