@@ -1,6 +1,7 @@
 // bench_handoff: where a contended hand-off's time goes (issue #18's "≤ 3 PING round trips").
 //
 //   bench_handoff [redis://127.0.0.1:6379] [hand-offs=400]
+//   LOCKWIRE_BENCH_JSON=1 bench_handoff ...   (a JSON line per row too, for bench/report)
 //
 // One holder (client A) and W waiters, each its own lock::Client and connection, on one resource
 // (W = 1, 8, 64). The holder holds 2 ms and releases; every hand-off is timed at five points:
@@ -292,6 +293,20 @@ int main(int argc, char** argv) {
                 cell(col(&Run::Sample::total)).c_str(), col(&Run::Sample::release_rtt),
                 col(&Run::Sample::reply_to_push), mean(&Run::Sample::requests),
                 mean(&Run::Sample::pushes), mean(&Run::Sample::ahead), run.unexplained());
+    if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
+      std::printf(
+          "{\"lib\": \"lockwire\", \"mode\": \"handoff-breakdown\", \"waiters\": %d, "
+          "\"handoffs\": %zu, \"untimed\": %d, \"ping_p50_us\": %.3f, "
+          "\"release_to_push_us\": %.3f, \"push_to_attempt_us\": %.3f, "
+          "\"attempt_to_holds_us\": %.3f, \"release_to_holds_us\": %.3f, "
+          "\"release_rtt_us\": %.3f, \"reply_to_push_us\": %.3f, \"requests_per_op\": %.3f, "
+          "\"pushes_per_op\": %.3f, \"pushes_ahead_per_op\": %.3f}\n",
+          waiters, s.size(), run.unexplained(), rtt, col(&Run::Sample::release_to_push),
+          col(&Run::Sample::push_to_attempt), col(&Run::Sample::attempt_to_holds),
+          col(&Run::Sample::total), col(&Run::Sample::release_rtt),
+          col(&Run::Sample::reply_to_push), mean(&Run::Sample::requests),
+          mean(&Run::Sample::pushes), mean(&Run::Sample::ahead));
+    }
   }
   std::printf(
       "\nsegments (p50 us, and / PING p50): release() called -> invalidation push at the\n"

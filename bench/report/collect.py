@@ -52,6 +52,11 @@ upgrade + release, and lock_all of 1, 2, 4 resources + release of the set, again
 pair; and the hand-off (release → the waiter holds, two clients) in default and in fair order.
 Every case must be there in every round.
 
+Hand-off breakdown (issue #18): once per locks round, in the rotation, `bench_handoff URL N`
+cuts the contended hand-off (1, 8, 64 waiters, a connection each) into release → push at the
+winner → its attempt → it holds, p50 µs and ÷ a PING p50 taken during the same holds, with the
+pushes all contenders got per hand-off (suites.locks.breakdown).
+
 Scripting: every server keeps EVAL/EVALSHA (the peers need them). lockwire's rows connect as an
 ACL user "lockwire-bench" with +@all -@scripting (created here on every server, checked with
 ACL DRYRUN), and every lockwire run's INFO commandstats delta must show no script command.
@@ -106,6 +111,8 @@ def peer_rows(who, rows):
     return rows
 
 LW_PASS = "lockwire-bench-no-scripts"
+# bench_handoff's rows (waiters, each with its own connection), each once per round.
+BREAKDOWN_WAITERS = [1, 8, 64]
 # bench_lock's lock-semantics cases (LOCKWIRE_BENCH_SEMANTICS=1), each once per run.
 SEMANTICS_CASES = ["exclusive-distinct", "exclusive-one-resource", "semaphore", "exclusive",
                    "upgrade", "lock-all-1", "lock-all-2", "lock-all-4", "handoff-default",
@@ -588,6 +595,13 @@ class Collector:
             cluster = {"status": "missing", "reason": "no cluster (collect.py --cluster-ports)"}
         else:
             contenders.insert(1, "lockwire-cluster")
+        # lockwire-breakdown: the hand-off cut into segments (bench_handoff, issue #18).
+        breakdown = {"status": "ok", "runs": [], "waiters": BREAKDOWN_WAITERS}
+        hexe = self.binary("bench_handoff")
+        if not exe:
+            breakdown = {"status": "missing", "reason": f"bench_lock not found in {self.a.bin}"}
+        else:
+            contenders.insert(1, "lockwire-breakdown")
         semantics = {"status": "ok", "runs": [], "cases": SEMANTICS_CASES, "users": 16,
                      "permits": 4}
         if not exe:
@@ -606,6 +620,11 @@ class Collector:
                     log(f"locks round {r + 1}/{self.rounds}: lockwire cluster row (3 primaries "
                         "vs 1)")
                     cluster["runs"] += self.run_cluster_row(exe, r)
+                    continue
+                if who == "lockwire-breakdown":
+                    log(f"locks round {r + 1}/{self.rounds}: lockwire hand-off breakdown "
+                        "(bench_handoff)")
+                    breakdown["runs"] += self.run_breakdown(hexe, r)
                     continue
                 if who == "lockwire-semantics":
                     log(f"locks round {r + 1}/{self.rounds}: lockwire semantics rows (semaphore, "
@@ -629,9 +648,11 @@ class Collector:
                     log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n} {variant}")
                     runs.append(self.run_peer(who, mode, n, variant, r))
         bad = [x for x in runs + floor + replicas.get("runs", []) + cluster.get("runs", []) +
-               semantics.get("runs", []) if "error" in x]
+               semantics.get("runs", []) + breakdown.get("runs", []) if "error" in x]
         if any("error" in x for x in semantics.get("runs", [])):
             semantics["status"] = "failed"
+        if any("error" in x for x in breakdown.get("runs", [])):
+            breakdown["status"] = "failed"
         if any("error" in x for x in replicas.get("runs", [])):
             replicas["status"] = "failed"
         if any("error" in x for x in cluster.get("runs", [])):
@@ -642,7 +663,7 @@ class Collector:
         return {"status": "failed" if bad else "ok", "runs": runs, "ping_floor": floor,
                 "rows": [{"mode": m, "n": n, "variant": v} for m, n, v in rows],
                 "peer_rows": peers, "replicas": replicas, "cluster": cluster,
-                "semantics": semantics,
+                "semantics": semantics, "breakdown": breakdown,
                 "scripting": self.lw_user}
 
     def run_cluster_row(self, exe, r):
@@ -672,6 +693,40 @@ class Collector:
                       "env": {"LOCKWIRE_BENCH_CLUSTER": self.cluster_url}})
             if d["target"] == "cluster":
                 d["node_commands"] = share
+        return runs
+
+    def run_breakdown(self, exe, r):
+        """One round of the hand-off breakdown: bench_handoff (release → push at the winner →
+        its attempt → it holds, for 1, 8 and 64 waiters with a connection each). Built with
+        bench_lock, so a missing binary fails the round; checks that it ran no script."""
+        if not exe:
+            self.failed.append("locks: lockwire hand-off breakdown (bench_handoff not built)")
+            return [{"contender": "lockwire", "round": r, "error": "bench_handoff not built"}]
+        cmd = [exe, self.url, str(30 if self.quick else 300)]
+        env = dict(os.environ, LOCKWIRE_BENCH_JSON="1")
+        before = self.redis.commandstats()
+        rc, out, err, _ = run(cmd, 180, env)
+        delta = stats_delta(before, self.redis.commandstats())
+        scripts = {k: v for k, v in delta.items() if k.split("|")[0] in SCRIPT_CMDS}
+        if rc == 0 and scripts:
+            rc, err = 1, f"lockwire's hand-off breakdown ran script commands: {scripts}"
+        runs = []
+        for line in out.splitlines() if rc == 0 else []:
+            if line.startswith("{"):
+                try:
+                    d = json.loads(line)
+                except ValueError:
+                    continue
+                if d.get("mode") == "handoff-breakdown":
+                    runs.append(d)
+        missing = [w for w in BREAKDOWN_WAITERS if not any(d.get("waiters") == w for d in runs)]
+        if rc != 0 or missing:
+            self.failed.append("locks: lockwire hand-off breakdown (bench_handoff)")
+            return [{"contender": "lockwire", "round": r, "command": cmd,
+                     "error": tail(err) if rc != 0 else
+                     f"rows missing: {missing}; output: " + tail(out, 20)}]
+        for d in runs:
+            d.update({"contender": "lockwire", "round": r, "command": cmd})
         return runs
 
     def run_semantics_rows(self, exe, r):

@@ -163,6 +163,7 @@ def check(d):
         errs += check_cluster(locks.get("cluster"), d.get("server", {}).get("cluster"))
         lw_ran = any(r.get("contender") == "lockwire" for r in locks.get("runs", []))
         errs += check_semantics(locks.get("semantics"), d.get("rounds") or 0, lw_ran)
+        errs += check_breakdown(locks.get("breakdown"), d.get("rounds") or 0, lw_ran)
     # Server cost per pair (results from before it have no "scripting" key: not required).
     if "locks" in requested and "scripting" in locks:
         for r in locks.get("runs", []):
@@ -240,6 +241,45 @@ SEMANTICS = [
 SEMANTICS_KEYS = ("ops", "seconds", "ops_per_sec", "us_per_op", "cpu_us_per_op",
                   "requests_per_op", "commands_per_op", "contended_per_op",
                   "server_cpu_us_per_op", "server_cmd_usec_per_op", "ping_rtt_us")
+
+
+# bench_handoff's rows (collect.py BREAKDOWN_WAITERS) and the figures each must carry.
+BREAKDOWN_WAITERS = (1, 8, 64)
+BREAKDOWN_KEYS = ("ping_p50_us", "release_to_push_us", "push_to_attempt_us",
+                  "attempt_to_holds_us", "release_to_holds_us", "release_rtt_us",
+                  "reply_to_push_us", "requests_per_op", "pushes_per_op", "pushes_ahead_per_op")
+
+
+def check_breakdown(bd, rounds, lockwire_ran):
+    """suites.locks.breakdown: every waiter count in every round, each with its figures and
+    hand-offs timed (absent in results older than bench_handoff: not an error)."""
+    if bd is None:
+        return []
+    if not isinstance(bd, dict) or bd.get("status") not in STATUSES:
+        return ["locks breakdown: bad status"]
+    if bd["status"] == "missing":
+        return ["locks breakdown: missing although bench_lock ran"] if lockwire_ran else []
+    errs, bad = [], set()
+    runs = bd.get("runs", [])
+    for r in runs:
+        if "error" in r:
+            bad.add(r.get("round"))
+            errs.append(f"locks breakdown round {r.get('round')}: {r['error'].splitlines()[-1]}")
+    for rnd in range(rounds):
+        if rnd in bad:
+            continue
+        for w in BREAKDOWN_WAITERS:
+            got = [r for r in runs if r.get("round") == rnd and r.get("waiters") == w]
+            who = f"locks breakdown round {rnd}: {w} waiters"
+            if not got:
+                errs.append(f"{who} missing")
+                continue
+            for k in BREAKDOWN_KEYS:
+                if not num(got[0].get(k)):
+                    errs.append(f"{who}: {k} not a number")
+            if not (num(got[0].get("handoffs")) and got[0]["handoffs"] > 0):
+                errs.append(f"{who}: no hand-off timed")
+    return errs
 
 
 def check_semantics(sem, rounds, lockwire_ran):
@@ -645,9 +685,67 @@ class Report:
                 if self.lock("lockwire", "handoff", 8, "latency_us", "mean") else
                 "lockwire's bench_lock measured one waiter and reported the mean only."))
         self.w()
+        self.breakdown(s.get("breakdown"))
         self.cluster(s.get("cluster"))
         self.replicas(s.get("replicas"))
         self.semantics(s.get("semantics"))
+
+    def breakdown(self, bd):
+        """The hand-off cut into segments (bench_handoff; suites.locks.breakdown)."""
+        if bd is None:  # a result from before bench_handoff
+            return
+        self.w("### Where a hand-off's time goes (bench_handoff)")
+        self.w()
+        runs = [r for r in bd.get("runs", []) if "error" not in r]
+        if not runs:
+            self.w(f"Not run ({bd.get('status')}: {bd.get('reason', '')}).")
+            self.w()
+            return
+
+        def vals(w, key):
+            return [r[key] for r in runs if r.get("waiters") == w and num(r.get(key))]
+
+        def rtts(w, key):
+            """Per round: the segment ÷ that round's PING p50."""
+            return [r[key] / r["ping_p50_us"] for r in runs
+                    if r.get("waiters") == w and num(r.get(key)) and r.get("ping_p50_us")]
+
+        self.w("lockwire only, once per round in the contenders' rotation: `bench_handoff URL "
+               "N`. One holder and W waiters, each its own `lock::Client` and connection, on "
+               "one resource; each holds 2 ms (a PING on a waiter's connection in the middle: "
+               "the round trip under the same conditions as the release's), releases and waits "
+               "again. Each hand-off is timed at: release() called → the invalidation push at "
+               "the winner's connection → its attempt handed to the connection → it holds. "
+               "Cells: p50 µs, then p50 ÷ that round's PING p50 (medians over rounds "
+               "[min–max]).")
+        self.w()
+        self.w("| waiters | PING p50 µs | release → push | push → attempt | attempt → holds | "
+               "release → holds | ÷ PING | release's own round trip µs | release reply → "
+               "winner's push µs | pushes per hand-off | pushes before the winner's | "
+               "requests per hand-off |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for w in sorted({r.get("waiters") for r in runs}):
+            segs = [f"{cell(vals(w, k), ' µs')} ({cell(rtts(w, k), '', 2)})"
+                    for k in ("release_to_push_us", "push_to_attempt_us", "attempt_to_holds_us")]
+            self.w(f"| {w} | {cell(vals(w, 'ping_p50_us'))} | {' | '.join(segs)} | "
+                   f"{cell(vals(w, 'release_to_holds_us'), ' µs')} | "
+                   f"{cell(rtts(w, 'release_to_holds_us'), '', 2)} | "
+                   f"{cell(vals(w, 'release_rtt_us'))} | {cell(vals(w, 'reply_to_push_us'))} | "
+                   f"{cell(vals(w, 'pushes_per_op'), '', 2)} | "
+                   f"{cell(vals(w, 'pushes_ahead_per_op'), '', 2)} | "
+                   f"{cell(vals(w, 'requests_per_op'), '', 2)} |")
+        self.w()
+        self.w("The floor is 2 round trips: the release reaches the server and its push comes "
+               "back (release → push), the attempt goes out and its reply comes back (attempt → "
+               "holds). push → attempt is the client's own wake-up work (0 when the lock "
+               "client's push handler hands the attempt over before the probe's handler runs: "
+               "the attempt leaves in the same loop turn as the push is read). Requests per "
+               "hand-off: the release, the winner's attempt, and the old holder's next wait "
+               "block. Pushes: every contender whose tracked read of the holder set is still "
+               "registered gets one (the winner, the backup waiter, the contender that joined "
+               "last); Redis writes them after the release's reply, in one event-loop turn. "
+               "Read the breakdown in docs/design.md \"Hand-off latency\".")
+        self.w()
 
     def cluster(self, cl):
         """The cluster row (suites.locks.cluster): 256 users, 3 primaries vs 1."""
