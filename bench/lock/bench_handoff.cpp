@@ -2,6 +2,7 @@
 //
 //   bench_handoff [redis://127.0.0.1:6379] [hand-offs=400]
 //   LOCKWIRE_BENCH_JSON=1 bench_handoff ...   (a JSON line per row too, for bench/report)
+//   LOCKWIRE_BENCH_WAITERS=W bench_handoff ... (only the row with W waiters; for profiling)
 //
 // One holder (client A) and W waiters, each its own lock::Client and connection, on one resource
 // (W = 1, 8, 64). The holder holds 2 ms and releases; every hand-off is timed at five points:
@@ -264,7 +265,9 @@ int main(int argc, char** argv) {
   std::printf("%-8s %7s %16s %16s %16s %16s %8s %8s %5s %5s %5s %7s\n", "waiters", "PING",
               "release->push", "push->attempt", "attempt->holds", "release->holds", "rel.RTT",
               "rep->push", "reqs", "push", "ahead", "untimed");
-  for (int waiters : {1, 8, 64}) {
+  std::vector<int> rows{1, 8, 64};
+  if (const char* only = std::getenv("LOCKWIRE_BENCH_WAITERS")) rows = {std::max(1, std::atoi(only))};
+  for (int waiters : rows) {
     Run run(conn, waiters);
     std::vector<Run::Sample> s;
     std::vector<double> pings;

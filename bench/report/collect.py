@@ -695,6 +695,17 @@ class Collector:
                 d["node_commands"] = share
         return runs
 
+    def run_scriptless(self, cmd, timeout, env, what):
+        """Runs one of lockwire's bench binaries (JSON lines on) against the primary; a script
+        command in the server's commandstats delta fails it. Returns (rc, stdout, stderr)."""
+        before = self.redis.commandstats()
+        rc, out, err, _ = run(cmd, timeout, dict(os.environ, LOCKWIRE_BENCH_JSON="1", **env))
+        delta = stats_delta(before, self.redis.commandstats())
+        scripts = {k: v for k, v in delta.items() if k.split("|")[0] in SCRIPT_CMDS}
+        if rc == 0 and scripts:
+            rc, err = 1, f"lockwire's {what} ran script commands: {scripts}"
+        return rc, out, err
+
     def run_breakdown(self, exe, r):
         """One round of the hand-off breakdown: bench_handoff (release → push at the winner →
         its attempt → it holds, for 1, 8 and 64 waiters with a connection each). Built with
@@ -703,30 +714,25 @@ class Collector:
             self.failed.append("locks: lockwire hand-off breakdown (bench_handoff not built)")
             return [{"contender": "lockwire", "round": r, "error": "bench_handoff not built"}]
         cmd = [exe, self.url, str(30 if self.quick else 300)]
-        env = dict(os.environ, LOCKWIRE_BENCH_JSON="1")
-        before = self.redis.commandstats()
-        rc, out, err, _ = run(cmd, 180, env)
-        delta = stats_delta(before, self.redis.commandstats())
-        scripts = {k: v for k, v in delta.items() if k.split("|")[0] in SCRIPT_CMDS}
-        if rc == 0 and scripts:
-            rc, err = 1, f"lockwire's hand-off breakdown ran script commands: {scripts}"
-        runs = []
-        for line in out.splitlines() if rc == 0 else []:
-            if line.startswith("{"):
-                try:
-                    d = json.loads(line)
-                except ValueError:
-                    continue
-                if d.get("mode") == "handoff-breakdown":
-                    runs.append(d)
+        rc, out, err = self.run_scriptless(cmd, 180, {}, "hand-off breakdown")
+        runs = [d for d in parse_bench_lock(out) if d.get("mode") == "handoff-breakdown"] \
+            if rc == 0 else []
         missing = [w for w in BREAKDOWN_WAITERS if not any(d.get("waiters") == w for d in runs)]
+        return self.tag_runs(runs, rc, err, out, cmd, r, missing,
+                             "hand-off breakdown (bench_handoff)", {})
+
+    def tag_runs(self, runs, rc, err, out, cmd, r, missing, what, env):
+        """A lockwire run's rows tagged with contender, round and command; or, when it failed
+        or left rows out, one error row (and the run listed as failed)."""
         if rc != 0 or missing:
-            self.failed.append("locks: lockwire hand-off breakdown (bench_handoff)")
+            self.failed.append(f"locks: lockwire {what}")
             return [{"contender": "lockwire", "round": r, "command": cmd,
                      "error": tail(err) if rc != 0 else
-                     f"rows missing: {missing}; output: " + tail(out, 20)}]
+                     f"missing: {missing}; output: " + tail(out, 20)}]
         for d in runs:
             d.update({"contender": "lockwire", "round": r, "command": cmd})
+            if env:
+                d["env"] = env
         return runs
 
     def run_semantics_rows(self, exe, r):
@@ -735,25 +741,13 @@ class Collector:
         and produced every case of SEMANTICS_CASES."""
         row = 0.2 if self.quick else 2.0
         cmd = [exe, self.url, str(row)]
-        env = dict(os.environ, LOCKWIRE_BENCH_JSON="1", LOCKWIRE_BENCH_SEMANTICS="1")
-        before = self.redis.commandstats()
-        rc, out, err, _ = run(cmd, 120, env)
-        delta = stats_delta(before, self.redis.commandstats())
-        scripts = {k: v for k, v in delta.items() if k.split("|")[0] in SCRIPT_CMDS}
-        if rc == 0 and scripts:
-            rc, err = 1, f"lockwire's semantics rows ran script commands: {scripts}"
+        rc, out, err = self.run_scriptless(cmd, 120, {"LOCKWIRE_BENCH_SEMANTICS": "1"},
+                                           "semantics rows")
         runs = [d for d in parse_bench_lock(out) if d.get("mode") == "semantics"] \
             if rc == 0 else []
         missing = [c for c in SEMANTICS_CASES if not any(d.get("case") == c for d in runs)]
-        if rc != 0 or missing:
-            self.failed.append("locks: lockwire semantics rows (bench_lock)")
-            return [{"contender": "lockwire", "round": r, "command": cmd,
-                     "error": tail(err) if rc != 0 else
-                     f"cases missing: {missing}; output: " + tail(out, 20)}]
-        for d in runs:
-            d.update({"contender": "lockwire", "round": r, "command": cmd,
-                      "env": {"LOCKWIRE_BENCH_SEMANTICS": "1"}})
-        return runs
+        return self.tag_runs(runs, rc, err, out, cmd, r, missing, "semantics rows (bench_lock)",
+                             {"LOCKWIRE_BENCH_SEMANTICS": "1"})
 
     def ping_floor(self, r):
         n = 2000 if self.quick else 20000
@@ -923,7 +917,8 @@ def parse_bench_lock(text):
                 d = json.loads(line)
             except ValueError:
                 continue
-            if d.get("mode") in ("serial", "throughput", "handoff", "cluster", "semantics"):
+            if d.get("mode") in ("serial", "throughput", "handoff", "cluster", "semantics",
+                                 "handoff-breakdown"):
                 d.setdefault("n", d.get("waiters") if d["mode"] == "handoff" else d.get("users", 1))
                 json_rows.append(d)
     if json_rows:

@@ -250,21 +250,35 @@ BREAKDOWN_KEYS = ("ping_p50_us", "release_to_push_us", "push_to_attempt_us",
                   "reply_to_push_us", "requests_per_op", "pushes_per_op", "pushes_ahead_per_op")
 
 
-def check_breakdown(bd, rounds, lockwire_ran):
-    """suites.locks.breakdown: every waiter count in every round, each with its figures and
-    hand-offs timed (absent in results older than bench_handoff: not an error)."""
-    if bd is None:
-        return []
-    if not isinstance(bd, dict) or bd.get("status") not in STATUSES:
-        return ["locks breakdown: bad status"]
-    if bd["status"] == "missing":
-        return ["locks breakdown: missing although bench_lock ran"] if lockwire_ran else []
+def part_errors(part, name, lockwire_ran):
+    """The common checks of a locks part run by lockwire (semantics, breakdown): its status,
+    and its error rows. Returns (errors, runs, rounds with an error); runs is None when there
+    is nothing more to check (absent in older results: not an error)."""
+    if part is None:
+        return [], None, set()
+    if not isinstance(part, dict) or part.get("status") not in STATUSES:
+        return [f"locks {name}: bad status"], None, set()
+    if part["status"] == "missing":
+        return ([f"locks {name}: missing although bench_lock ran"] if lockwire_ran else []), \
+            None, set()
     errs, bad = [], set()
-    runs = bd.get("runs", [])
+    runs = part.get("runs", [])
     for r in runs:
         if "error" in r:
             bad.add(r.get("round"))
-            errs.append(f"locks breakdown round {r.get('round')}: {r['error'].splitlines()[-1]}")
+            errs.append(f"locks {name} round {r.get('round')}: "
+                        f"{r['error'].splitlines()[-1] if r['error'] else 'error'}")
+    if part["status"] == "ok" and not runs:
+        errs.append(f"locks {name}: ok but no runs")
+    return errs, runs, bad
+
+
+def check_breakdown(bd, rounds, lockwire_ran):
+    """suites.locks.breakdown: every waiter count in every round, each with its figures and
+    hand-offs timed (absent in results older than bench_handoff: not an error)."""
+    errs, runs, bad = part_errors(bd, "breakdown", lockwire_ran)
+    if runs is None:
+        return errs
     for rnd in range(rounds):
         if rnd in bad:
             continue
@@ -285,22 +299,9 @@ def check_breakdown(bd, rounds, lockwire_ran):
 def check_semantics(sem, rounds, lockwire_ran):
     """suites.locks.semantics: every case in every round (absent in results older than these
     rows: not an error). A one-resource case never held more leases at once than it may."""
-    if sem is None:
-        return []
-    if not isinstance(sem, dict) or sem.get("status") not in STATUSES:
-        return ["locks semantics: bad status"]
-    if sem["status"] == "missing":
-        return ["locks semantics: missing although bench_lock ran"] if lockwire_ran else []
-    errs = []
-    runs = sem.get("runs", [])
-    bad_rounds = set()
-    for r in runs:
-        if "error" in r:
-            bad_rounds.add(r.get("round"))
-            errs.append(f"locks semantics round {r.get('round')}: "
-                        f"{r['error'].splitlines()[-1] if r['error'] else 'error'}")
-    if sem["status"] == "ok" and not runs:
-        errs.append("locks semantics: ok but no runs")
+    errs, runs, bad_rounds = part_errors(sem, "semantics", lockwire_ran)
+    if runs is None:
+        return errs
     for rnd in range(rounds):
         if rnd in bad_rounds:
             continue
@@ -690,16 +691,24 @@ class Report:
         self.replicas(s.get("replicas"))
         self.semantics(s.get("semantics"))
 
+    def sub_section(self, title, part):
+        """A locks sub-section's title, then its good runs; None (with a "Not run" line) when
+        it has none."""
+        self.w(f"### {title}")
+        self.w()
+        runs = [r for r in part.get("runs", []) if "error" not in r]
+        if not runs:
+            self.w(f"Not run ({part.get('status')}: {part.get('reason', '')}).")
+            self.w()
+            return None
+        return runs
+
     def breakdown(self, bd):
         """The hand-off cut into segments (bench_handoff; suites.locks.breakdown)."""
         if bd is None:  # a result from before bench_handoff
             return
-        self.w("### Where a hand-off's time goes (bench_handoff)")
-        self.w()
-        runs = [r for r in bd.get("runs", []) if "error" not in r]
-        if not runs:
-            self.w(f"Not run ({bd.get('status')}: {bd.get('reason', '')}).")
-            self.w()
+        runs = self.sub_section("Where a hand-off's time goes (bench_handoff)", bd)
+        if runs is None:
             return
 
         def vals(w, key):
@@ -751,12 +760,8 @@ class Report:
         """The cluster row (suites.locks.cluster): 256 users, 3 primaries vs 1."""
         if cl is None:  # a result from before this row
             return
-        self.w("### Redis Cluster: 256 users over 3 primaries vs the single primary")
-        self.w()
-        runs = [r for r in cl.get("runs", []) if "error" not in r]
-        if not runs:
-            self.w(f"Not run ({cl.get('status')}: {cl.get('reason', '')}).")
-            self.w()
+        runs = self.sub_section("Redis Cluster: 256 users over 3 primaries vs the single primary", cl)
+        if runs is None:
             return
 
         def vals(target, key):
@@ -810,12 +815,8 @@ class Report:
         if rep is None:  # a result from before these rows
             return
         n = rep.get("min_replicas", 1)
-        self.w("### Replica-acknowledged grants: cost")
-        self.w()
-        runs = [r for r in rep.get("runs", []) if "error" not in r]
-        if not runs:
-            self.w(f"Not run ({rep.get('status')}: {rep.get('reason', '')}).")
-            self.w()
+        runs = self.sub_section("Replica-acknowledged grants: cost", rep)
+        if runs is None:
             return
 
         def vals(mode, mr, key, sub=None):
@@ -889,12 +890,8 @@ class Report:
         all from the same bench_lock run per round (suites.locks.semantics)."""
         if sem is None:  # a result from before these rows
             return
-        self.w("### Lock semantics (issue #20)")
-        self.w()
-        runs = [r for r in sem.get("runs", []) if "error" not in r]
-        if not runs:
-            self.w(f"Not run ({sem.get('status')}: {sem.get('reason', '')}).")
-            self.w()
+        runs = self.sub_section("Lock semantics (issue #20)", sem)
+        if runs is None:
             return
 
         def vals(case, key, sub=None):
