@@ -345,6 +345,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // kGraceMs and then re-checks itself, so a crashed or partitioned elected waiter delays a
   // hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell.
   void on_holders_changed(const QueuePtr& q);
+  // The holder set `k` changed: wake this client's waiters on it as a push would (the queue
+  // and the upgrades waiting on it). False when no queue of ours waits on it.
+  bool on_key_changed(const std::string& k);
 
   // Our doorbell rang (the waiter ahead of us left the queue) or expired: read our place again.
   void on_doorbell(const QueuePtr& q, std::string_view owner);

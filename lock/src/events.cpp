@@ -17,16 +17,7 @@ void Client::Core::on_push(resp::Frame push) {
     return;
   }
   for (const std::string& k : scratch_keys) {
-    if (!upgrades.empty()) {
-      const std::vector<QueuePtr> ups = upgrades;  // a wake can end one
-      for (const auto& uq : ups) {
-        if (uq->keys.holders == k) on_holders_changed(uq);
-      }
-    }
-    if (auto it = queues.find(k); it != queues.end()) {
-      on_holders_changed(it->second);
-      continue;
-    }
+    if (on_key_changed(k)) continue;
     if (k == notice_key) {
       read_notice();
       continue;
@@ -38,6 +29,20 @@ void Client::Core::on_push(resp::Frame push) {
     }
     if (watch_evictions()) check_holders_of(k);
   }
+}
+
+bool Client::Core::on_key_changed(const std::string& k) {
+  if (!upgrades.empty()) {
+    const std::vector<QueuePtr> ups = upgrades;  // a wake can end one
+    for (const auto& uq : ups) {
+      if (uq->keys.holders == k) on_holders_changed(uq);
+    }
+  }
+  if (auto it = queues.find(k); it != queues.end()) {
+    on_holders_changed(it->second);
+    return true;
+  }
+  return false;
 }
 
 void Client::Core::check_holders_of(std::string_view holders_key) {

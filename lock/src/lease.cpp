@@ -298,6 +298,13 @@ void Client::Core::release(const Lease& lease, DoneHandler handler) {
         return finish(self->refused(r, d->resource), h);
     }
   }));
+  // This client's own waiters on the resource need not wait for the push the release causes:
+  // their attempt goes out right behind the release on the same connection, so the server
+  // applies it after the release (a local hand-off in one round trip instead of two). The push
+  // then arrives while that attempt is in flight and is ignored, as every push is meanwhile
+  // (protocol.md, Waiting). Waking follows the push's rules: the elected or a shared waiter
+  // attempts, the backup starts its grace, waiters further back keep waiting.
+  c.on_key_changed(d->keys.holders);
 }
 
 void Client::Core::renew(const Lease& lease, DoneHandler handler) {

@@ -274,6 +274,37 @@ TEST(LockSim, WaitersInManyClientsDoNotWakeEachOtherForever) {
   }
 }
 
+TEST(LockSim, AHandOffInsideOneClientTakesOneRoundTrip) {
+  // A holder and a waiter in one client: the waiter's attempt goes out right behind the release
+  // (same connection, so the server applies it after the release) instead of after the push the
+  // release causes. The network's round trip is 100-140 us (LinkOptions: 50 us each way plus up
+  // to 20 us jitter), so one round trip ends before 200 us and two cannot. A waiter in another
+  // client still needs the push: two round trips.
+  for (std::uint64_t seed : kSeeds) {
+    for (bool same_client : {true, false}) {
+      Env e(seed);
+      Client& a = e.client();
+      Client& b = same_client ? a : e.client();
+      auto la = e.acquire(a, req("r", "a"));
+      ASSERT_FALSE(la.ec);
+      auto wb = e.start(b, req("r", "b", 10s, 30s));
+      e.run_for(200ms);
+      ASSERT_FALSE(wb->done);
+      const Nanos t0 = e.world.now();
+      a.release(la.lease, [](std::error_code) {});
+      e.run_until([&] { return wb->done; });
+      ASSERT_FALSE(wb->ec) << wb->ec.message();
+      const Nanos took = e.world.now() - t0;
+      if (same_client) {
+        EXPECT_LT(took, 200us) << "seed " << seed << ": " << took.count() << " ns";
+      } else {
+        EXPECT_GE(took, 200us) << "seed " << seed << ": " << took.count() << " ns";
+      }
+      EXPECT_GT(wb->lease.token(), la.lease.token());
+    }
+  }
+}
+
 TEST(LockSim, ReleaseWakesOnlyTheElectedWaiter) {
   // Eight waiting clients: a release makes exactly one of them attempt (the first in the wait
   // queue P{r}:q). Its grant hands the queue on: it leaves and rings the doorbells of the two

@@ -185,6 +185,38 @@ TEST_F(LockTest, WakeOnReleaseWithoutPolling) {
   EXPECT_FALSE(release(*b, lb.lease));
 }
 
+TEST_F(LockTest, AHandOffInsideOneClientGoesOutBehindTheRelease) {
+  // Holder and waiter in one client: the waiter's attempt is written right behind the release
+  // (one round trip for the hand-off), not after the invalidation push the release causes. So
+  // by the time the release's reply is in, the attempt has been sent. The twin of
+  // LockSim.AHandOffInsideOneClientTakesOneRoundTrip on a real server.
+  auto m = std::make_shared<CountingMetrics>();
+  auto c = make_client(m);
+  auto la = acquire(*c, req("r", "a", 10s));
+  ASSERT_FALSE(la.ec);
+  Acq lb;
+  bool got = false;
+  c->lock(req("r", "b", 10s, 10s), [&](std::error_code ec, Lease l) {
+    lb = {ec, std::move(l)};
+    got = true;
+  });
+  sleep_loop(200ms);
+  ASSERT_FALSE(got);
+  const auto before = m->requests.load();
+  std::uint64_t at_release_reply = 0;
+  bool released = false;
+  c->release(la.lease, [&](std::error_code ec) {
+    EXPECT_FALSE(ec) << ec.message();
+    at_release_reply = m->requests.load();
+    released = true;
+  });
+  run_until([&] { return got && released; });
+  ASSERT_FALSE(lb.ec) << lb.ec.message();
+  EXPECT_EQ(at_release_reply, before + 2);  // the release and the waiter's attempt
+  EXPECT_GT(lb.lease.token(), la.lease.token());
+  EXPECT_FALSE(release(*c, lb.lease));
+}
+
 TEST_F(LockTest, ManyWaitersShareOneInterest) {
   auto ma = std::make_shared<CountingMetrics>();
   auto a = make_client();
