@@ -59,6 +59,19 @@ class LoopTest : public ::testing::Test, public testing::SyncCalls<LoopTest> {
     std::error_code ec;
     Lease lease;
   };
+  // A lock() still running: `done` once its callback ran.
+  struct Pending {
+    Acq acq;
+    bool done = false;
+  };
+  std::shared_ptr<Pending> start_lock(Client& c, LockRequest req) {
+    auto p = std::make_shared<Pending>();
+    c.lock(std::move(req), [p](std::error_code ec, Lease l) {
+      p->acq = {ec, std::move(l)};
+      p->done = true;
+    });
+    return p;
+  }
   Acq acquire(Client& c, LockRequest req) {
     Acq out;
     bool done = false;

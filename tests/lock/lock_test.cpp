@@ -165,24 +165,19 @@ TEST_F(LockTest, WakeOnReleaseWithoutPolling) {
   auto b = make_client(mb);
   auto la = acquire(*a, req("r", "a", 10s));
   ASSERT_FALSE(la.ec);
-  Acq lb;
-  bool got = false;
-  b->lock(req("r", "b", 10s, 10s), [&](std::error_code ec, Lease l) {
-    lb = {ec, std::move(l)};
-    got = true;
-  });
+  auto wb = start_lock(*b, req("r", "b", 10s, 10s));
   sleep_loop(100ms);
   const auto sent_after_first = mb->requests.load();
   sleep_loop(500ms);  // waiting: no further commands may be sent
   EXPECT_EQ(mb->requests.load(), sent_after_first);
   EXPECT_LE(sent_after_first, 3u);  // CLIENT TRACKING, the attempt, the tracked read
-  EXPECT_FALSE(got);
+  EXPECT_FALSE(wb->done);
   EXPECT_FALSE(release(*a, la.lease));
-  run_until([&] { return got; });
-  ASSERT_FALSE(lb.ec);
+  run_until([&] { return wb->done; });
+  ASSERT_FALSE(wb->acq.ec);
   // One attempt after the push, then leaving the wait queue (ZREM P{r}:q, not waited for).
   EXPECT_LE(mb->requests.load(), sent_after_first + 2);
-  EXPECT_FALSE(release(*b, lb.lease));
+  EXPECT_FALSE(release(*b, wb->acq.lease));
 }
 
 TEST_F(LockTest, AHandOffInsideOneClientGoesOutBehindTheRelease) {
@@ -194,14 +189,9 @@ TEST_F(LockTest, AHandOffInsideOneClientGoesOutBehindTheRelease) {
   auto c = make_client(m);
   auto la = acquire(*c, req("r", "a", 10s));
   ASSERT_FALSE(la.ec);
-  Acq lb;
-  bool got = false;
-  c->lock(req("r", "b", 10s, 10s), [&](std::error_code ec, Lease l) {
-    lb = {ec, std::move(l)};
-    got = true;
-  });
+  auto wb = start_lock(*c, req("r", "b", 10s, 10s));
   sleep_loop(200ms);
-  ASSERT_FALSE(got);
+  ASSERT_FALSE(wb->done);
   const auto before = m->requests.load();
   std::uint64_t at_release_reply = 0;
   bool released = false;
@@ -210,11 +200,11 @@ TEST_F(LockTest, AHandOffInsideOneClientGoesOutBehindTheRelease) {
     at_release_reply = m->requests.load();
     released = true;
   });
-  run_until([&] { return got && released; });
-  ASSERT_FALSE(lb.ec) << lb.ec.message();
+  run_until([&] { return wb->done && released; });
+  ASSERT_FALSE(wb->acq.ec) << wb->acq.ec.message();
   EXPECT_EQ(at_release_reply, before + 2);  // the release and the waiter's attempt
-  EXPECT_GT(lb.lease.token(), la.lease.token());
-  EXPECT_FALSE(release(*c, lb.lease));
+  EXPECT_GT(wb->acq.lease.token(), la.lease.token());
+  EXPECT_FALSE(release(*c, wb->acq.lease));
 }
 
 TEST_F(LockTest, ManyWaitersShareOneInterest) {
