@@ -134,6 +134,7 @@ void Connection::Impl::on_frame(resp::Frame frame) {
   acc_starts.clear();
   acc_nodes.clear();
   nodes.clear();
+  nodes.reserve(acc.size());
   bool error = false;
   for (const AccNode& a : acc) {
     resp::Node n = a.node;
@@ -146,7 +147,19 @@ void Connection::Impl::on_frame(resp::Frame frame) {
     const std::size_t e = i + 1 < starts.size() ? starts[i + 1] : nodes.size();
     if (resp::is_error(resp::Frame(nodes).subspan(starts[i], e - starts[i]))) error = true;
   }
+  Guard g(this);
   complete(f, Replies(nodes, starts), error);
+  if (g.dead) return;
+  // The buffers go back with their capacity, unless a handler started filling new ones: the
+  // next block's replies then need no allocation (they regrew for every block before).
+  if (acc_bytes.empty() && acc_starts.empty() && acc_nodes.empty()) {
+    bytes.clear();
+    starts.clear();
+    nodes.clear();
+    acc_bytes.swap(bytes);
+    acc_starts.swap(starts);
+    acc_nodes.swap(nodes);
+  }
 }
 
 void Connection::Impl::accumulate(resp::Frame frame) {
