@@ -214,6 +214,7 @@ bool RequestShape::describes(const Request& r) const noexcept {
 // ---------------------------------------------------------------------------------------------
 
 RequestBuilder& RequestBuilder::add(std::span<const std::string_view> args) {
+  reserve_for(resp::command_size(args));
   resp::append_command(r_.bytes, args);
   added(args.empty() ? std::string_view() : args[0], args.size() > 1 ? args[1] : std::string_view(),
         args.size());

@@ -18,6 +18,7 @@
 // Implemented in loop/src/request_check.cpp (target lockwire_loop); owned by loop/.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -120,6 +121,7 @@ class RequestBuilder {
   requires(resp::detail::StringLike<Name> &&
            ((resp::detail::StringLike<Args> || resp::detail::Integer<Args>)&&...))
       RequestBuilder& add(const Name& name, const Args&... args) {
+    reserve_for(kHeaderBound + arg_bound(name) + (std::size_t{0} + ... + arg_bound(args)));
     resp::append_command(r_.bytes, name, args...);
     added(std::string_view(name), first_string(args...), 1 + sizeof...(Args));
     return *this;
@@ -139,6 +141,25 @@ class RequestBuilder {
 
  private:
   void added(std::string_view name, std::string_view arg1, std::size_t argc) noexcept;
+  // Upper bounds of an encoded command's parts: "*<argc>\r\n", and "$<len>\r\n<arg>\r\n" for
+  // a string or an integer (at most 20 digits and a sign).
+  static constexpr std::size_t kHeaderBound = 24, kIntBound = 5 + 2 + 21;
+  template <class A>
+  static std::size_t arg_bound(const A& a) noexcept {
+    if constexpr (resp::detail::StringLike<A>) {
+      return 5 + 20 + std::string_view(a).size();
+    } else {
+      return kIntBound;
+    }
+  }
+  // At most one allocation per command, and usually one per request: a lock block of six
+  // commands grew its string four or five times from empty.
+  static constexpr std::size_t kFirstReserve = 512;
+  void reserve_for(std::size_t more) {
+    const std::size_t need = r_.bytes.size() + more;
+    if (need <= r_.bytes.capacity()) return;
+    r_.bytes.reserve(std::max({need, 2 * r_.bytes.capacity(), kFirstReserve}));
+  }
   static std::string_view first_string() noexcept { return {}; }
   template <class A, class... Rest>
   static std::string_view first_string(const A& a, const Rest&...) noexcept {
