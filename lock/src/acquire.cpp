@@ -790,7 +790,7 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
     from->state.store(LeaseState::released);
     drop_lease_timers(from);
   }
-  leases[d->registry_key] = d;
+  register_lease(d);
   if (opts.regressions.persist_forever && is_forever(d->ttl)) {
     // The bug: no TTL at all; a contender's acquire block (PEXPIRE .. NX) then sets its own.
     send(loop::RequestBuilder().add("PERSIST", d->keys.holders).done(), [](Ec, const loop::Replies&) {});

@@ -244,6 +244,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // Upgrade waits, one queue each (not in `queues`): woken by their holder set's pushes too.
   std::vector<QueuePtr> upgrades;
   std::unordered_map<std::string, std::weak_ptr<detail::LeaseData>> leases;
+  // Nodes of released leases, kept for the next grants: a node (and its key's buffer) made and
+  // freed per lease was two of an acquire+release pair's allocations.
+  std::vector<decltype(leases)::node_type> spare_lease_nodes;
+  static constexpr std::size_t kMaxSpareLeaseNodes = 256;
+  void register_lease(const LeasePtr& d);
   std::vector<std::string> scratch_keys;
   std::string scratch_key;  // registry look-ups without a temporary string
   // Fence keys this connection has raised to fence_floor(): an exclusive acquire block with the

@@ -118,7 +118,31 @@ void Client::Core::forget(const LeasePtr& d) {
   auto it = leases.find(d->registry_key);
   if (it != leases.end()) {
     auto cur = it->second.lock();
-    if (!cur || cur == d) leases.erase(it);
+    if (!cur || cur == d) {
+      auto node = leases.extract(it);
+      if (spare_lease_nodes.size() < kMaxSpareLeaseNodes) {
+        node.mapped().reset();  // a weak_ptr would keep the lease's memory
+        spare_lease_nodes.push_back(std::move(node));
+      }
+    }
+  }
+}
+
+// leases[d->registry_key] = d, in a kept node when there is one.
+void Client::Core::register_lease(const LeasePtr& d) {
+  if (spare_lease_nodes.empty()) {
+    leases[d->registry_key] = d;
+    return;
+  }
+  auto node = std::move(spare_lease_nodes.back());
+  spare_lease_nodes.pop_back();
+  node.key() = d->registry_key;  // into the node's own buffer
+  node.mapped() = d;
+  auto r = leases.insert(std::move(node));
+  if (!r.inserted) {  // the key had an entry already (a lease no longer held): replaced
+    r.position->second = d;
+    r.node.mapped().reset();
+    spare_lease_nodes.push_back(std::move(r.node));
   }
 }
 
