@@ -228,9 +228,26 @@ void Client::Core::advance(const QueuePtr& q) {
       auto it = queues.find(q->keys.holders);
       if (it != queues.end() && it->second == q) queues.erase(it);
     }
+    if (!q->pooled && spare_queues.size() < kMaxSpareQueues) {
+      q->pooled = true;
+      spare_queues.push_back(q);
+    }
     return;
   }
   attempt(q);
+}
+
+QueuePtr Client::Core::fresh_queue() {
+  while (!spare_queues.empty()) {
+    QueuePtr q = std::move(spare_queues.back());
+    spare_queues.pop_back();
+    q->pooled = false;
+    // Still held (a callback of its last use may yet run on it): never shared with a new use.
+    if (q.use_count() != 1) continue;
+    q->reset();
+    return q;
+  }
+  return std::make_shared<Queue>();
 }
 
 // Waits for the next connect probe: registered queues are woken by wake_all(), one-shot ones
@@ -830,12 +847,12 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler) {
 
   QueuePtr q;
   if (w->req.wait == Nanos{0}) {
-    q = std::make_shared<Queue>();  // one attempt, independent of local waiters
+    q = c.fresh_queue();  // one attempt, independent of local waiters
     q->one_shot = true;
   } else {
     auto& slot = c.queues[w->keys.holders];
     if (!slot) {
-      slot = std::make_shared<Queue>();
+      slot = c.fresh_queue();
       slot->keys = w->keys;
     }
     q = slot;

@@ -55,6 +55,7 @@ void Client::Core::shutdown() noexcept {
     for (auto& w : q->waiters) pending.push_back(w);
   }
   upgrades.clear();
+  spare_queues.clear();
   spare_lease_nodes.clear();
   for (auto& [k, wl] : leases) {
     if (auto d = wl.lock()) {

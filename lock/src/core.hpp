@@ -144,8 +144,25 @@ struct Queue {
   std::deque<WaiterPtr> waiters;
   std::unique_ptr<loop::Timer> backstop;
   std::unique_ptr<loop::Timer> grace;  // not elected: re-check if the elected waiter is silent
+  bool pooled = false;  // in Core::spare_queues
 
   [[nodiscard]] bool elected() const noexcept { return rank == 0; }
+
+  // A retired queue made new again for Core::fresh_queue, keeping its memory (strings, deque)
+  // and its timers (stopped when it retired).
+  void reset() noexcept {
+    keys.holders.clear();
+    keys.fence.clear();
+    keys.queue.clear();
+    one_shot = false;
+    state = State::idle;
+    queued.clear();
+    rank = -1;
+    first.clear();
+    suspect.clear();
+    waiters.clear();
+    stop_timers();
+  }
 
   // Leaving `waiting`: no timer of that wait may fire any more.
   void stop_timers() noexcept {
@@ -241,6 +258,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     }
   };
   std::unordered_map<std::string, QueuePtr, KeyHash, std::equal_to<>> queues;
+  // Queues retired by advance(), kept for the next acquires: a Queue and its deque were three
+  // of an acquire's allocations. One is reused only once nothing else holds it (fresh_queue).
+  std::vector<QueuePtr> spare_queues;
+  static constexpr std::size_t kMaxSpareQueues = 256;
+  QueuePtr fresh_queue();
   // Upgrade waits, one queue each (not in `queues`): woken by their holder set's pushes too.
   std::vector<QueuePtr> upgrades;
   std::unordered_map<std::string, std::weak_ptr<detail::LeaseData>> leases;
