@@ -2,6 +2,7 @@
 // One set of rules for both ways in: RequestShape::add() judges one command at a time (the
 // builder calls it as commands are added), RequestShape::of() walks encoded bytes from outside
 // and feeds each command to add().
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -213,9 +214,16 @@ bool RequestShape::describes(const Request& r) const noexcept {
 
 // ---------------------------------------------------------------------------------------------
 
+void RequestBuilder::append(std::span<const std::string_view> argv) {
+  const std::size_t need = r_.bytes.size() + resp::command_size(argv);
+  if (need > r_.bytes.capacity()) {
+    r_.bytes.reserve(std::max({need, 2 * r_.bytes.capacity(), kFirstReserve}));
+  }
+  resp::append_command(r_.bytes, argv);
+}
+
 RequestBuilder& RequestBuilder::add(std::span<const std::string_view> args) {
-  reserve_for(resp::command_size(args));
-  resp::append_command(r_.bytes, args);
+  append(args);
   added(args.empty() ? std::string_view() : args[0], args.size() > 1 ? args[1] : std::string_view(),
         args.size());
   return *this;

@@ -18,8 +18,8 @@
 // Implemented in loop/src/request_check.cpp (target lockwire_loop); owned by loop/.
 #pragma once
 
-#include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -121,9 +121,22 @@ class RequestBuilder {
   requires(resp::detail::StringLike<Name> &&
            ((resp::detail::StringLike<Args> || resp::detail::Integer<Args>)&&...))
       RequestBuilder& add(const Name& name, const Args&... args) {
-    reserve_for(kHeaderBound + arg_bound(name) + (std::size_t{0} + ... + arg_bound(args)));
-    resp::append_command(r_.bytes, name, args...);
-    added(std::string_view(name), first_string(args...), 1 + sizeof...(Args));
+    // Integers are written out first; then the command is sized exactly and encoded in one
+    // pass: the same bytes as appending argument by argument, in a fraction of the time.
+    [[maybe_unused]] char digits[sizeof...(Args) + 1][24];
+    [[maybe_unused]] std::size_t used = 0;
+    [[maybe_unused]] auto view = [&](const auto& a) -> std::string_view {
+      if constexpr (resp::detail::StringLike<std::decay_t<decltype(a)>>) {
+        return std::string_view(a);
+      } else {
+        char* d = digits[used++];
+        return {d, static_cast<std::size_t>(std::to_chars(d, d + sizeof digits[0], a).ptr - d)};
+      }
+    };
+    const std::array<std::string_view, 1 + sizeof...(Args)> argv{std::string_view(name),
+                                                                 view(args)...};
+    append(argv);
+    added(std::string_view(name), first_string(args...), argv.size());
     return *this;
   }
   // args[0] is the command name; an empty list is an error (a command needs its name).
@@ -141,25 +154,11 @@ class RequestBuilder {
 
  private:
   void added(std::string_view name, std::string_view arg1, std::size_t argc) noexcept;
-  // Upper bounds of an encoded command's parts: "*<argc>\r\n", and "$<len>\r\n<arg>\r\n" for
-  // a string or an integer (at most 20 digits and a sign).
-  static constexpr std::size_t kHeaderBound = 24, kIntBound = 5 + 2 + 21;
-  template <class A>
-  static std::size_t arg_bound(const A& a) noexcept {
-    if constexpr (resp::detail::StringLike<A>) {
-      return 5 + 20 + std::string_view(a).size();
-    } else {
-      return kIntBound;
-    }
-  }
-  // At most one allocation per command, and usually one per request: a lock block of six
-  // commands grew its string four or five times from empty.
+  // Encodes one command (argv[0] its name) at the end of the bytes, reserving first: at most
+  // one allocation per command, and usually one per request (at least kFirstReserve bytes the
+  // first time; a lock block of six commands grew its string four or five times from empty).
   static constexpr std::size_t kFirstReserve = 512;
-  void reserve_for(std::size_t more) {
-    const std::size_t need = r_.bytes.size() + more;
-    if (need <= r_.bytes.capacity()) return;
-    r_.bytes.reserve(std::max({need, 2 * r_.bytes.capacity(), kFirstReserve}));
-  }
+  void append(std::span<const std::string_view> argv);
   static std::string_view first_string() noexcept { return {}; }
   template <class A, class... Rest>
   static std::string_view first_string(const A& a, const Rest&...) noexcept {
