@@ -557,18 +557,26 @@ void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::M
     advance(q);
     return;
   }
+  if (ended_when_blocked(q, w)) return;
+  wait_read(q, w, false);
+}
+
+// An attempt that wrote nothing found the resource held. The waiter ends here if its wait is
+// over (its give-up answer) or it had one attempt (timed_out), and the queue moves on; otherwise
+// the caller makes it wait. The contention is counted unless the wait was already over.
+bool Client::Core::ended_when_blocked(const QueuePtr& q, const WaiterPtr& w) {
   if (w->leaving()) {  // wait over: nothing of ours was written
     if (w->expired) complete(w, w->give_up);
     advance(q);
-    return;
+    return true;
   }
   if (auto* m = metrics()) m->on_contended(w->req.resource);
   if (q->one_shot) {
     complete(w, Errc::timed_out);
     advance(q);
-    return;
+    return true;
   }
-  wait_read(q, w, false);
+  return false;
 }
 
 void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,

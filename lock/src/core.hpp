@@ -388,6 +388,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   static constexpr int kMaxRings = 8;
 
   void wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hdel);
+  // A blocked attempt that wrote nothing: ends the waiter (true) if its wait is over or it had
+  // one attempt, else counts the contention and leaves the waiting to the caller (false).
+  [[nodiscard]] bool ended_when_blocked(const QueuePtr& q, const WaiterPtr& w);
 
   // Queue score of a waiter without a ticket (never expected: every wait follows a lost
   // attempt): behind everyone, and still exact as a double.

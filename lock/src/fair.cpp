@@ -21,17 +21,7 @@ void Client::Core::on_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::Mon
     return;
   }
   txn.unwatch();
-  if (w->leaving()) {
-    if (w->expired) complete(w, w->give_up);
-    advance(q);
-    return;
-  }
-  if (auto* m = metrics()) m->on_contended(w->req.resource);
-  if (q->one_shot) {
-    complete(w, Errc::timed_out);
-    advance(q);
-    return;
-  }
+  if (ended_when_blocked(q, w)) return;
   if (free) return check_head(q, w, read.head, -2, caps.push_wakeups);
   wait_read(q, w, false);  // held: join the queue and wait, as any waiter does
 }

@@ -23,8 +23,7 @@ loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_
       .add("HSETNX", k.holders, fld, ttl_ms)
       .add("HLEN", k.holders)
       .add("PEXPIRE", k.holders, ttl_ms, "NX");
-  if (raise_floor) b.add("ZADD", k.fence, "GT", floor_us, kTokenMember);
-  return b.add("ZADD", k.fence, "INCR", 1, kTokenMember).add("EXEC").done();
+  return add_fence(b, k, floor_us, raise_floor).add("EXEC").done();
 }
 
 AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor) {
@@ -246,16 +245,13 @@ Decision decide_shared(std::string_view owner, const SharedRead& read, int permi
 
 loop::Request shared_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms,
                            std::uint64_t floor_us) {
-  return Builder()
-      .add("MULTI")
+  Builder b;
+  b.add("MULTI")
       .add("HSET", k.holders, field(Kind::shared, owner), ttl_ms)
       .add("SET", k.companion(owner), "1", "PX", ttl_ms)
       .add("PEXPIRE", k.holders, ttl_ms, "NX")
-      .add("PEXPIRE", k.holders, ttl_ms, "GT")
-      .add("ZADD", k.fence, "GT", floor_us, kTokenMember)
-      .add("ZADD", k.fence, "INCR", 1, kTokenMember)
-      .add("EXEC")
-      .done();
+      .add("PEXPIRE", k.holders, ttl_ms, "GT");
+  return add_fence(b, k, floor_us).add("EXEC").done();
 }
 
 AcquireReply parse_shared_grant(resp::Frame exec) {

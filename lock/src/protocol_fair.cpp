@@ -36,15 +36,11 @@ FairRead parse_fair_read(const loop::Replies& r) {
 
 loop::Request fair_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms,
                          std::uint64_t floor_us) {
-  return Builder()
-      .add("MULTI")
+  Builder b;
+  b.add("MULTI")
       .add("HSETNX", k.holders, field(Kind::exclusive, owner), ttl_ms)
-      .add("PEXPIRE", k.holders, ttl_ms)
-      .add("ZADD", k.fence, "GT", floor_us, kTokenMember)
-      .add("ZADD", k.fence, "INCR", 1, kTokenMember)
-      .add("ZREM", k.queue, owner)
-      .add("EXEC")
-      .done();
+      .add("PEXPIRE", k.holders, ttl_ms);
+  return add_fence(b, k, floor_us).add("ZREM", k.queue, owner).add("EXEC").done();
 }
 
 AcquireReply parse_fair_grant(resp::Frame exec) {

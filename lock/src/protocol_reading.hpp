@@ -18,6 +18,14 @@ inline constexpr std::string_view kTokenMember = "t";
 
 using Builder = loop::RequestBuilder;
 
+// The fencing tail of every grant block: raise P{R}:fence to the floor (ZADD GT, left out once
+// this connection has raised it), then take the next token (ZADD INCR, its reply).
+inline Builder& add_fence(Builder& b, const Keys& k, std::uint64_t floor_us,
+                          bool raise_floor = true) {
+  if (raise_floor) b.add("ZADD", k.fence, "GT", floor_us, kTokenMember);
+  return b.add("ZADD", k.fence, "INCR", 1, kTokenMember);
+}
+
 // The index of the EXEC reply's array; nullopt if malformed; `aborted` for a nil EXEC.
 inline std::optional<std::size_t> exec_array(resp::Frame exec, bool& aborted) noexcept {
   aborted = false;

@@ -71,16 +71,13 @@ UpgradeDecision decide_upgrade(std::string_view owner, const std::vector<std::st
 
 loop::Request upgrade_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms,
                             std::uint64_t floor_us) {
-  return Builder()
-      .add("MULTI")
+  Builder b;
+  b.add("MULTI")
       .add("HDEL", k.holders, field(Kind::shared, owner))
       .add("DEL", k.companion(owner), k.intent())
       .add("HSET", k.holders, field(Kind::exclusive, owner), ttl_ms)
-      .add("PEXPIRE", k.holders, ttl_ms)  // the sole holder now: exactly our TTL
-      .add("ZADD", k.fence, "GT", floor_us, kTokenMember)
-      .add("ZADD", k.fence, "INCR", 1, kTokenMember)
-      .add("EXEC")
-      .done();
+      .add("PEXPIRE", k.holders, ttl_ms);  // the sole holder now: exactly our TTL
+  return add_fence(b, k, floor_us).add("EXEC").done();
 }
 
 AcquireReply parse_upgrade_grant(resp::Frame exec) {
