@@ -55,6 +55,9 @@
 // whose replies the user waits for (an UNWATCH sent without waiting counts as one), commands:
 // the commands in them; commands_by_name counts the whole process (warm-up included), so that
 // collect.py can tell the commands it sent from those its scripts called.
+// One file on purpose: it is a standalone peer, built and read as one program. Its parts are
+// the epoll adapter, the three locks and the three modes, and each lock is written against the
+// same loop and counters, so splitting it would mostly move declarations around.
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>

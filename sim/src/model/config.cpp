@@ -6,6 +6,9 @@
 // maxmemory-policy, maxclients, notify-keyspace-events, client-output-buffer-limit, requirepass
 // (the default user's password), proto-max-bulk-len, client-query-buffer-limit, hz,
 // tracking-table-max-keys, replicaof (read-only), port, dir, databases, enable-debug-command.
+// One file, as Redis' model is split by Redis' own sources (docs/design.md): most of its length is
+// the parameter table itself, one row per parameter; the code around it is one parser and one
+// setter per type.
 #include <cctype>
 #include <climits>
 #include <cstdio>

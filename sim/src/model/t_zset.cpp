@@ -4,6 +4,8 @@
 // (and their STORE forms) ZINTERCARD ZPOPMIN ZPOPMAX ZMPOP ZRANDMEMBER ZSCAN and the blocking
 // BZPOPMIN BZPOPMAX BZMPOP, ordered by (score, member) as Redis' skiplist, with its keyspace
 // events and propagation (ZPOPMIN/ZPOPMAX for the pops).
+// One file, as the model is split by Redis' own sources (docs/design.md): every command here
+// works on the one sorted-set structure, and the range and store forms share its readers.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
