@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
   pair_s.reserve(1 << 16);
   const Result ping1 = b.ping(1, &ping_s);
   Bench::Sent sent;
-  const Result pair1 = b.pairs(1, 0, &sent, &pair_s);
+  Bench::Halves halves;
+  const Result pair1 = b.pairs(1, 0, &sent, &pair_s, &halves);
   std::sort(ping_s.begin(), ping_s.end());
   std::sort(pair_s.begin(), pair_s.end());
   const double rtt_us = ping1.us_per_op();
@@ -132,6 +133,13 @@ int main(int argc, char** argv) {
   std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", "serial pair: p50 (floor: PING p50)", pair_p50_us,
               rtt_p50_us, pair_p50_us / rtt_p50_us);
   std::printf("%-44s %9.1f us %12s %10s\n", "serial pair: p99", pair_p99_us, "", "");
+  std::sort(halves.acquire.begin(), halves.acquire.end());
+  std::sort(halves.release.begin(), halves.release.end());
+  for (auto [name, v] : {std::pair{"serial pair: acquire p50 (lock() -> grant)", &halves.acquire},
+                         std::pair{"serial pair: release p50 (release() -> reply)", &halves.release}}) {
+    const double p50 = v->empty() ? 0 : quantile(*v, 0.5) * 1e6;
+    std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", name, p50, rtt_p50_us, p50 / rtt_p50_us);
+  }
   std::printf("%-44s %12.2f %12s %10s\n", "serial pair: round trips per pair (time/RTT)",
               pair1.us_per_op() / rtt_us, "2 (Lua)", "");
   std::printf("%-44s %12.2f %12s %10s\n", "serial pair: requests sent per pair", reqs / pair1.ops,
@@ -192,7 +200,7 @@ int main(int argc, char** argv) {
   if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
     // The peers' schema (bench/peers), for bench/report.
     std::printf("%s\n", serial_json(pair1, sent, ping1, rtt_p50_us, pair_s,
-                                     server_json(pair1.server, pair1.ops))
+                                     server_json(pair1.server, pair1.ops) + halves_json(halves))
                              .c_str());
     for (std::size_t k = 0; k < thr.size(); ++k) {
       const Result& p = thr[k].first;

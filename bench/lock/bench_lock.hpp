@@ -176,12 +176,19 @@ class Bench {
     std::uint64_t contended = 0, waits = 0;
   };
 
+  // Per-pair times split in two (seconds): lock() called → its grant, then release() called →
+  // its reply. The serial row's breakdown: which half costs more than a PING.
+  struct Halves {
+    std::vector<double> acquire, release;
+  };
+
   // `users` concurrent acquire+release loops, each on its own resource, one client with
-  // `min_replicas`. Optional: what the client sent (adds to *sent), per-pair times (seconds).
+  // `min_replicas`. Optional: what the client sent (adds to *sent), per-pair times (seconds),
+  // and each pair's two halves.
   // A grant withdrawn as not_replicated is retried (its time counts in the pair's); more than
   // kMaxNotReplicated of them in one row mean the replica is not acknowledging: exit 1.
   Result pairs(int users, int min_replicas = 0, Sent* sent = nullptr,
-               std::vector<double>* samples = nullptr) {
+               std::vector<double>* samples = nullptr, Halves* halves = nullptr) {
     constexpr std::uint64_t kMaxNotReplicated = 20;
     auto m = std::make_shared<lock::CountingMetrics>();
     lock::ClientOptions co;
@@ -204,6 +211,7 @@ class Bench {
     const auto before_contended = m->contended.load();
     const auto before_waits = m->waits.load();
     std::vector<loop::MonoTime> t0(static_cast<std::size_t>(users));
+    std::vector<loop::MonoTime> t_granted(static_cast<std::size_t>(users));
     std::uint64_t not_replicated = 0;
     std::function<void(int, const std::function<void()>&)> pair =
         [&](int u, const std::function<void()>& done) {
@@ -217,19 +225,25 @@ class Bench {
                            cl.last_error().c_str());
               std::exit(1);
             }
+            if (halves != nullptr) t_granted[u] = loop_.now();
             cl.release(l, [&, u, done](std::error_code rec) {
               if (rec) {
                 std::fprintf(stderr, "release failed: %s\n", rec.message().c_str());
                 std::exit(1);
               }
               if (samples != nullptr) samples->push_back(seconds_since(t0[u]));
+              if (halves != nullptr) {
+                halves->acquire.push_back(
+                    std::chrono::duration<double>(t_granted[u] - t0[u]).count());
+                halves->release.push_back(seconds_since(t_granted[u]));
+              }
               done();
             });
           });
         };
     const ServerCost s0 = server_now();
     Result r = run_users(users, [&](int u, const std::function<void()>& done) {
-      if (samples != nullptr) t0[u] = loop_.now();
+      if (samples != nullptr || halves != nullptr) t0[u] = loop_.now();
       pair(u, done);
     });
     r.server = minus(server_now(), s0);
@@ -551,6 +565,22 @@ inline std::string latency_json(std::vector<double> s) {
     out += buf;
   }
   out += "]";
+  return out;
+}
+
+// The serial row's two halves (Bench::Halves) as JSON fields, each ", "-ended: mean and p50 µs.
+inline std::string halves_json(Bench::Halves h) {
+  std::string out;
+  for (auto [name, v] : {std::pair{"acquire_us", &h.acquire}, std::pair{"release_us", &h.release}}) {
+    if (v->empty()) continue;
+    double sum = 0;
+    for (double x : *v) sum += x;
+    std::sort(v->begin(), v->end());
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "\"%s\": {\"n\": %zu, \"mean\": %.3f, \"p50\": %.3f}, ", name,
+                  v->size(), sum / static_cast<double>(v->size()) * 1e6, quantile(*v, 0.5) * 1e6);
+    out += buf;
+  }
   return out;
 }
 

@@ -651,6 +651,25 @@ std::string summarize(std::vector<double> s) {
   return out + "]";
 }
 
+// Serial mode's two halves as JSON fields, each ", "-ended (the schema of bench_lock's
+// halves_json): mean and p50 µs of acquire called → granted and release called → replied.
+std::string halves_json(std::vector<double> acq, std::vector<double> rel) {
+  std::string out;
+  for (auto [name, v] : {std::pair{"acquire_us", &acq}, std::pair{"release_us", &rel}}) {
+    if (v->empty()) continue;
+    std::sort(v->begin(), v->end());
+    double sum = 0;
+    for (double x : *v) sum += x;
+    const std::size_t n = v->size();
+    const double mid = n % 2 ? (*v)[n / 2] : ((*v)[n / 2 - 1] + (*v)[n / 2]) / 2;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "\"%s\": {\"n\": %zu, \"mean\": %.3f, \"p50\": %.3f}, ", name, n,
+                  sum / static_cast<double>(n), mid);
+    out += buf;
+  }
+  return out;
+}
+
 // One user (or hand-off contender): its connection, resource and current token.
 struct User {
   Conn* conn = nullptr;
@@ -728,6 +747,9 @@ int main(int argc, char** argv) {
 
   std::vector<double> samples;
   samples.reserve(1 << 16);
+  // Serial mode: each pair's two halves (acquire called → granted → released), the breakdown
+  // bench_lock's serial row prints for lockwire.
+  std::vector<double> acquire_us, release_us;
   std::uint64_t ops = 0;
   const std::uint64_t cmd0 = g_sent.commands, req0 = g_sent.requests;
   const double cpu0 = cpu_seconds();
@@ -765,10 +787,16 @@ int main(int argc, char** argv) {
         lock->acquire(*me.conn, me.res, me.token, [&, u](bool got) {
           User& m = users[u];
           if (!got) die("uncontended acquire of %s failed", m.res.key.c_str());
-          lock->release(*m.conn, m.res, m.token, [&, u](bool ok) {
+          const Time granted = Clock::now();
+          lock->release(*m.conn, m.res, m.token, [&, u, granted](bool ok) {
             User& m2 = users[u];
             if (!ok) die("release of %s found the key not ours", m2.res.key.c_str());
-            samples.push_back(us_between(m2.started, Clock::now()));
+            const Time released = Clock::now();
+            samples.push_back(us_between(m2.started, released));
+            if (a.mode == "serial") {
+              acquire_us.push_back(us_between(m2.started, granted));
+              release_us.push_back(us_between(granted, released));
+            }
             ++ops;
             next[u]();
           });
@@ -877,7 +905,7 @@ int main(int argc, char** argv) {
       "\"cpu_us_per_op\": %s, \"commands_sent\": %.0f, \"commands_per_op\": %s, "
       "\"requests_sent\": %.0f, \"requests_per_op\": %s, \"commands_by_name\": {%s}, "
       "\"fencing\": \"%s\", \"settings\": {\"ttl_ms\": %.0f, \"sleep_max_ms\": %.3g, "
-      "\"sleep_whole_ms\": %s, \"poll\": \"%s\"%s}, %s}\n",
+      "\"sleep_whole_ms\": %s, \"poll\": \"%s\"%s}, %s%s}\n",
       lock->contender(), lock->library(), HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH, __VERSION__,
       a.mode.c_str(), a.mode == "throughput" ? a.users : 1, handoff ? a.waiters : 0, nconns,
       static_cast<unsigned long long>(ops), seconds, cpu, n / seconds,
@@ -885,7 +913,7 @@ int main(int argc, char** argv) {
       ops ? std::to_string(commands / n).c_str() : "null", requests,
       ops ? std::to_string(requests / n).c_str() : "null", by_name.c_str(), lock->fencing(),
       a.ttl_ms, a.sleep_max_ms, a.sleep_whole ? "true" : "false", sleep_desc, hold,
-      summarize(std::move(samples)).c_str());
+      halves_json(acquire_us, release_us).c_str(), summarize(std::move(samples)).c_str());
   std::fflush(stdout);
   _exit(0);  // abandons hand-off contenders still polling, and the connections
 }

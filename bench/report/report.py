@@ -40,6 +40,13 @@ def num(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x
 
 
+def halves_errors(r, who):
+    """A serial run's two halves (acquire called → granted, release called → replied), which
+    the serial table breaks the pair into: lockwire and the hiredis peers report them."""
+    return [f"{who}: no {k}.p50" for k in ("acquire_us", "release_us")
+            if not num(r.get(k, {}).get("p50"))]
+
+
 def check(d):
     """Returns a list of problems; empty when the file is well-formed."""
     errs = []
@@ -121,6 +128,8 @@ def check(d):
             lat = r.get("latency_us", {})
             if not (num(lat.get("p50")) and len(r.get("quantiles_us", [])) == 101):
                 errs.append(f"{who}: no latency distribution")
+            if r["contender"] in HIREDIS_PEERS and r.get("mode") == "serial":
+                errs += halves_errors(r, who)
         else:  # lockwire (bench_lock)
             want = {"serial": ("ops_per_sec", "us_per_op", "cpu_us_per_op", "requests_per_pair",
                                "commands_per_pair", "ping_rtt_us", "ping_rtt_p50_us"),
@@ -135,6 +144,8 @@ def check(d):
                 if not (num(lat.get("p50")) and num(lat.get("p99")) and
                         len(r.get("quantiles_us", [])) == 101):
                     errs.append(f"{who}: no latency distribution (p50, p99, quantiles_us)")
+            if r.get("mode") == "serial":
+                errs += halves_errors(r, who)
     locks = suites.get("locks", {})
     # Every peer the run listed (peer_rows, absent in older results) has every one of its rows
     # in every round: a contender that silently produced nothing must not pass.
@@ -443,6 +454,26 @@ class Report:
                 vals.append(v)
         return [v for v in vals if num(v)]
 
+    def busy(self, who, n):
+        """(client + server CPU µs/pair) × pairs/s per throughput run: the cores both
+        processes kept busy."""
+        out = []
+        for r in self.lock_runs:
+            if self.match(r, who, "throughput", n, "default"):
+                c, sv, tp = (r.get("cpu_us_per_op"), r.get("server_cpu_us_per_op"),
+                             r.get("ops_per_sec"))
+                if num(c) and num(sv) and num(tp):
+                    out.append((c + sv) * tp / 1e6)
+        return out
+
+    def half(self, who, key, rtt_p50):
+        """A serial pair's half (acquire_us or release_us): the p50 [min–max over rounds], and
+        its median ÷ the median PING p50 (— for a contender that does not report it)."""
+        v = self.lock(who, "serial", 1, key, "p50")
+        if not v:
+            return "–"
+        return f"{cell(v)} ({fmt(med(v) / rtt_p50, '', 2)})" if rtt_p50 else cell(v)
+
     def us_per_pair(self, who):
         """Serial µs per pair: wall time / pairs (peers), bench_lock's figure (lockwire)."""
         if who == "lockwire":
@@ -576,9 +607,10 @@ class Report:
         self.w()
         self.w("| contender | µs/pair (mean) | ÷ lockwire's | p50 µs | p99 µs | round trips/pair, "
                "measured (mean ÷ mean RTT / p50 ÷ p50 RTT) | round trips/pair, counted "
-               "(requests sent) | commands/pair run by Redis | client CPU µs/pair | "
+               "(requests sent) | acquire p50 µs (÷ PING p50) | release p50 µs (÷ PING p50) | "
+               "commands/pair run by Redis | client CPU µs/pair | "
                "server CPU µs/pair | server command µs/pair (commandstats) |")
-        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         lw = med(self.us_per_pair("lockwire"))
         for c in present:
             upp = self.us_per_pair(c)
@@ -591,6 +623,7 @@ class Report:
             self.w(f"| {c} | {cell(upp)} | {ratio(med(upp), lw)} | {cell(p50)}"
                    f" | {cell(self.lock(c, 'serial', 1, 'latency_us', 'p99'))} | {measured} | "
                    f"{cell(self.requests(c, 'serial', 1), '', 2)} | "
+                   f"{self.half(c, 'acquire_us', rtt_p50)} | {self.half(c, 'release_us', rtt_p50)} | "
                    f"{cell(self.server_cmds_per_pair(c), '', 1)} | "
                    f"{cell(cpu)} | {cell(self.lock(c, 'serial', 1, 'server_cpu_us_per_op'))} | "
                    f"{cell(self.lock(c, 'serial', 1, 'server_cmd_usec_per_op'))} |")
@@ -621,8 +654,8 @@ class Report:
         self.w("### Many resources, one process: pairs/s with 1, 16, 256 concurrent users")
         self.w()
         self.w("| users | contender | connections | pairs/s | lockwire ÷ this | client CPU µs/pair "
-               "| server CPU µs/pair | server command µs/pair |")
-        self.w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+               "| server CPU µs/pair | server command µs/pair | both sides busy (cores) |")
+        self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for n in (1, 16, 256):
             lw_tp = med(self.lock("lockwire", "throughput", n, "ops_per_sec"))
             for c in present:
@@ -634,7 +667,21 @@ class Report:
                        f"{ratio(lw_tp, med(tp))} | "
                        f"{cell(self.lock(c, 'throughput', n, 'cpu_us_per_op'))} | "
                        f"{cell(self.lock(c, 'throughput', n, 'server_cpu_us_per_op'))} | "
-                       f"{cell(self.lock(c, 'throughput', n, 'server_cmd_usec_per_op'))} |")
+                       f"{cell(self.lock(c, 'throughput', n, 'server_cmd_usec_per_op'))} | "
+                       f"{cell(self.busy(c, n), '', 2)} |")
+            floor = self.lock("lockwire", "throughput", n, "ping_floor_pairs_per_sec")
+            if floor:
+                self.w(f"| {n} | *PING floor* | 1 | {cell(floor)} | {ratio(lw_tp, med(floor))} "
+                       "| | | | |")
+        self.w()
+        self.w("*PING floor*: bench_lock's PING loops right after lockwire's row, the same number "
+               "of users on one lockwire connection, two PINGs counted as a pair: what the "
+               "machine allows a pipelined client at that concurrency. *Both sides busy*: (client "
+               "CPU + server CPU) µs/pair × pairs/s, in cores (median of the rounds). Near 1.0 "
+               "with both processes below 1.0 each, the client and the server take turns: the "
+               "server waits while the client reads a batch of replies and writes the next "
+               "requests, and the client waits while the server runs them, so pairs/s is bounded "
+               "by 1 ÷ (client + server CPU per pair) and each side's cost counts in full.")
         self.w()
         self.w("lockwire, node-redlock, hiredis-lua and hiredis-lua-fenced run every user on one "
                "connection (pipelined); hiredis-watch gives each user its own connection (WATCH "
