@@ -4,8 +4,9 @@
 //   LOCKWIRE_BENCH_MIN_REPLICAS=N bench_lock URL [seconds]   (replica-acknowledged grant rows)
 //   LOCKWIRE_BENCH_CLUSTER=redis://h:p1,h:p2,h:p3 bench_lock URL [seconds]   (the cluster row)
 //   LOCKWIRE_BENCH_SEMANTICS=1 bench_lock URL [seconds]   (semaphore, upgrade, lock_all rows)
-//   LOCKWIRE_BENCH_ROWS=throughput [LOCKWIRE_BENCH_USERS=16,256] bench_lock URL [seconds]
-//                                                   (only the 1/16/256-user rows, or those listed)
+//   LOCKWIRE_BENCH_ROWS=throughput [LOCKWIRE_BENCH_USERS=16,256] [LOCKWIRE_BENCH_FLOOR=0]
+//                   bench_lock URL [seconds]   (only the 1/16/256-user rows, or those listed;
+//                                               FLOOR=0: without their PING rows, for profiling)
 //   bench_lock --help
 //
 // Rows: serial uncontended acquire+release pairs (µs/pair and RTT/pair, RTT = serial PING);
@@ -52,12 +53,16 @@ int throughput_rows(const loop::ConnectionOptions& conn, const char* url, double
       c = *end == ',' ? end + 1 : end;
     }
   }
+  // LOCKWIRE_BENCH_FLOOR=0: no PING rows, so that a profile or `perf stat` of the process sees
+  // only the lock's pairs (the floor column then reads 0).
+  const char* floor_env = std::getenv("LOCKWIRE_BENCH_FLOOR");
+  const bool floor = floor_env == nullptr || std::string_view(floor_env) != "0";
   for (int users : user_counts) {
     Bench::Sent sent;
     const Result p = b.pairs(users, 0, &sent);
-    const Result f = b.ping(users);
+    const Result f = floor ? b.ping(users) : Result{};
     std::printf("%-10d %12.0f %12.0f %12.3f %12.3f %12.3f %10.2f %10.2f %12.2f\n", users,
-                p.per_sec(), f.per_sec() / 2, p.cpu_us_per_op(), p.srv_cpu_us_per_op(),
+                p.per_sec(), floor ? f.per_sec() / 2 : 0.0, p.cpu_us_per_op(), p.srv_cpu_us_per_op(),
                 p.srv_usec_per_op(), p.srv_calls_per_op(),
                 static_cast<double>(sent.requests) / p.ops,
                 static_cast<double>(sent.commands) / p.ops);
@@ -78,6 +83,7 @@ int main(int argc, char** argv) {
         "usage: bench_lock [redis://127.0.0.1:6379] [seconds-per-row=2]\n"
         "  LOCKWIRE_BENCH_ROWS=throughput   only the 1/16/256-user rows on one connection\n"
         "  LOCKWIRE_BENCH_USERS=16,256      with ROWS=throughput: these user counts instead\n"
+        "  LOCKWIRE_BENCH_FLOOR=0           with ROWS=throughput: no PING rows (profiling)\n"
         "  LOCKWIRE_BENCH_MIN_REPLICAS=N    the replica-acknowledged grant rows\n"
         "  LOCKWIRE_BENCH_CLUSTER=URL       the cluster row (256 users) against URL's primary\n"
         "  LOCKWIRE_BENCH_SEMANTICS=1       the lock-semantics rows (semaphore, upgrade, lock_all,\n"
