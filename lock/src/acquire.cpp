@@ -130,16 +130,18 @@ void Client::Core::start_settle(const QueuePtr& q, const WaiterPtr& w, Nanos aft
     drop_settled();
   }
   if (!w->settle_timer) {
-    w->settle_timer =
-        loop.make_timer([wk = weak(), ww = std::weak_ptr<Waiter>(w), wq = std::weak_ptr<Queue>(q)] {
-          auto self = wk.lock();
-          auto wt = ww.lock();
-          auto qq = wq.lock();
-          if (!self || !wt || !qq || self->closed || wt->done) return;
-          self->settle_due(wt, qq);
-        });
+    w->settle_timer = waiter_timer(q, w, [](Core* self, const WaiterPtr& wt, const QueuePtr& qq) {
+      self->settle_due(wt, qq);
+    });
   }
   w->settle_timer->start(after);
+}
+
+void Client::Core::arm_deadline(const QueuePtr& q, const WaiterPtr& w) {
+  w->deadline_timer = waiter_timer(q, w, [](Core* self, const WaiterPtr& wt, const QueuePtr& qq) {
+    self->give_up(qq, wt, Errc::timed_out);
+  });
+  w->deadline_timer->start(w->req.wait);
 }
 
 void Client::Core::settle_due(const WaiterPtr& wt, const QueuePtr& qq) {
@@ -864,15 +866,7 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler) {
       slot->keys = w->keys;
     }
     q = slot;
-    w->deadline_timer = c.loop.make_timer(
-        [wk = c.weak(), ww = std::weak_ptr<Waiter>(w), wq = std::weak_ptr<Queue>(q)] {
-          auto self = wk.lock();
-          auto wt = ww.lock();
-          auto qq = wq.lock();
-          if (!self || !wt || !qq || self->closed || wt->done) return;
-          self->give_up(qq, wt, Errc::timed_out);
-        });
-    w->deadline_timer->start(w->req.wait);
+    c.arm_deadline(q, w);
   }
   if (q->one_shot) {
     c.start_settle(q, w, c.opts.settle_timeout);  // one attempt, bounded

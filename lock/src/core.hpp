@@ -328,6 +328,19 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       f(self.get(), std::forward<decltype(args)>(args)...);
     };
   }
+  // A timer for the wait of `w` on `q`: when it fires, `f(Core*, waiter, queue)` runs only while
+  // this client lives and is open, the waiter is unanswered and the queue still exists.
+  template <class F>
+  std::unique_ptr<loop::Timer> waiter_timer(const QueuePtr& q, const WaiterPtr& w, F f) {
+    return loop.make_timer([wk = weak(), ww = std::weak_ptr<Waiter>(w),
+                            wq = std::weak_ptr<Queue>(q), f = std::move(f)] {
+      auto self = wk.lock();
+      auto wt = ww.lock();
+      auto qq = wq.lock();
+      if (!self || !wt || !qq || self->closed || wt->done) return;
+      f(self.get(), wt, qq);
+    });
+  }
   Metrics* metrics() const { return opts.metrics.get(); }
 
   void send(loop::Request r, loop::ReplyHandler h, loop::RequestOptions o = {}) {
@@ -473,6 +486,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // may be left behind); the step's reply, if it ever comes, is still handled (a late grant is
   // released, a claim withdrawn) while the client lives.
   void start_settle(const QueuePtr& q, const WaiterPtr& w, Nanos after);
+
+  // The wait of `w` (on `q`) gives up with timed_out once w->req.wait has passed, unless it was
+  // answered first (lock() and upgrade(), for a wait that is not one attempt only).
+  void arm_deadline(const QueuePtr& q, const WaiterPtr& w);
 
   // Answers a waiter whose wait ended while its step was in flight, now that no claim of ours
   // remains (`absent`), or may (then outcome_unknown, with what may be left).

@@ -53,15 +53,7 @@ void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
   if (q->one_shot) {
     start_settle(q, w, opts.settle_timeout);
   } else {
-    w->deadline_timer = loop.make_timer(
-        [wk = weak(), ww = std::weak_ptr<Waiter>(w), wq = std::weak_ptr<Queue>(q)] {
-          auto self = wk.lock();
-          auto wt = ww.lock();
-          auto qq = wq.lock();
-          if (!self || !wt || !qq || self->closed || wt->done) return;
-          self->give_up(qq, wt, Errc::timed_out);
-        });
-    w->deadline_timer->start(w->req.wait);
+    arm_deadline(q, w);
   }
   if (opts.regressions.upgrade_by_release) {
     // The bug: a window between the two in which a writer can be granted.
