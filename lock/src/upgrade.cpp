@@ -47,7 +47,7 @@ void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
   w->deadline = w->start + req.wait;
   w->req = std::move(req);
   w->cb = std::move(handler);
-  auto q = std::make_shared<Queue>();
+  QueuePtr q = fresh_queue();  // a queue of its own, as lock() makes one (pooled)
   q->keys = w->keys;
   q->one_shot = w->req.wait == Nanos{0};
   if (q->one_shot) {
