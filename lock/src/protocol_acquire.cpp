@@ -218,12 +218,7 @@ bool parse_holder_fields(resp::Frame f, std::vector<std::string>& fields) {
 
 SharedRead parse_shared_watch(const loop::Replies& r) {
   SharedRead out;
-  if (r.size() != 3) return out;
-  const resp::Frame keys = r[1];
-  if (keys.empty() || !fields_at(keys, resp::value_index(keys), out.fields)) return out;
-  const auto ex = single_int(r[2]);
-  if (!ex) return out;
-  out.companion_exists = *ex == 1;
+  if (r.size() != 3 || !holders_and_companion(r, out.fields, out.companion_exists)) return out;
   out.ok = true;
   return out;
 }

@@ -148,6 +148,17 @@ inline std::optional<std::int64_t> single_int(resp::Frame f) {
   return int_at(f, resp::value_index(f));
 }
 
+// The start of a WATCHed shared or upgrade read: the holder set's fields (HGETALL, reply 1) and
+// whether our companion exists (EXISTS, reply 2). False if either is malformed.
+inline bool holders_and_companion(const loop::Replies& r, std::vector<std::string>& fields,
+                                  bool& companion_exists) {
+  if (!parse_holder_fields(r[1], fields)) return false;
+  const auto ex = single_int(r[2]);
+  if (!ex) return false;
+  companion_exists = *ex == 1;
+  return true;
+}
+
 inline Builder& add_lease_reads(Builder& b, Kind kind, const Keys& k, std::string_view owner) {
   b.add("HEXISTS", k.holders, field(kind, owner));
   if (kind == Kind::shared) b.add("EXISTS", k.companion(owner));

@@ -19,12 +19,7 @@ loop::Request upgrade_watch(const Keys& k, std::string_view owner) {
 
 UpgradeRead parse_upgrade_watch(const loop::Replies& r) {
   UpgradeRead out;
-  if (r.size() != 4) return out;
-  const resp::Frame keys = r[1];
-  if (keys.empty() || !fields_at(keys, resp::value_index(keys), out.fields)) return out;
-  const auto ex = single_int(r[2]);
-  if (!ex) return out;
-  out.companion_exists = *ex == 1;
+  if (r.size() != 4 || !holders_and_companion(r, out.fields, out.companion_exists)) return out;
   const resp::Frame g = r[3];
   if (g.empty()) return out;
   const resp::Node& n = g[resp::value_index(g)];
