@@ -210,21 +210,18 @@ TEST_F(LeaseSemanticsTest, BrokenReleaseThenLockLetsTheWriterIn) {
   ASSERT_FALSE(s.ec);
   // The writer waits through the same client, so the order is not left to timing: its queue is
   // served first once the resource is free (the in-place upgrade never frees it).
-  Pending writer;
-  a->lock(req("r", "w", 10s, 10s), [&](std::error_code ec, Lease l) {
-    writer = {true, ec, std::move(l), loop_.now()};
-  });
+  auto writer = start_lock(*a, req("r", "w", 10s, 10s));
   sleep_loop(100ms);
-  ASSERT_FALSE(writer.done);
+  ASSERT_FALSE(writer->done);
   Pending up;
   upgrade(*a, s.lease, 5s, up);
-  run_until([&] { return writer.done; });
-  ASSERT_FALSE(writer.ec);
+  run_until([&] { return writer->done; });
+  ASSERT_FALSE(writer->acq.ec);
   EXPECT_FALSE(up.done) << "the writer got in while the upgrade was still waiting";
-  EXPECT_FALSE(release(*a, writer.lease));
+  EXPECT_FALSE(release(*a, writer->acq.lease));
   run_until([&] { return up.done; });
   ASSERT_FALSE(up.ec);
-  EXPECT_GT(up.lease.token(), writer.lease.token());  // what c1 read is stale by now
+  EXPECT_GT(up.lease.token(), writer->acq.lease.token());  // what c1 read is stale by now
   EXPECT_FALSE(release(*a, up.lease));
 }
 
@@ -267,17 +264,14 @@ TEST_F(LeaseSemanticsTest, PersistentLeaseOutlivesContendersAndEndsOnRelease) {
   sleep_loop(300ms);  // past the contender's TTL: still ours
   EXPECT_TRUE(p.lease.held());
   EXPECT_FALSE(renew(*a, p.lease));
-  Pending waiter;
-  b->lock(req("p", "w", 5s, 10s), [&](std::error_code ec, Lease l) {
-    waiter = {true, ec, std::move(l), loop_.now()};
-  });
+  auto waiter = start_lock(*b, req("p", "w", 5s, 10s));
   sleep_loop(100ms);
-  EXPECT_FALSE(waiter.done);
+  EXPECT_FALSE(waiter->done);
   EXPECT_FALSE(release(*a, p.lease));
-  run_until([&] { return waiter.done; });
-  ASSERT_FALSE(waiter.ec);
-  EXPECT_GT(waiter.lease.token(), p.lease.token());
-  EXPECT_FALSE(release(*b, waiter.lease));
+  run_until([&] { return waiter->done; });
+  ASSERT_FALSE(waiter->acq.ec);
+  EXPECT_GT(waiter->acq.lease.token(), p.lease.token());
+  EXPECT_FALSE(release(*b, waiter->acq.lease));
   // force-release ends one too, and its holder is told.
   auto q = acquire(*a, pr);
   ASSERT_FALSE(q.ec);
@@ -329,17 +323,14 @@ TEST_F(LeaseSemanticsTest, SemaphoreGrantsAtMostItsPermits) {
   ASSERT_FALSE(p3.ec) << p3.ec.message() << " " << c->last_error();
   EXPECT_EQ(p2.lease.state(), LeaseState::lost);
   EXPECT_GT(p3.lease.token(), p2.lease.token());
-  Pending p4;
-  b->lock(sem("p4", 10s, 10s), [&](std::error_code ec, Lease l) {
-    p4 = {true, ec, std::move(l), loop_.now()};
-  });
+  auto p4 = start_lock(*b, sem("p4", 10s, 10s));
   sleep_loop(100ms);
-  EXPECT_FALSE(p4.done);
+  EXPECT_FALSE(p4->done);
   EXPECT_FALSE(release(*a, p1.lease));  // wakes p4 (the holder set changed)
-  run_until([&] { return p4.done; });
-  ASSERT_FALSE(p4.ec);
+  run_until([&] { return p4->done; });
+  ASSERT_FALSE(p4->acq.ec);
   EXPECT_FALSE(release(*c, p3.lease));
-  EXPECT_FALSE(release(*b, p4.lease));
+  EXPECT_FALSE(release(*b, p4->acq.lease));
   LockRequest bad = req("s", "x", 10s);
   bad.permits = 2;  // a semaphore is shared
   EXPECT_EQ(acquire(*a, bad).ec, Errc::invalid_argument);
@@ -392,12 +383,11 @@ TEST_F(LeaseSemanticsTest, BrokenUnwatchedSemaphoreOverGrants) {
     return r;
   };
   ASSERT_FALSE(acquire(*a, sem("p1")).ec);
-  Pending pb, pc;
-  b->lock(sem("p2"), [&](std::error_code ec, Lease l) { pb = {true, ec, std::move(l), {}}; });
-  c->lock(sem("p3"), [&](std::error_code ec, Lease l) { pc = {true, ec, std::move(l), {}}; });
-  run_until([&] { return pb.done && pc.done; });
-  EXPECT_FALSE(pb.ec);
-  EXPECT_FALSE(pc.ec);
+  auto pb = start_lock(*b, sem("p2"));
+  auto pc = start_lock(*c, sem("p3"));
+  run_until([&] { return pb->done && pc->done; });
+  EXPECT_FALSE(pb->acq.ec);
+  EXPECT_FALSE(pc->acq.ec);
   EXPECT_EQ(server_.cli({"HLEN", "lockwire:{s}"}), "3\n") << "three holders of two permits";
 }
 
