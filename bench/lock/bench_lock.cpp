@@ -127,6 +127,8 @@ int main(int argc, char** argv) {
   const Result pair1 = b.pairs(1, 0, &sent, &pair_s, &halves);
   std::sort(ping_s.begin(), ping_s.end());
   std::sort(pair_s.begin(), pair_s.end());
+  // A chunk per side of a quarter row each, 4 pairs: both sides see the same machine.
+  const auto [untimed_p50_us, timed_p50_us] = b.ping_timed_wait(4, row / 4);
   const double rtt_us = ping1.us_per_op();
   const double rtt_p50_us = ping_s.empty() ? 0 : quantile(ping_s, 0.5) * 1e6;
   const double pair_p50_us = pair_s.empty() ? 0 : quantile(pair_s, 0.5) * 1e6;
@@ -141,6 +143,8 @@ int main(int argc, char** argv) {
   std::printf("%-44s %9.1f us %12s %10s\n", "serial pair: p99", pair_p99_us, "", "");
   std::sort(halves.acquire.begin(), halves.acquire.end());
   std::sort(halves.release.begin(), halves.release.end());
+  std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", "PING p50, a timer armed (floor: none armed)",
+              timed_p50_us, untimed_p50_us, timed_p50_us / untimed_p50_us);
   for (auto [name, v] : {std::pair{"serial pair: acquire p50 (lock() -> grant)", &halves.acquire},
                          std::pair{"serial pair: release p50 (release() -> reply)", &halves.release}}) {
     const double p50 = v->empty() ? 0 : quantile(*v, 0.5) * 1e6;
@@ -206,7 +210,8 @@ int main(int argc, char** argv) {
   if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
     // The peers' schema (bench/peers), for bench/report.
     std::printf("%s\n", serial_json(pair1, sent, ping1, rtt_p50_us, pair_s,
-                                     server_json(pair1.server, pair1.ops) + halves_json(halves))
+                                     server_json(pair1.server, pair1.ops) + halves_json(halves) +
+                                         timed_wait_json(untimed_p50_us, timed_p50_us))
                              .c_str());
     for (std::size_t k = 0; k < thr.size(); ++k) {
       const Result& p = thr[k].first;

@@ -117,6 +117,14 @@ struct Result {
 };
 
 
+// Linear interpolation between order statistics of sorted, non-empty `s` (as bench/peers do).
+inline double quantile(const std::vector<double>& s, double p) {
+  const double x = p * static_cast<double>(s.size() - 1);
+  const auto lo = static_cast<std::size_t>(x);
+  const std::size_t hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (s[hi] - s[lo]) * (x - static_cast<double>(lo));
+}
+
 class Bench {
  public:
   // Server cost is read from every endpoint `conn` lists (a cluster's seeds: every node).
@@ -165,6 +173,28 @@ class Bench {
         done();
       });
     });
+  }
+
+  // Serial PING p50s (µs) on one connection, in `chunks` alternating pairs of
+  // `seconds_each`: {without, with} a far-away timer armed on the loop. With one, every wait
+  // of the loop is a timed epoll_wait; lockwire's own loop has one whenever a lease is held or
+  // an attempt is in flight (expiry, settle, deadline timers). On an idle VM the timed wait
+  // costs more per wake-up (docs/design.md, *Throughput and the serial pair*).
+  std::pair<double, double> ping_timed_wait(int chunks, double seconds_each) {
+    std::vector<double> plain, timed;
+    const double saved = row_;
+    row_ = seconds_each;
+    for (int k = 0; k < chunks; ++k) {
+      for (bool armed : {k % 2 == 0, k % 2 != 0}) {  // order rotated each chunk
+        auto t = loop_.make_timer([] {});
+        if (armed) t->start(std::chrono::seconds(600));
+        ping(1, armed ? &timed : &plain);
+      }
+    }
+    row_ = saved;
+    std::sort(plain.begin(), plain.end());
+    std::sort(timed.begin(), timed.end());
+    return {quantile(plain, 0.5) * 1e6, quantile(timed, 0.5) * 1e6};
   }
 
   // What a client wrote (its metrics hook) and how many grants were withdrawn as not replicated.
@@ -495,14 +525,18 @@ class Bench {
   }
 
   // Runs `users` closed loops of `op` for row_ seconds.
+  // The row ends on the clock, read as each user starts its next op, not on a timer: an armed
+  // timer makes every epoll_wait of the loop a timed one, which costs a few µs per wake-up on
+  // an idle VM (docs/design.md, *Throughput and the serial pair*), and the harness must not add
+  // that to what it measures.
   Result run_users(int users, const std::function<void(int, const std::function<void()>&)>& op) {
-    bool stop = false;
     std::uint64_t count = 0;
     int active = users;
+    loop::MonoTime end{};
     std::vector<std::function<void()>> next(static_cast<std::size_t>(users));
     for (int u = 0; u < users; ++u) {
       next[u] = [&, u] {
-        if (stop) {
+        if (loop_.now() >= end) {
           --active;
           return;
         }
@@ -512,10 +546,9 @@ class Bench {
         });
       };
     }
-    auto timer = loop_.make_timer([&] { stop = true; });
     const double cpu0 = cpu_seconds();
     const loop::MonoTime t0 = loop_.now();
-    timer->start(std::chrono::duration_cast<loop::Nanos>(std::chrono::duration<double>(row_)));
+    end = t0 + std::chrono::duration_cast<loop::Nanos>(std::chrono::duration<double>(row_));
     for (auto& n : next) n();
     spin([&] { return active == 0; });
     const double secs = std::chrono::duration<double>(loop_.now() - t0).count();
@@ -536,14 +569,6 @@ inline std::string server_json(const ServerCost& c, double ops) {
                 "\"server_calls_per_op\": %.3f, ",
                 c.cpu_s * 1e6 / ops, c.cmd_usec / ops, c.calls / ops);
   return buf;
-}
-
-// Linear interpolation between order statistics of sorted, non-empty `s` (as bench/peers do).
-inline double quantile(const std::vector<double>& s, double p) {
-  const double x = p * static_cast<double>(s.size() - 1);
-  const auto lo = static_cast<std::size_t>(x);
-  const std::size_t hi = std::min(lo + 1, s.size() - 1);
-  return s[lo] + (s[hi] - s[lo]) * (x - static_cast<double>(lo));
 }
 
 // `"latency_us": {...}, "quantiles_us": [101 points]` of samples in seconds (the peers' schema).
@@ -582,6 +607,15 @@ inline std::string halves_json(Bench::Halves h) {
     out += buf;
   }
   return out;
+}
+
+// Bench::ping_timed_wait's two p50s as JSON fields, ", "-ended.
+inline std::string timed_wait_json(double untimed_p50_us, double timed_p50_us) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "\"ping_untimed_wait_p50_us\": %.3f, \"ping_timed_wait_p50_us\": %.3f, ",
+                untimed_p50_us, timed_p50_us);
+  return buf;
 }
 
 const char* const kLib = "\"contender\": \"lockwire\", \"library\": \"lockwire lock::Client\"";

@@ -146,6 +146,9 @@ def check(d):
                     errs.append(f"{who}: no latency distribution (p50, p99, quantiles_us)")
             if r.get("mode") == "serial":
                 errs += halves_errors(r, who)
+                errs += [f"{who}: {k} not a number" for k in
+                         ("ping_timed_wait_p50_us", "ping_untimed_wait_p50_us")
+                         if not num(r.get(k))]
     locks = suites.get("locks", {})
     # Every peer the run listed (peer_rows, absent in older results) has every one of its rows
     # in every round: a contender that silently produced nothing must not pass.
@@ -599,6 +602,17 @@ class Report:
         self.w(f"PING round trip (the floor): lockwire's connection (bench_lock, serial PINGs) "
                f"mean {cell(lw_rtt, ' µs')}, p50 {cell(lw_rtt_p50, ' µs')}; "
                f"`redis-benchmark -c 1 -P 1 -t ping` p50 {cell(rb_rtt, ' µs')}.")
+        timed = self.lock("lockwire", "serial", 1, "ping_timed_wait_p50_us")
+        untimed = self.lock("lockwire", "serial", 1, "ping_untimed_wait_p50_us")
+        if timed and untimed:
+            self.w()
+            self.w(f"A timed wait costs more: serial PINGs on lockwire's loop with a far-away timer "
+                   f"armed took {cell(timed, ' µs')} at p50, against {cell(untimed, ' µs')} with "
+                   f"none ({ratio(med(timed), med(untimed))}; alternated chunks in one row). With "
+                   "a timer armed every epoll_wait carries a timeout. lockwire's loop has one "
+                   "whenever a lease is held or an attempt is in flight (expiry, settle and "
+                   "deadline timers); the hiredis peers' loop has none in the serial and "
+                   "throughput rows.")
         self.w()
         if any(c in present for c in HIREDIS_PEERS):
             self.hiredis_notes()
