@@ -210,7 +210,8 @@ int main(int argc, char** argv) {
   if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
     // The peers' schema (bench/peers), for bench/report.
     std::printf("%s\n", serial_json(pair1, sent, ping1, rtt_p50_us, pair_s,
-                                     server_json(pair1.server, pair1.ops) + halves_json(halves) +
+                                     server_json(pair1.server, pair1.ops) +
+                                         bench_json::halves_json(halves.acquire, halves.release, 1e6) +
                                          timed_wait_json(untimed_p50_us, timed_p50_us))
                              .c_str());
     for (std::size_t k = 0; k < thr.size(); ++k) {

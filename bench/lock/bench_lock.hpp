@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "latency_json.hpp"
 #include "lockwire/lock/client.hpp"
 #include "lockwire/loop/uv_loop.hpp"
 
@@ -116,14 +117,7 @@ struct Result {
   }
 };
 
-
-// Linear interpolation between order statistics of sorted, non-empty `s` (as bench/peers do).
-inline double quantile(const std::vector<double>& s, double p) {
-  const double x = p * static_cast<double>(s.size() - 1);
-  const auto lo = static_cast<std::size_t>(x);
-  const std::size_t hi = std::min(lo + 1, s.size() - 1);
-  return s[lo] + (s[hi] - s[lo]) * (x - static_cast<double>(lo));
-}
+using bench_json::quantile;
 
 class Bench {
  public:
@@ -572,42 +566,10 @@ inline std::string server_json(const ServerCost& c, double ops) {
 }
 
 // `"latency_us": {...}, "quantiles_us": [101 points]` of samples in seconds (the peers' schema).
-inline std::string latency_json(std::vector<double> s) {
-  if (s.empty()) return "\"latency_us\": {\"n\": 0}, \"quantiles_us\": []";
-  std::sort(s.begin(), s.end());
-  double sum = 0;
-  for (double x : s) sum += x;
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "\"latency_us\": {\"n\": %zu, \"mean\": %.3f, \"min\": %.3f, \"p50\": %.3f, "
-                "\"p90\": %.3f, \"p99\": %.3f, \"max\": %.3f}, \"quantiles_us\": [",
-                s.size(), sum / static_cast<double>(s.size()) * 1e6, s.front() * 1e6,
-                quantile(s, 0.5) * 1e6, quantile(s, 0.9) * 1e6, quantile(s, 0.99) * 1e6,
-                s.back() * 1e6);
-  std::string out = buf;
-  for (int i = 0; i <= 100; ++i) {
-    std::snprintf(buf, sizeof buf, "%s%.2f", i == 0 ? "" : ", ", quantile(s, i / 100.0) * 1e6);
-    out += buf;
-  }
-  out += "]";
-  return out;
+inline std::string latency_json(std::vector<double> seconds) {
+  return bench_json::latency_json(std::move(seconds), 1e6);
 }
 
-// The serial row's two halves (Bench::Halves) as JSON fields, each ", "-ended: mean and p50 µs.
-inline std::string halves_json(Bench::Halves h) {
-  std::string out;
-  for (auto [name, v] : {std::pair{"acquire_us", &h.acquire}, std::pair{"release_us", &h.release}}) {
-    if (v->empty()) continue;
-    double sum = 0;
-    for (double x : *v) sum += x;
-    std::sort(v->begin(), v->end());
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "\"%s\": {\"n\": %zu, \"mean\": %.3f, \"p50\": %.3f}, ", name,
-                  v->size(), sum / static_cast<double>(v->size()) * 1e6, quantile(*v, 0.5) * 1e6);
-    out += buf;
-  }
-  return out;
-}
 
 // Bench::ping_timed_wait's two p50s as JSON fields, ", "-ended.
 inline std::string timed_wait_json(double untimed_p50_us, double timed_p50_us) {

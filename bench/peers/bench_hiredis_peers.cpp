@@ -66,7 +66,6 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
-#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -82,6 +81,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "latency_json.hpp"
 
 namespace {
 
@@ -625,51 +626,6 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// Linear interpolation between order statistics, as the other peers do.
-std::string summarize(std::vector<double> s) {
-  if (s.empty()) return "\"latency_us\": {\"n\": 0}, \"quantiles_us\": []";
-  std::sort(s.begin(), s.end());
-  const std::size_t n = s.size();
-  auto q = [&](double p) {
-    const double x = p * static_cast<double>(n - 1);
-    const auto lo = static_cast<std::size_t>(x);
-    const std::size_t hi = std::min(lo + 1, n - 1);
-    return s[lo] + (s[hi] - s[lo]) * (x - static_cast<double>(lo));
-  };
-  double sum = 0;
-  for (double x : s) sum += x;
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "\"latency_us\": {\"n\": %zu, \"mean\": %.3f, \"min\": %.3f, \"p50\": %.3f, "
-                "\"p90\": %.3f, \"p99\": %.3f, \"max\": %.3f}, \"quantiles_us\": [",
-                n, sum / static_cast<double>(n), s.front(), q(0.5), q(0.9), q(0.99), s.back());
-  std::string out = buf;
-  for (int i = 0; i <= 100; ++i) {
-    std::snprintf(buf, sizeof buf, "%s%.2f", i == 0 ? "" : ", ", q(i / 100.0));
-    out += buf;
-  }
-  return out + "]";
-}
-
-// Serial mode's two halves as JSON fields, each ", "-ended (the schema of bench_lock's
-// halves_json): mean and p50 µs of acquire called → granted and release called → replied.
-std::string halves_json(std::vector<double> acq, std::vector<double> rel) {
-  std::string out;
-  for (auto [name, v] : {std::pair{"acquire_us", &acq}, std::pair{"release_us", &rel}}) {
-    if (v->empty()) continue;
-    std::sort(v->begin(), v->end());
-    double sum = 0;
-    for (double x : *v) sum += x;
-    const std::size_t n = v->size();
-    const double mid = n % 2 ? (*v)[n / 2] : ((*v)[n / 2 - 1] + (*v)[n / 2]) / 2;
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "\"%s\": {\"n\": %zu, \"mean\": %.3f, \"p50\": %.3f}, ", name, n,
-                  sum / static_cast<double>(n), mid);
-    out += buf;
-  }
-  return out;
-}
-
 // One user (or hand-off contender): its connection, resource and current token.
 struct User {
   Conn* conn = nullptr;
@@ -771,11 +727,12 @@ int main(int argc, char** argv) {
 
   if (!handoff) {
     // serial (one user) and throughput (N users): closed loops of one-attempt pairs.
+    const bool serial = a.mode == "serial";
     int active = nusers;
     std::vector<std::function<void()>> next(static_cast<std::size_t>(nusers));
     for (int u = 0; u < nusers; ++u) {
       User& us = users[u];
-      us.res = Res(a.mode == "serial" ? a.prefix + "serial" : a.prefix + "tp:" + std::to_string(u));
+      us.res = Res(serial ? a.prefix + "serial" : a.prefix + "tp:" + std::to_string(u));
       next[u] = [&, u] {
         User& me = users[u];
         if (a.pairs > 0 ? ops >= static_cast<std::uint64_t>(a.pairs) : Clock::now() >= end) {
@@ -787,13 +744,13 @@ int main(int argc, char** argv) {
         lock->acquire(*me.conn, me.res, me.token, [&, u](bool got) {
           User& m = users[u];
           if (!got) die("uncontended acquire of %s failed", m.res.key.c_str());
-          const Time granted = Clock::now();
+          const Time granted = serial ? Clock::now() : Time{};
           lock->release(*m.conn, m.res, m.token, [&, u, granted](bool ok) {
             User& m2 = users[u];
             if (!ok) die("release of %s found the key not ours", m2.res.key.c_str());
             const Time released = Clock::now();
             samples.push_back(us_between(m2.started, released));
-            if (a.mode == "serial") {
+            if (serial) {
               acquire_us.push_back(us_between(m2.started, granted));
               release_us.push_back(us_between(granted, released));
             }
@@ -913,7 +870,8 @@ int main(int argc, char** argv) {
       ops ? std::to_string(commands / n).c_str() : "null", requests,
       ops ? std::to_string(requests / n).c_str() : "null", by_name.c_str(), lock->fencing(),
       a.ttl_ms, a.sleep_max_ms, a.sleep_whole ? "true" : "false", sleep_desc, hold,
-      halves_json(acquire_us, release_us).c_str(), summarize(std::move(samples)).c_str());
+      bench_json::halves_json(std::move(acquire_us), std::move(release_us), 1).c_str(),
+      bench_json::latency_json(std::move(samples), 1).c_str());
   std::fflush(stdout);
   _exit(0);  // abandons hand-off contenders still polling, and the connections
 }
