@@ -275,12 +275,13 @@ void Client::Core::attempt(const QueuePtr& q) {
     advance(q);
     return;
   }
-  if (!caps.probed || conn->state() != loop::ConnectionState::ready) {
+  if (!caps.probed || conn->state() != loop::ConnectionState::ready || !vouched()) {
     // Not before the connect probe is answered: wake_all() (or `parked`) resumes us. The state
     // is checked too: a reply handler that retries when the connection drops runs before the
     // state handlers clear caps.probed, and a request queued then would go out on the next
     // connection before its probe is read — with the old server's fencing floor (failover
-    // swarm, seed 2002269: a token repeated on the new primary).
+    // swarm, seed 2002269: a token repeated on the new primary). Nor while the sentinels do
+    // not vouch for the primary (on_vouch resumes us): what it grants may already be replaced.
     park_until_probed(q);
     return;
   }
@@ -803,7 +804,8 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
   d->kind = w->req.kind;
   d->token = token;
   d->ttl = w->req.ttl;
-  d->valid_until = d->end = t_send + w->req.ttl;
+  d->end = t_send + w->req.ttl;
+  d->valid_until = counted_until(d->end);
   // The waiter is answered below and never steps again: its keys move to the lease.
   d->keys = w->upgrade ? w->keys : std::move(w->keys);
   d->registry_key = registry_key(d->keys.holders, w->req.owner);

@@ -105,6 +105,10 @@ std::shared_ptr<Client::Core> Client::Core::create(loop::Loop& loop,
   core->state_id = core->conn->add_state_handler([w](loop::ConnectionState s, std::error_code) {
     if (auto c = w.lock(); c && !c->closed) c->on_state(s);
   });
+  core->conn->set_vouch_handler([w] {
+    if (auto c = w.lock(); c && !c->closed) c->on_vouch();
+  });
+  core->horizon = core->conn->vouched_until();
   return core;
 }
 

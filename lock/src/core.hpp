@@ -248,6 +248,22 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // a renewal on the new primary re-confirms them (reconfirm_leases).
   void suspend_leases();
   void lose_all_held();  // Regressions::drop_on_move only
+  // The sentinels' vouch (loop::Connection::vouched_until; docs/protocol.md, *Partitions*): a
+  // held lease counts up to `horizon` at the latest and is lost when the horizon passes
+  // unextended; attempts and a move's re-confirmation wait until it is ahead again. kNever on
+  // a single server, on a cluster and with SentinelOptions::vouch off (vouch.cpp). `horizon`
+  // is the value the horizon timer was armed for.
+  loop::MonoTime horizon{Nanos::max()};
+  std::unique_ptr<loop::Timer> horizon_timer;
+  bool reconfirm_pending = false;  // a move's re-confirmation waits for the vouch
+  // Asked of the connection, not of `horizon`: the server may have changed since the last
+  // answer (a renewal confirmed on a new primary must not count the old one's vouch).
+  [[nodiscard]] bool vouched() const noexcept { return conn->vouched_until() > loop.now(); }
+  [[nodiscard]] loop::MonoTime counted_until(loop::MonoTime end) const noexcept {
+    return std::min(end, conn->vouched_until());
+  }
+  void on_vouch();
+  void on_horizon();
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
   // Transparent: a doorbell push finds its queue by a string_view, without a copy.

@@ -251,7 +251,13 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
     lose_all_held();
   } else if (moved && !opts.regressions.no_reconfirm) {
     suspend_leases();
-    reconfirm_leases();
+    // Re-confirmed only once the sentinels vouch for the new primary (on_vouch): before, what
+    // it confirms may itself be about to be replaced.
+    if (vouched()) {
+      reconfirm_leases();
+    } else {
+      reconfirm_pending = true;
+    }
     replay_leaves();
   } else {
     check_leases({});

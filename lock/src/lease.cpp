@@ -215,9 +215,13 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
                      // With min_replicas the new end counts only once replicas have it.
                      s->replicated(d->resource, s->guard([d, t_send, ttl, done = std::move(done)](
                                                              Core* s2, Ec ec3) {
-                       if (!ec3 && d->state.load() == LeaseState::held) {
+                       // A suspended lease (its primary changed) is confirmed — and extended —
+                       // only once the sentinels vouch for the new primary: before, a holder
+                       // cut off with it would keep extending a lease nobody vouches for.
+                       if (!ec3 && d->state.load() == LeaseState::held &&
+                           (!d->suspended || s2->vouched())) {
                          d->end = std::max(d->end, t_send + ttl);
-                         d->valid_until = d->end;
+                         d->valid_until = s2->counted_until(d->end);
                          d->suspended = false;
                          s2->arm_lease_timers(d);
                        }

@@ -642,6 +642,18 @@ const std::string& Connection::server_mode() const noexcept {
 std::uint64_t Connection::moves() const noexcept {
   return impl_->moves;
 }
+MonoTime Connection::vouched_until() const noexcept {
+  if (!impl_->opt.sentinel || !impl_->opt.sentinel->vouch) return MonoTime{Nanos::max()};
+  if (!impl_->vouch) return MonoTime{};
+  return impl_->vouch->until(impl_->loop.now());
+}
+std::string Connection::vouch_detail() const {
+  if (!impl_->vouch) return {};
+  return impl_->vouch->explain(impl_->loop.now());
+}
+void Connection::set_vouch_handler(std::function<void()> handler) {
+  impl_->vouch_handler = std::move(handler);
+}
 void Connection::relocate(std::string why) {
   impl_->left_primary(std::move(why));
 }

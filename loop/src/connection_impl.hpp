@@ -25,6 +25,7 @@
 #include "lockwire/resp/parser.hpp"
 #include "ring.hpp"
 #include "sentinel.hpp"
+#include "sentinel_vouch.hpp"
 
 namespace lockwire::loop {
 
@@ -171,6 +172,15 @@ struct Connection::Impl final : StreamHandler {
   std::vector<std::unique_ptr<Connection>> watches;
   std::uint64_t watch_gen = 0;
   void watch_sentinels();
+  // SentinelOptions::vouch: every watch is asked SENTINEL MASTER + SENTINEL SENTINELS every
+  // poll period (one question in flight per sentinel), and the answers go to `vouch`.
+  std::unique_ptr<detail::SentinelVouch> vouch;
+  std::unique_ptr<Timer> vouch_timer;
+  std::vector<bool> vouch_asking;  // per watch: a question in flight
+  std::function<void()> vouch_handler;
+  void poll_sentinels();
+  void on_vouch_answer(std::uint64_t gen, std::size_t i, MonoTime sent, std::error_code ec,
+                       const Replies& replies);
   [[nodiscard]] ConnectionOptions sentinel_options(const Endpoint& at) const;
   // The announced primary could not be connected to or is not a master (by ROLE): back to
   // what the sentinels answer, so a stale announcement never pins the connection.

@@ -195,6 +195,7 @@ void Connection::Impl::locate_server() {
 
 void Connection::Impl::connect_server(const Endpoint& ep) {
   server = ep;
+  if (vouch) vouch->on_server(ep.host, ep.port);  // reports about another server stop counting
   stream = loop.connect(server, *this, opt.connect_timeout);
 }
 

@@ -32,8 +32,10 @@ std::string words(resp::Frame f) {
   return "an unexpected reply";
 }
 
+}  // namespace
+
 // The value after `key` in a map (RESP3) or flat key/value array (RESP2) at the frame's top.
-std::optional<std::string_view> field(resp::Frame f, std::string_view key) {
+std::optional<std::string_view> reply_field(resp::Frame f, std::string_view key) {
   const std::size_t v = resp::value_index(f);
   if (v >= f.size() || (f[v].type != resp::Type::map && f[v].type != resp::Type::array)) {
     return std::nullopt;
@@ -52,7 +54,6 @@ std::optional<std::string_view> field(resp::Frame f, std::string_view key) {
   return std::nullopt;
 }
 
-}  // namespace
 
 std::string describe(const Endpoint& ep) {
   if (ep.kind == Endpoint::Kind::unix_socket) return ep.path;
@@ -119,9 +120,9 @@ Discovery::Verdict Discovery::answered(resp::Frame addr, resp::Frame master) {
   // The epoch belongs to the address SENTINEL MASTER reports; during a failover GET-MASTER-
   // ADDR-BY-NAME may already name the promoted replica while SENTINEL MASTER still has the old
   // primary and its epoch. Only a matching pair is reported.
-  const auto ip = field(master, "ip");
-  const auto mport = field(master, "port");
-  const auto epoch = field(master, "config-epoch");
+  const auto ip = reply_field(master, "ip");
+  const auto mport = reply_field(master, "port");
+  const auto epoch = reply_field(master, "config-epoch");
   if (ip && mport && epoch && *ip == out.primary.host && to_port(*mport) == port) {
     std::uint64_t e = 0;
     const auto r = std::from_chars(epoch->data(), epoch->data() + epoch->size(), e);

@@ -105,6 +105,10 @@ struct Announcement {
 // A -MOVED error reply (a cluster node that does not serve the key's slot, e.g. demoted).
 [[nodiscard]] bool is_moved(resp::Frame reply) noexcept;
 
+// The value after `key` in a map (RESP3) or flat key/value array (RESP2) at the frame's top
+// (a string or a number), e.g. a field of SENTINEL MASTER's reply.
+[[nodiscard]] std::optional<std::string_view> reply_field(resp::Frame f, std::string_view key);
+
 // "host:port", "[v6]:port" or the socket path.
 [[nodiscard]] std::string describe(const Endpoint& ep);
 

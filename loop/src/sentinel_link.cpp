@@ -55,7 +55,9 @@ ConnectionOptions Connection::Impl::sentinel_options(const Endpoint& at) const {
 
 void Connection::Impl::discover() {
   if (relink_timer) relink_timer->stop();
-  if (watches.empty() && opt.sentinel->watch_every_sentinel) watch_sentinels();
+  if (watches.empty() && (opt.sentinel->watch_every_sentinel || opt.sentinel->vouch)) {
+    watch_sentinels();
+  }
   round_for_connect = true;
   if (discovery->active()) return;  // a round re-making the link is under way: it will connect
   switched_during_round.reset();
@@ -233,6 +235,49 @@ void Connection::Impl::watch_sentinels() {
     w->start();
     watches.push_back(std::move(w));
   }
+  if (!opt.sentinel->vouch) return;
+  vouch = std::make_unique<detail::SentinelVouch>(watches.size());
+  vouch_asking.assign(watches.size(), false);
+  if (!vouch_timer) vouch_timer = loop.make_timer([this] { poll_sentinels(); });
+  vouch_timer->start(Nanos{0});
+}
+
+// --- vouching (sentinel_vouch.hpp) --------------------------------------------------------------
+
+void Connection::Impl::poll_sentinels() {
+  if (!vouch || state == ConnectionState::closed) return;
+  const std::uint64_t gen = watch_gen;
+  const MonoTime now = loop.now();
+  for (std::size_t i = 0; i < watches.size(); ++i) {
+    // One question at a time: a sentinel behind a partition must not pile questions up.
+    if (vouch_asking[i] || watches[i]->state() != ConnectionState::ready) continue;
+    vouch_asking[i] = true;
+    RequestBuilder b;
+    b.add("SENTINEL", "MASTER", discovery->master());
+    b.add("SENTINEL", "SENTINELS", discovery->master());
+    watches[i]->send(b.done(), [this, gen, i, now](std::error_code ec, const Replies& r) {
+      on_vouch_answer(gen, i, now, ec, r);
+    });
+  }
+  // Until the sentinels vouch, ask often: the first grant waits for them.
+  Nanos next = vouch->poll_period();
+  if (vouch->until(now) <= now) next = std::min(next, Nanos(std::chrono::milliseconds(100)));
+  vouch_timer->start(next);
+}
+
+void Connection::Impl::on_vouch_answer(std::uint64_t gen, std::size_t i, MonoTime sent,
+                                       std::error_code ec, const Replies& replies) {
+  if (gen != watch_gen || !vouch || i >= vouch_asking.size()) return;
+  vouch_asking[i] = false;
+  if (replies.size() == 2) {
+    vouch->answered(i, sent, loop.now(), replies[0], replies[1]);
+  } else {
+    vouch->unanswered(i, watches[i]->last_error().empty() ? ec.message() : watches[i]->last_error());
+  }
+  if (vouch_handler) {
+    auto h = vouch_handler;  // it may replace itself
+    h();
+  }
 }
 
 void Connection::Impl::on_link_state(std::uint64_t gen, ConnectionState s) {
@@ -278,6 +323,9 @@ void Connection::Impl::stop_sentinels() noexcept {
   drop_link();
   ++watch_gen;
   watches.clear();
+  if (vouch_timer) vouch_timer->stop();
+  vouch.reset();
+  vouch_asking.clear();
   announced.reset();
 }
 

@@ -69,6 +69,7 @@ struct Sentinels : Fixture {
     opt.sentinel = SentinelOptions{"mymaster", "", ""};
     // One link only (the streams each test counts); the watch of every sentinel has its test.
     opt.sentinel->watch_every_sentinel = false;
+    opt.sentinel->vouch = false;  // its questions are tests/loop/sentinel_vouch_test.cpp's
     opt.seeds = {sentinel_at(26379), sentinel_at(26380)};
     opt.reconnect.initial = 10ms;
     opt.reconnect.max = 80ms;

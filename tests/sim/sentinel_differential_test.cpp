@@ -93,7 +93,11 @@ struct Pair {
 
 class SentinelDiff : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { real_ = std::make_unique<lockwire::test::RedisSentinels>(); }
+  static void SetUpTestSuite() {
+    // down-after 1 s, as the simulated sentinels it is compared with.
+    real_ = std::make_unique<lockwire::test::RedisSentinels>("mymaster", 3,
+                                                             std::chrono::milliseconds(1000));
+  }
   static void TearDownTestSuite() { real_.reset(); }
 
   void SetUp() override {

@@ -103,7 +103,8 @@ std::size_t RedisCluster::primary_of(int slot) {
   throw std::runtime_error("no primary for slot " + std::to_string(slot));
 }
 
-RedisSentinels::RedisSentinels(std::string master_name, int sentinels)
+RedisSentinels::RedisSentinels(std::string master_name, int sentinels,
+                               std::chrono::milliseconds down_after)
     : master_(std::move(master_name)) {
   // No diskless-sync delay: the replica syncs at once (5 s saved per topology).
   primary_ = std::make_unique<RedisServer>(
@@ -118,8 +119,8 @@ RedisSentinels::RedisSentinels(std::string master_name, int sentinels)
   const std::string conf =
       "port %PORT%\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\ndir %DIR%\n"
       "sentinel monitor " + master_ + " 127.0.0.1 " + std::to_string(primary_->port()) +
-      " 2\nsentinel down-after-milliseconds " + master_ +
-      " 1000\nsentinel failover-timeout " + master_ + " 5000\nsentinel parallel-syncs " +
+      " 2\nsentinel down-after-milliseconds " + master_ + " " +
+      std::to_string(down_after.count()) + "\nsentinel failover-timeout " + master_ + " 5000\nsentinel parallel-syncs " +
       master_ + " 1\n";
   for (int i = 0; i < sentinels; ++i) {
     RedisServer::Options o;

@@ -35,11 +35,14 @@ class RedisCluster {
 };
 
 // A primary, a replica and three sentinels monitoring it as `master_name` (quorum 2,
-// down-after 1 s, failover-timeout 5 s); returns once every sentinel knows the replica and the
-// other sentinels.
+// down-after 3 s by default, failover-timeout 5 s); returns once every sentinel knows the
+// replica and the other sentinels. A down-after of 1 s (the sentinels' PING period) leaves the
+// sentinels nothing to vouch with: lock clients then never count a lease (docs/protocol.md,
+// *Partitions*).
 class RedisSentinels {
  public:
-  explicit RedisSentinels(std::string master_name = "mymaster", int sentinels = 3);
+  explicit RedisSentinels(std::string master_name = "mymaster", int sentinels = 3,
+                          std::chrono::milliseconds down_after = std::chrono::milliseconds(3000));
   RedisSentinels(const RedisSentinels&) = delete;
   RedisSentinels& operator=(const RedisSentinels&) = delete;
 

@@ -33,9 +33,12 @@ class CliFailover : public ::testing::Test {
   std::unique_ptr<Proc> run(const std::string& who, const std::string& ttl, int hold_s,
                             const std::string& wait = "0") {
     const std::string log = dir_.file("log");
-    const std::string child = "echo \"" + who + " start $(date +%s%N) $LOCKWIRE_FENCING_TOKEN\" >> " +
-                              log + "; sleep " + std::to_string(hold_s) + "; echo \"" + who +
-                              " end $(date +%s%N)\" >> " + log;
+    // A child stopped on lease loss (SIGTERM) logs its end too: `wait` returns at the signal
+    // (a plain `sleep` would delay the trap), so the span ends when the child stopped.
+    const std::string end = "echo \"" + who + " end $(date +%s%N)\" >> " + log;
+    const std::string child = "trap '" + end + "; exit 143' TERM; echo \"" + who +
+                              " start $(date +%s%N) $LOCKWIRE_FENCING_TOKEN\" >> " + log +
+                              "; sleep " + std::to_string(hold_s) + " & wait $!; " + end;
     return std::make_unique<Proc>(
         std::vector<std::string>{"run", "--url", topo_.url(), "--ttl", ttl, "--wait", wait,
                                  "--connect-timeout", "2s", "--kill-after", "1s", "job", "--",
@@ -90,9 +93,10 @@ TEST_F(CliFailover, GracefulFailoverMidHold) {
 }
 
 // The primary is killed (SIGKILL) while the holder's child runs: the sentinels promote the
-// replica after down-after (1 s) and an election. The holder renews there before its TTL (8 s)
-// runs out, or is told it lost the lease and stops its child; the contender is granted only
-// after the holder's child ended, with a higher token.
+// replica after down-after (3 s) and an election. The holder stops counting on its lease when
+// the sentinels no longer vouch for the dead primary (before the promotion) and stops its child
+// (exit 76) — or, had it kept the lease, renews it there; the contender is granted only after
+// the holder's child ended, with a higher token.
 TEST_F(CliFailover, CrashFailoverMidHold) {
   auto holder = run("holder", "8s", 8);
   ASSERT_TRUE(eventually([&] { return exists(dir_.file("log")); }, 10s)) << holder->err();

@@ -94,6 +94,7 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
     o.health_check_interval = config_.health_check;
     if (via.sentinel) {  // endpoint stays "redis": what a client without sentinels would use
       o.sentinel = via.sentinel;
+      o.sentinel->vouch = config_.sentinel_vouch;
       o.seeds = via.seeds;
     } else if (cluster_) {  // the seed list, as a user gives it
       o.endpoint = via.endpoint;

@@ -113,6 +113,14 @@ struct SentinelOptions {
   // granted there. Costs one idle connection per sentinel. Off: only the answering sentinel
   // is watched (+switch-master).
   bool watch_every_sentinel = true;
+  // Ask every listed sentinel (SENTINEL MASTER and SENTINEL SENTINELS, a fifth of down-after
+  // apart, at most 1 s) how long no failover away from the current primary can start:
+  // Connection::vouched_until(). The lock layer counts a lease only up to it, so that a holder
+  // cut off from the sentinels (with its primary) stops before a failover can complete
+  // (docs/protocol.md, *Partitions*). Implies a watch connection per sentinel. Off: leases
+  // count up to their TTL; a holder partitioned with the old primary may then overlap a new
+  // holder on the promoted replica.
+  bool vouch = true;
 };
 
 struct ConnectionOptions {
@@ -290,6 +298,17 @@ class Connection {
   // MASTER failed (ACL) or its address was not the one just named (a failover in progress).
   // Updated with primary_epoch(): just before the state handlers see `ready`.
   [[nodiscard]] std::optional<std::uint64_t> config_epoch() const noexcept;
+
+  // With sentinel discovery and SentinelOptions::vouch: before this moment no failover away from
+  // server() can start, as a quorum of sentinels vouch (sentinel_vouch.hpp says how); MonoTime{}
+  // while they do not (not asked yet, unreachable, or one considers the primary down).
+  // MonoTime max without sentinels or with vouch off.
+  [[nodiscard]] MonoTime vouched_until() const noexcept;
+  // The sentinels' words behind vouched_until(), for an error message ("" without vouching).
+  [[nodiscard]] std::string vouch_detail() const;
+  // Called after each answer of a sentinel to the vouching questions (vouched_until() may have
+  // moved either way). One handler; set it again to replace it.
+  void set_vouch_handler(std::function<void()> handler);
 
   // Human-readable detail of the last failure (server error text, parse error, ...).
   [[nodiscard]] const std::string& last_error() const noexcept;

@@ -137,6 +137,10 @@ struct RunConfig {
   // redis-sentinel://s1:26379,s2:26379,s3:26379#mymaster, and at each +switch-master the service
   // address "redis" moves to the new primary (as an operator's DNS would).
   std::optional<Nanos> sentinels{};
+  // The clients' SentinelOptions::vouch (docs/protocol.md, *Partitions*). Off for scenarios
+  // whose simulated sentinels run with down-after 1 s: that equals the sentinels' PING period,
+  // which leaves them nothing to vouch with (no lease would ever be granted).
+  bool sentinel_vouch = false;
   sim::SentinelConfig sentinel_config{};
   // Set: a Redis Cluster (sim::SimCluster: nodes n1..n6 by default, the first `primaries` of
   // them primaries, the rest their replicas) instead of redis-a; every client connects with the

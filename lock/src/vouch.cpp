@@ -1,0 +1,62 @@
+// The sentinels' vouch on the lock side (core.hpp, `horizon`): a lease counts only while no
+// failover away from its primary can have completed. The sentinels' side — what they are
+// asked and what their answers bound — is loop/src/sentinel_vouch.hpp; docs/protocol.md,
+// *Partitions*, has the proof.
+#include "core.hpp"
+
+namespace lockwire::lock {
+
+using detail::LeasePtr;
+
+// A sentinel answered: the horizon may have moved either way.
+void Client::Core::on_vouch() {
+  const loop::MonoTime now = loop.now();
+  const bool was_vouched = horizon > now;
+  horizon = conn->vouched_until();
+  for (auto& [k, wl] : leases) {
+    auto d = wl.lock();
+    if (d && d->state.load() == LeaseState::held && !d->suspended) {
+      d->valid_until = counted_until(d->end);
+    }
+  }
+  if (horizon == kNever) return;
+  if (!horizon_timer) {
+    horizon_timer = loop.make_timer([wk = weak()] {
+      auto self = wk.lock();
+      if (self && !self->closed) self->on_horizon();
+    });
+  }
+  horizon_timer->start(horizon > now ? horizon - now : Nanos{0});
+  if (horizon <= now) return;
+  if (reconfirm_pending && caps.probed) {
+    reconfirm_pending = false;
+    reconfirm_leases();
+  }
+  if (!was_vouched && caps.probed) {
+    wake_all();
+    for (auto& q : std::exchange(parked, {})) attempt(q);
+  }
+}
+
+// The horizon passed with no newer vouch: a failover may complete from now on, so no lease on
+// this primary counts any longer. Suspended leases (a move's re-confirmation pending) are
+// already not counted; they end at their TTL unless re-confirmed once the vouch is back.
+void Client::Core::on_horizon() {
+  horizon = conn->vouched_until();
+  if (horizon > loop.now()) return on_vouch();
+  std::vector<LeasePtr> held;
+  for (auto& [k, wl] : leases) {
+    auto d = wl.lock();
+    if (d && d->state.load() == LeaseState::held && !d->suspended) held.push_back(std::move(d));
+  }
+  if (held.empty()) return;
+  const std::string why = "no quorum of sentinels vouches for " + conn->server_address() +
+                          " any longer (" + conn->vouch_detail() +
+                          "): a failover may complete, so the lease no longer counts";
+  for (const auto& d : held) {
+    last_error = d->resource + ": " + why;
+    lose(d, Errc::lost);
+  }
+}
+
+}  // namespace lockwire::lock
