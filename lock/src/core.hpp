@@ -258,9 +258,21 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   bool reconfirm_pending = false;  // a move's re-confirmation waits for the vouch
   // Asked of the connection, not of `horizon`: the server may have changed since the last
   // answer (a renewal confirmed on a new primary must not count the old one's vouch).
-  [[nodiscard]] bool vouched() const noexcept { return conn->vouched_until() > loop.now(); }
+  [[nodiscard]] bool vouched() const noexcept { return vouched_until() > loop.now(); }
   [[nodiscard]] loop::MonoTime counted_until(loop::MonoTime end) const noexcept {
-    return std::min(end, conn->vouched_until());
+    return std::min(end, vouched_until());
+  }
+  // The sentinels' vouch (Connection), or on a cluster the other nodes' (set by the router).
+  [[nodiscard]] loop::MonoTime vouched_until() const noexcept {
+    return std::min(conn->vouched_until(), shard_vouch);
+  }
+  loop::MonoTime shard_vouch{Nanos::max()};
+  std::string shard_vouch_detail;  // the nodes' words behind shard_vouch
+  // The router's vouch for this shard's primary moved: as a sentinel answer does.
+  void set_shard_vouch(loop::MonoTime until, std::string detail) {
+    shard_vouch = until;
+    shard_vouch_detail = std::move(detail);
+    on_vouch();
   }
   void on_vouch();
   void on_horizon();

@@ -12,7 +12,7 @@ using detail::LeasePtr;
 void Client::Core::on_vouch() {
   const loop::MonoTime now = loop.now();
   const bool was_vouched = horizon > now;
-  horizon = conn->vouched_until();
+  horizon = vouched_until();
   for (auto& [k, wl] : leases) {
     auto d = wl.lock();
     if (d && d->state.load() == LeaseState::held && !d->suspended) {
@@ -42,7 +42,7 @@ void Client::Core::on_vouch() {
 // this primary counts any longer. Suspended leases (a move's re-confirmation pending) are
 // already not counted; they end at their TTL unless re-confirmed once the vouch is back.
 void Client::Core::on_horizon() {
-  horizon = conn->vouched_until();
+  horizon = vouched_until();
   if (horizon > loop.now()) return on_vouch();
   std::vector<LeasePtr> held;
   for (auto& [k, wl] : leases) {
@@ -50,8 +50,10 @@ void Client::Core::on_horizon() {
     if (d && d->state.load() == LeaseState::held && !d->suspended) held.push_back(std::move(d));
   }
   if (held.empty()) return;
-  const std::string why = "no quorum of sentinels vouches for " + conn->server_address() +
-                          " any longer (" + conn->vouch_detail() +
+  const bool shard = shard_vouch <= loop.now();
+  const std::string why = std::string(shard ? "the cluster's primaries" : "the sentinels") +
+                          " no longer vouch for " + conn->server_address() + " (" +
+                          (shard ? shard_vouch_detail : conn->vouch_detail()) +
                           "): a failover may complete, so the lease no longer counts";
   for (const auto& d : held) {
     last_error = d->resource + ": " + why;
