@@ -760,6 +760,20 @@ void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64
   if (opts.min_replicas <= 0) return grant(q, w, token, t_send);
   replicated(w->req.resource, guard([q, w, token, t_send](Core* self, Ec ec) {
                if (!ec) return self->grant(q, w, token, t_send);
+               if (ec == Errc::not_replicated && !q->one_shot) {
+                 // Too few replicas is often passing (a promoted replica whose own replicas
+                 // are still syncing, issue #28 case 3): withdraw, then try again within the
+                 // wait (polled, as without pushes). The deadline answers with the WAIT's
+                 // words in last_error().
+                 return self->withdraw(q, w, self->guard([q, w](Core* s, bool absent) {
+                   if (!absent || w->expired) {
+                     s->settle(w, absent);
+                     s->advance(q);
+                     return;
+                   }
+                   s->wait(q, w, 0, /*tracked=*/false);
+                 }));
+               }
                // Granted on the primary only (or unknown): withdraw it, then answer.
                if (ec.category() != lock_category()) {  // the connection's: outcome unknown
                  self->on_attempt_transport(q, w, ec, true);

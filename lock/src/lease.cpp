@@ -176,7 +176,12 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
                   Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) mutable {
           if (is_transport(ec) || !txn.valid()) {
             d->renew_in_flight = false;
-            self->finish_renew(d, self->map(ec ? ec : loop::Errc::protocol_error), t_send, done);
+            // A refused WATCH (CLUSTERDOWN on a cluster's minority side, issue #28 case 5)
+            // answers with the server's words, not "unexpected reply".
+            const Ec why = !is_transport(ec) && r.size() > 0
+                               ? self->refused(r, d->resource)
+                               : self->map(ec ? ec : loop::Errc::protocol_error);
+            self->finish_renew(d, why, t_send, done);
             return;
           }
           // Declared lost locally meanwhile (unconfirmed past its TTL): never resurrect it.

@@ -63,8 +63,8 @@ std::optional<MasterView> parse_master_view(resp::Frame reply, std::string& why)
   }
   m.ip = std::string(*ip);
   m.port = static_cast<std::uint16_t>(port);
-  m.down = has_flag(*flags, "s_down") || has_flag(*flags, "o_down") ||
-           has_flag(*flags, "failover_in_progress");
+  m.down = has_flag(*flags, "s_down") || has_flag(*flags, "o_down");
+  m.failing_over = has_flag(*flags, "failover_in_progress");
   return m;
 }
 
@@ -115,14 +115,17 @@ void SentinelVouch::answered(std::size_t i, MonoTime sent, MonoTime now, resp::F
   w.quorum = m->quorum;
   w.other_sentinels = m->other_sentinels;
   w.down_after_ms = m->down_after_ms;
+  w.failover = false;
   if (m->ip != host_ || m->port != port_) {
     w.run = w.clean = w.settled = false;
+    w.failover = true;
     w.said = "names " + m->ip + ":" + std::to_string(m->port) + " as the primary";
     return;
   }
-  if (m->down) {
+  if (m->down || m->failing_over) {
     w.run = w.clean = w.settled = false;
-    w.said = "considers the primary down or is failing it over";
+    w.failover = m->failing_over;
+    w.said = m->failing_over ? "is failing the primary over" : "considers the primary down";
     return;
   }
   const auto remembers = remembers_peer_down(peers, why);
@@ -174,6 +177,8 @@ MonoTime SentinelVouch::until(MonoTime now) const noexcept {
   int quorum = 0;
   for (const Word& w : words_) {
     if (!w.heard) continue;
+    // A failover under way (an operator's SENTINEL FAILOVER needs no quorum): nothing counts.
+    if (w.failover) return MonoTime{};
     sentinels = std::max(sentinels, static_cast<std::size_t>(w.other_sentinels) + 1);
     quorum = quorum == 0 ? w.quorum : std::min(quorum, w.quorum);
   }

@@ -39,7 +39,8 @@ namespace lockwire::loop::detail {
 struct MasterView {
   std::string ip;
   std::uint16_t port = 0;
-  bool down = false;  // s_down, o_down or failover_in_progress in `flags`
+  bool down = false;          // s_down or o_down in `flags`
+  bool failing_over = false;  // failover_in_progress in `flags`
   std::int64_t last_ok_ping_ms = 0;
   std::int64_t down_after_ms = 0;
   int quorum = 0;
@@ -91,6 +92,9 @@ class SentinelVouch {
     // sentinel clean after the run began), it stays so while the run goes on.
     bool settled = false;
     bool clean = false;    // its last report showed no peer remembered as down, at clean_at
+    // Its last report says a failover of the primary is under way (failover_in_progress, or
+    // another primary named): nothing is vouched for while it says so.
+    bool failover = false;
     MonoTime clean_at{};
     int quorum = 0;
     int other_sentinels = 0;

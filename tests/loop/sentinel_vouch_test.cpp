@@ -150,6 +150,19 @@ TEST(SentinelVouch, ASentinelThatSaysDownOrFailingOverOrNamesAnotherPrimaryDoesN
     answer(v, 2, 1200, 1, bad);
     EXPECT_EQ(v.until(at(1201)), MonoTime{}) << flags;
   }
+  {
+    // One sentinel failing the primary over (SENTINEL FAILOVER needs no quorum) is enough.
+    SentinelVouch v = three();
+    Master m;
+    for (int round = 0; round < 2; ++round) {
+      for (std::size_t i = 0; i < 3; ++i) answer(v, i, round * 600, 1, m);
+    }
+    Master leader = m;
+    leader.flags = "master,failover_in_progress";
+    answer(v, 0, 1200, 1, leader);
+    EXPECT_EQ(v.until(at(1201)), MonoTime{});
+    EXPECT_NE(v.explain(at(1201)).find("is failing the primary over"), std::string::npos);
+  }
   SentinelVouch v = three();
   Master m;
   for (int round = 0; round < 2; ++round) {

@@ -309,9 +309,20 @@ void Session::acquire_all(bool run_child) {
   });
 }
 
+// `run` starts COMMAND only with at least this much of the lease left — 100 ms or a tenth of
+// the TTL, whichever is more, at most half the TTL (docs/cli.md): a grant
+// whose lease is about to end (its TTL nearly spent in flight, or the sentinels' vouch about to
+// run out) is given back and tried again within --wait, never run for a few milliseconds.
+Nanos Session::min_lease_left() const {
+  return std::min<Nanos>(std::max<Nanos>(std::chrono::milliseconds(100), *o_.ttl / 10),
+                         *o_.ttl / 2);
+}
+
 void Session::acquire(bool run_child) {
   if (o_.resources.size() > 1) return acquire_all(run_child);
   lock::LockRequest req = lock_request();
+  if (!wait_until_) wait_until_ = loop_.now() + o_.wait;
+  req.wait = std::max(Nanos{0}, *wait_until_ - loop_.now());
   if (run_child) {
     req.auto_renew = true;
     req.on_lost = [this](Ec why) { on_lease_lost(why); };
@@ -333,6 +344,18 @@ void Session::acquire(bool run_child) {
          kind_name(lease.kind()).c_str(), static_cast<unsigned long long>(lease.token()),
          format_duration(lease.ttl()).c_str());
     if (run_child) {
+      const Nanos left = lease.valid_until() - loop_.now();
+      if (left < min_lease_left()) {
+        note("%s: granted with %s of the lease left (less than %s): given back", o_.resource.c_str(),
+             format_duration(left).c_str(), format_duration(min_lease_left()).c_str());
+        return client_->release(lease, [this](Ec) {
+          if (exit_ >= 0) return;
+          if (loop_.now() < *wait_until_) return acquire(true);
+          fail(kBusy, "%s: not acquired with at least %s of the lease left within %s",
+               o_.resource.c_str(), format_duration(min_lease_left()).c_str(),
+               format_duration(o_.wait).c_str());
+        });
+      }
       lease_ = std::move(lease);
       return spawn();
     }

@@ -144,6 +144,8 @@ class Session {
   Options o_;
   loop::ConnectionOptions conn_opts_;
   loop::UvLoop loop_;
+  std::optional<loop::MonoTime> wait_until_;  // --wait's end, from the first attempt
+  [[nodiscard]] Nanos min_lease_left() const;
   std::unique_ptr<lock::Client> client_;
   std::unique_ptr<lock::Watch> watch_;
   std::unique_ptr<loop::Timer> watchdog_;
