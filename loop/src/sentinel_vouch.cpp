@@ -31,6 +31,21 @@ bool has_flag(std::string_view flags, std::string_view f) noexcept {
   return false;
 }
 
+// The index of the reply's value, or nullopt with `why`: the server's words for an error.
+std::optional<std::size_t> reply_value(resp::Frame reply, std::string_view what,
+                                       std::string& why) {
+  const std::size_t v = resp::value_index(reply);
+  if (v >= reply.size()) {
+    why = "an empty reply to " + std::string(what);
+    return std::nullopt;
+  }
+  if (resp::is_error(reply[v])) {
+    why = std::string("-").append(reply[v].value);
+    return std::nullopt;
+  }
+  return v;
+}
+
 std::string ms_text(Nanos d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
 }
@@ -38,15 +53,7 @@ std::string ms_text(Nanos d) {
 }  // namespace
 
 std::optional<MasterView> parse_master_view(resp::Frame reply, std::string& why) {
-  const std::size_t v = resp::value_index(reply);
-  if (v >= reply.size()) {
-    why = "an empty reply to SENTINEL MASTER";
-    return std::nullopt;
-  }
-  if (resp::is_error(reply[v])) {
-    why = std::string("-").append(reply[v].value);
-    return std::nullopt;
-  }
+  if (!reply_value(reply, "SENTINEL MASTER", why)) return std::nullopt;
   MasterView m;
   const auto ip = reply_field(reply, "ip");
   const auto flags = reply_field(reply, "flags");
@@ -69,15 +76,9 @@ std::optional<MasterView> parse_master_view(resp::Frame reply, std::string& why)
 }
 
 std::optional<bool> remembers_peer_down(resp::Frame reply, std::string& why) {
-  const std::size_t v = resp::value_index(reply);
-  if (v >= reply.size()) {
-    why = "an empty reply to SENTINEL SENTINELS";
-    return std::nullopt;
-  }
-  if (resp::is_error(reply[v])) {
-    why = std::string("-").append(reply[v].value);
-    return std::nullopt;
-  }
+  const auto value = reply_value(reply, "SENTINEL SENTINELS", why);
+  if (!value) return std::nullopt;
+  const std::size_t v = *value;
   if (reply[v].type != resp::Type::array) {
     why = "a SENTINEL SENTINELS reply that is not an array";
     return std::nullopt;

@@ -11,6 +11,7 @@
 #include "handshake.hpp"
 #include "lockwire/resp/encoder.hpp"
 #include "lockwire/resp/parser.hpp"
+#include "parsed_frame.hpp"
 #include "sentinel.hpp"
 
 namespace lockwire::loop::detail {
@@ -18,18 +19,7 @@ namespace {
 
 using Next = Discovery::Verdict::Next;
 
-// A parsed frame that owns its bytes (the parser's views point into them).
-struct Parsed {
-  std::string bytes;
-  resp::Parser parser;
-  resp::Frame frame;
-  explicit Parsed(std::string_view b) : bytes(b) {
-    const auto r = parser.parse(bytes);
-    EXPECT_EQ(r.status, resp::ParseResult::Status::complete) << bytes;
-    EXPECT_EQ(r.consumed, bytes.size()) << bytes;
-    frame = parser.frame();
-  }
-};
+using testing::Parsed;
 
 std::string cmd(std::initializer_list<std::string_view> a) {
   std::string out;

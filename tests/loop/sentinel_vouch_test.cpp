@@ -10,6 +10,7 @@
 
 #include "lockwire/resp/encoder.hpp"
 #include "lockwire/resp/parser.hpp"
+#include "parsed_frame.hpp"
 #include "sentinel_vouch.hpp"
 
 namespace lockwire::loop::detail {
@@ -17,16 +18,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-struct Parsed {
-  std::string bytes;
-  resp::Parser parser;
-  resp::Frame frame;
-  explicit Parsed(std::string_view b) : bytes(b) {
-    const auto r = parser.parse(bytes);
-    EXPECT_EQ(r.status, resp::ParseResult::Status::complete) << bytes;
-    frame = parser.frame();
-  }
-};
+using testing::Parsed;
 
 MonoTime at(std::int64_t ms) { return MonoTime{} + milliseconds(100'000 + ms); }
 
@@ -87,6 +79,15 @@ SentinelVouch three() {
   return v;
 }
 
+// Three sentinels that answered `rounds` rounds 600 ms apart with `m` (two settle them).
+SentinelVouch answered_three(const Master& m, int rounds = 2) {
+  SentinelVouch v = three();
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t i = 0; i < 3; ++i) answer(v, i, round * 600, 1, m);
+  }
+  return v;
+}
+
 TEST(SentinelVouch, NothingBeforeAnyAnswer) {
   SentinelVouch v = three();
   EXPECT_EQ(v.until(at(0)), MonoTime{});
@@ -120,11 +121,8 @@ TEST(SentinelVouch, EveryoneCleanVouchesAtOnceUpToTheSecondLatestBound) {
 }
 
 TEST(SentinelVouch, AQuorumOfSilentSentinelsEndsTheVouchAtTheirLastBounds) {
-  SentinelVouch v = three();
   Master m;
-  for (int round = 0; round < 3; ++round) {
-    for (std::size_t i = 0; i < 3; ++i) answer(v, i, round * 600, 1, m);
-  }
+  SentinelVouch v = answered_three(m, 3);
   const MonoTime u = v.until(at(1300));
   EXPECT_GT(u, at(1300));
   // The holder is cut off from two sentinels: only sentinel 0 keeps answering. The horizon
@@ -138,11 +136,8 @@ TEST(SentinelVouch, AQuorumOfSilentSentinelsEndsTheVouchAtTheirLastBounds) {
 TEST(SentinelVouch, ASentinelThatSaysDownOrFailingOverOrNamesAnotherPrimaryDoesNotVouch) {
   for (const std::string flags : {"s_down,master", "o_down,s_down,master",
                                   "master,failover_in_progress"}) {
-    SentinelVouch v = three();
     Master m;
-    for (int round = 0; round < 2; ++round) {
-      for (std::size_t i = 0; i < 3; ++i) answer(v, i, round * 600, 1, m);
-    }
+    SentinelVouch v = answered_three(m);
     ASSERT_GT(v.until(at(601)), at(601));
     Master bad = m;
     bad.flags = flags;
@@ -152,22 +147,16 @@ TEST(SentinelVouch, ASentinelThatSaysDownOrFailingOverOrNamesAnotherPrimaryDoesN
   }
   {
     // One sentinel failing the primary over (SENTINEL FAILOVER needs no quorum) is enough.
-    SentinelVouch v = three();
     Master m;
-    for (int round = 0; round < 2; ++round) {
-      for (std::size_t i = 0; i < 3; ++i) answer(v, i, round * 600, 1, m);
-    }
+    SentinelVouch v = answered_three(m);
     Master leader = m;
     leader.flags = "master,failover_in_progress";
     answer(v, 0, 1200, 1, leader);
     EXPECT_EQ(v.until(at(1201)), MonoTime{});
     EXPECT_NE(v.explain(at(1201)).find("is failing the primary over"), std::string::npos);
   }
-  SentinelVouch v = three();
   Master m;
-  for (int round = 0; round < 2; ++round) {
-    for (std::size_t i = 0; i < 3; ++i) answer(v, i, round * 600, 1, m);
-  }
+  SentinelVouch v = answered_three(m);
   Master other = m;
   other.ip = "10.1.0.2";
   answer(v, 0, 1200, 1, other);
@@ -210,11 +199,8 @@ TEST(SentinelVouch, MoreSentinelsThanListedCountAsSilent) {
 }
 
 TEST(SentinelVouch, AnotherServerForgetsTheReportsAndErrorsKeepTheirWords) {
-  SentinelVouch v = three();
   Master m;
-  for (int round = 0; round < 2; ++round) {
-    for (std::size_t i = 0; i < 3; ++i) answer(v, i, round * 600, 1, m);
-  }
+  SentinelVouch v = answered_three(m);
   ASSERT_GT(v.until(at(601)), at(601));
   v.on_server("10.1.0.1", 6379);  // a reconnect to the same primary keeps them
   EXPECT_GT(v.until(at(601)), at(601));
