@@ -99,7 +99,8 @@ std::optional<bool> remembers_peer_down(resp::Frame reply, std::string& why) {
 }
 
 void SentinelVouch::on_server(std::string host, std::uint16_t port) {
-  if (host == host_ && port == port_) return;  // a reconnect to the same primary: still vouched
+  if (host == host_ && port == port_) return;
+  cached_to_ = MonoTime{};  // a reconnect to the same primary: still vouched
   host_ = std::move(host);
   port_ = port;
   for (Word& w : words_) w = Word{};
@@ -108,6 +109,7 @@ void SentinelVouch::on_server(std::string host, std::uint16_t port) {
 void SentinelVouch::answered(std::size_t i, MonoTime sent, MonoTime now, resp::Frame master,
                              resp::Frame peers) {
   if (i >= words_.size()) return;
+  cached_to_ = MonoTime{};
   Word& w = words_[i];
   std::string why;
   const auto m = parse_master_view(master, why);
@@ -169,11 +171,21 @@ void SentinelVouch::settle() {
 
 void SentinelVouch::unanswered(std::size_t i, std::string why) {
   if (i >= words_.size()) return;
+  cached_to_ = MonoTime{};
   words_[i].clean = false;  // its run goes on (a silent sentinel may still be clean): unknown
   words_[i].said = std::move(why);
 }
 
 MonoTime SentinelVouch::until(MonoTime now) const noexcept {
+  if (now >= cached_from_ && now < cached_to_) return cached_;
+  MonoTime valid_until{Nanos::max()};
+  cached_ = compute(now, valid_until);
+  cached_from_ = now;
+  cached_to_ = valid_until;
+  return cached_;
+}
+
+MonoTime SentinelVouch::compute(MonoTime now, MonoTime& valid_until) const {
   std::size_t sentinels = words_.size();
   int quorum = 0;
   for (const Word& w : words_) {
@@ -188,7 +200,12 @@ MonoTime SentinelVouch::until(MonoTime now) const noexcept {
   std::vector<MonoTime> ends;
   for (const Word& w : words_) {
     if (!w.run || w.run_hi <= now) continue;
-    if (w.settled || w.run_lo + kPeerMemory <= now) ends.push_back(w.run_hi);
+    valid_until = std::min(valid_until, w.run_hi);
+    if (w.settled || w.run_lo + kPeerMemory <= now) {
+      ends.push_back(w.run_hi);
+    } else {
+      valid_until = std::min(valid_until, w.run_lo + kPeerMemory);
+    }
   }
   if (ends.size() < need) return MonoTime{};
   std::sort(ends.begin(), ends.end(), std::greater<>());

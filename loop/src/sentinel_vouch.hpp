@@ -102,7 +102,12 @@ class SentinelVouch {
     std::string said;      // why it does not vouch now (its words); empty when it does
   };
   void settle();
+  [[nodiscard]] MonoTime compute(MonoTime now, MonoTime& valid_until) const;
   std::vector<Word> words_;
+  // until() is asked before every acquire attempt: its value is kept until an answer comes or
+  // a run end or a 5 s settling passes (the only moments it can change without an answer).
+  mutable MonoTime cached_{};
+  mutable MonoTime cached_from_{Nanos::max()}, cached_to_{};
   std::string host_;
   std::uint16_t port_ = 0;
 };
