@@ -85,7 +85,13 @@ void Client::Core::give_up(const QueuePtr& q, const WaiterPtr& w, Ec why) {
     start_settle(q, w, opts.settle_timeout);
     return;
   }
-  if (why == Errc::timed_out && !w->waited && q->state == Queue::State::need_ready) {
+  if (why == Errc::timed_out && !w->waited && q->state == Queue::State::need_ready &&
+      caps.probed && conn->state() == loop::ConnectionState::ready && !vouched()) {
+    // Connected, but the sentinels never vouched for the primary within the wait: nothing was
+    // attempted. Their words, not "timed out waiting for the lock".
+    why = Errc::server_unavailable;
+    last_error = w->req.resource + ": " + vouch_words() + "; nothing was attempted";
+  } else if (why == Errc::timed_out && !w->waited && q->state == Queue::State::need_ready) {
     // Never saw the lock held: the server was not reachable (or did not answer the connect
     // probe) for the whole wait. Say that, not "timed out waiting for the lock".
     why = Errc::connection;

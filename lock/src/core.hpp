@@ -276,6 +276,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
   void on_vouch();
   void on_horizon();
+  [[nodiscard]] std::string vouch_words() const;
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
   // Transparent: a doorbell push finds its queue by a string_view, without a copy.

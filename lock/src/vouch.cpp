@@ -50,15 +50,18 @@ void Client::Core::on_horizon() {
     if (d && d->state.load() == LeaseState::held && !d->suspended) held.push_back(std::move(d));
   }
   if (held.empty()) return;
-  const bool shard = shard_vouch <= loop.now();
-  const std::string why = std::string(shard ? "the cluster's primaries" : "the sentinels") +
-                          " no longer vouch for " + conn->server_address() + " (" +
-                          (shard ? shard_vouch_detail : conn->vouch_detail()) +
-                          "): a failover may complete, so the lease no longer counts";
+  const std::string why = vouch_words() + ": a failover may complete, so the lease no longer counts";
   for (const auto& d : held) {
     last_error = d->resource + ": " + why;
     lose(d, Errc::lost);
   }
+}
+
+// Who no longer vouches, in their words: the cluster's primaries or the sentinels.
+std::string Client::Core::vouch_words() const {
+  const bool shard = shard_vouch <= loop.now();
+  return std::string(shard ? "the cluster's primaries" : "the sentinels") + " do not vouch for " +
+         conn->server_address() + " (" + (shard ? shard_vouch_detail : conn->vouch_detail()) + ")";
 }
 
 }  // namespace lockwire::lock

@@ -37,8 +37,8 @@ class RedisCluster {
 // A primary, a replica and three sentinels monitoring it as `master_name` (quorum 2,
 // down-after 3 s by default, failover-timeout 5 s); returns once every sentinel knows the
 // replica and the other sentinels. A down-after of 1 s (the sentinels' PING period) leaves the
-// sentinels nothing to vouch with: lock clients then never count a lease (docs/protocol.md,
-// *Partitions*).
+// sentinels almost nothing to vouch with: lock clients' leases then end within about a second
+// (docs/protocol.md, *Partitions*).
 class RedisSentinels {
  public:
   explicit RedisSentinels(std::string master_name = "mymaster", int sentinels = 3,

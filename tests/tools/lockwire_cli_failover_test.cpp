@@ -114,4 +114,27 @@ TEST_F(CliFailover, CrashFailoverMidHold) {
   expect_no_overlap(spans());
 }
 
+// Two of three sentinels stopped: the one left names the primary, but one sentinel cannot vouch
+// for it (quorum 2: two must stay clean). The CLI says so in the sentinels' words instead of
+// "held by someone else", attempts nothing, and --no-vouch locks there.
+TEST(CliVouch, UnvouchedPrimaryIsNamedAndNoVouchLocks) {
+  RedisSentinels topo;
+  topo.sentinel(1).pause();
+  topo.sentinel(2).pause();
+  TempDir dir;
+  const std::vector<std::string> base = {"acquire", "--url", topo.url(), "--ttl", "5s",
+                                         "--wait", "2s", "--connect-timeout", "1s", "quiet"};
+  Proc refused(base, dir);
+  EXPECT_EQ(refused.wait(), 69) << refused.err();
+  EXPECT_NE(refused.err().find("the sentinels do not vouch for"), std::string::npos)
+      << refused.err();
+  EXPECT_EQ(topo.primary().cli({"EXISTS", "lockwire:{quiet}"}), "0\n");  // nothing attempted
+  std::vector<std::string> off = base;
+  off.push_back("--no-vouch");
+  Proc locked(off, dir);
+  EXPECT_EQ(locked.wait(), 0) << locked.err();
+  topo.sentinel(1).resume();
+  topo.sentinel(2).resume();
+}
+
 }  // namespace

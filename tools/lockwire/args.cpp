@@ -298,6 +298,8 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
       if (!flag(out.verbose)) return fail("--verbose takes no value");
     } else if (name == "--allow-eviction") {
       if (!flag(out.allow_eviction)) return fail("--allow-eviction takes no value");
+    } else if (name == "--no-vouch") {
+      if (!flag(out.no_vouch)) return fail("--no-vouch takes no value");
     } else if (name == "--min-replicas") {
       constexpr const char* kBad = "--min-replicas needs a number of replicas from 0 to 64";
       if (!value(v)) return fail(kBad);
@@ -454,6 +456,8 @@ Options:
   -v, --verbose        progress messages on stderr (reconnects, degraded server modes)
   --allow-eviction     lock even where the server may evict lock keys (maxmemory-policy is
                        not noeviction): holders and fencing counters can then vanish
+  --no-vouch           behind sentinels: count a lease up to its TTL even when the sentinels
+                       no longer vouch for the primary (a partition can then give two holders)
   --min-replicas N     report a grant or renewal only once N replicas have it (WAIT); else
                        the grant is withdrawn (exit 69) and a renewal does not count
   --replica-timeout D  how long WAIT waits for them (default 100ms)

@@ -60,6 +60,7 @@ struct Options {
   bool verbose = false;
   // Lock even on a server that may evict lock keys (maxmemory-policy other than noeviction).
   bool allow_eviction = false;
+  bool no_vouch = false;  // SentinelOptions::vouch off
   int min_replicas = 0;  // lock::ClientOptions::min_replicas
   int permits = 0;       // lock::LockRequest::permits (implies shared)
   bool fair = false;     // lock::LockRequest::fair

@@ -14,6 +14,7 @@ int Session::run() {
   copts.min_replicas = o_.min_replicas;
   copts.replica_timeout = o_.replica_timeout;
   if (o_.verbose) copts.metrics = std::make_shared<VerboseMetrics>(o_.resource);
+  if (o_.no_vouch && conn_opts_.sentinel) conn_opts_.sentinel->vouch = false;
   client_ = std::make_unique<lock::Client>(loop_, conn_opts_, copts);
   watchdog_ = loop_.make_timer([this] {
     fail(kUnavailable, "%s: no answer from %s within %s", o_.resource.c_str(),
