@@ -401,6 +401,9 @@ struct ExploreResult {
 };
 [[nodiscard]] ExploreResult explore_one(std::uint64_t seed, std::string_view strategy,
                                         const Profile& profile, bool keep_trace = false);
+// The partition range (Profile::partitions; explore_one calls it): explore_partitions.cpp.
+[[nodiscard]] ExploreResult explore_partitions(std::uint64_t seed, std::string_view strategy,
+                                               const Profile& profile, bool keep_trace = false);
 
 // ---- exhaustive cut placement ------------------------------------------------------------------
 // A tiny hand-off (c2 holds 60 ms; c1 waits, is woken, renews, writes, releases, then acquires
