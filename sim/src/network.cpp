@@ -175,6 +175,7 @@ Nanos Network::partition(const std::vector<const Node*>& a, const std::vector<co
     }
   }
   world_.trace().record(world_.now(), who, "partition", std::to_string(d.count()) + "ns");
+  for (const auto& fn : partition_listeners_) fn();
   return heal;
 }
 

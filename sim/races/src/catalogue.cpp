@@ -333,6 +333,18 @@ const std::vector<Scenario>& all() {
        kBug28,
        {},
        partitions::configure_min_replicas_two},
+      {"cluster-partition-holder-with-old-primary",
+       "cluster 3+3 (node-timeout 2 s): the primary of the resource's slot and the holder are cut "
+       "off for 20 s from the five other nodes and the contender: its replica is elected; the "
+       "holder must stop counting on its lease before the contender is granted there",
+       "",  // (single-node-cluster never reaches the primary: it cannot show the overlap)
+       "cluster-holder-cut-off-with-old-primary",
+       pending_28({Check::mutual_exclusion, Check::lease_loss_notice}),
+       partitions::cluster_holder_with_old_primary,
+       2,
+       kBug28,
+       {},
+       partitions::configure_cluster},
       {"moved-during-acquire",
        "a slot moves to another primary while an acquire is in flight to the old one (MOVED)",
        "single-node-cluster",

@@ -171,4 +171,45 @@ void promoted_without_replica(Run& r) {
   r.finish();
 }
 
+void configure_cluster(RunConfig& c) {
+  c.cluster = sim::ClusterConfig{};
+  c.strict_exclusion = true;
+}
+
+// (Cluster) n1, the primary of the resource's slot, and H are cut off for 20 s from the other
+// five nodes and C: the others see n1 PFAIL after node-timeout (2 s), FAIL with a majority of
+// the primaries, and elect its replica n4 0.5-1 s later; n1, in the minority, answers
+// CLUSTERDOWN once it has not reached a majority for node-timeout. C, granted on n4 once H's
+// copy there expired, must not overlap with H counting on its lease.
+void cluster_holder_with_old_primary(Run& r) {
+  const std::string res = r.resource_on(0, "r");
+  const std::string holder =
+      r.job(0, kHolderAt,
+            Job{.resource = res, .ttl = kTtl, .auto_renew = true,
+                .writes = every(0ms, 100ms, kEnd - kHolderAt - 5s),
+                .release_after = kEnd - kHolderAt - 4s});
+  r.set_healed_at(kCut + kCutFor);
+  r.at(kCut, [&r] {
+    std::vector<const sim::Node*> a{&r.cluster()->server(0).node(), &r.node(0)};
+    std::vector<const sim::Node*> b{&r.node(1)};
+    for (std::size_t i = 1; i < r.cluster()->size(); ++i) b.push_back(&r.cluster()->server(i).node());
+    (void)r.world().net().partition(a, b, kCutFor);
+  });
+  auto switched = std::make_shared<Nanos>(-1);
+  r.when(kCut, kCut + kCutFor, 1ms, [&r] { return r.cluster()->failovers() > 0; },
+         [&r, holder, res, switched] {
+           *switched = r.world().now();
+           sim::SimRedis& old = r.cluster()->server(0);
+           if (r.strategy(0).server_holds(old.model(), res, holder, false, nullptr))
+             r.mark("cluster-holder-cut-off-with-old-primary");
+         });
+  const std::string contender =
+      r.job(1, kContenderAt,
+            Job{.resource = res, .ttl = kTtl, .wait = kWait, .auto_renew = true,
+                .writes = every(0ms, 100ms, 24s), .release_after = kContenderHold});
+  r.run_until(kEnd);
+  contender_in_time(r, Plan{holder, contender, *switched});
+  r.finish();
+}
+
 }  // namespace lockwire::races::partitions

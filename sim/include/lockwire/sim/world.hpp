@@ -240,6 +240,9 @@ class Network {
   // backoff, pass: now if the pair is not cut, else the first retransmission at or after the
   // heal (for other byte streams that cross the network, e.g. SimRedis' replication stream).
   [[nodiscard]] Nanos retransmit_at(const Node& from, const Node& to, Nanos first_sent) const;
+  // Called at each partition() (after it took effect): hosts that model a protocol over the
+  // network without bytes (SimCluster's bus) start watching reachability then.
+  void on_partition(std::function<void()> fn) { partition_listeners_.push_back(std::move(fn)); }
 
   // Connection control. Ids are assigned in connect order.
   [[nodiscard]] std::vector<std::uint64_t> connections_of(const Node& n) const;
@@ -281,6 +284,7 @@ class Network {
   std::map<std::pair<std::uint32_t, std::uint32_t>, LinkOptions> links_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Nanos> clogged_until_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Nanos> cut_until_;  // partitions' heals
+  std::vector<std::function<void()>> partition_listeners_;
   std::map<std::pair<std::uint32_t, std::uint16_t>, Listener> listeners_;
   std::map<std::string, Node*, std::less<>> addresses_;
   std::map<std::uint64_t, std::shared_ptr<Conn>> conns_;
