@@ -50,7 +50,9 @@ struct SimCluster::Impl {
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
   // Partitions (bus_tick): none of this is used before the first Network::partition, so runs
   // without one keep their events and traces.
-  bool bus = false;                           // the bus cron runs
+  bool bus = false;                           // a partition happened: the bus model is on
+  bool bus_armed = false;                     // the bus cron runs (until all is healed)
+  std::vector<std::string> bus_seen;          // per node: its bus state last pushed
   // [i][j]: when i sent j the PING still unanswered (-1: none). After a cut it is sent once
   // j's last PONG is node_timeout/2 old (clusterCron), so at the cut plus up to half the timeout.
   std::vector<std::vector<Nanos>> cut_since;
@@ -176,19 +178,23 @@ struct SimCluster::Impl {
   // ---- partitions: the bus cron ----
 
   void start_bus() {
-    if (bus) return;
+    if (bus_armed) return;
     bool cluster_cut = false;
     for (std::size_t i = 0; i < servers.size(); ++i)
       for (std::size_t j = 0; j < servers.size(); ++j)
         if (i != j && !world.net().reachable(servers[i]->node(), servers[j]->node())) cluster_cut = true;
     if (!cluster_cut) return;
-    bus = true;
-    const std::size_t n = servers.size();
-    cut_since.assign(n, std::vector<Nanos>(n, Nanos{-1}));
-    stale.assign(n, false);
-    minority.assign(n, false);
-    majority_since.assign(n, Nanos{-1});
-    electing.assign(n, false);
+    if (!bus) {
+      bus = true;
+      const std::size_t n = servers.size();
+      cut_since.assign(n, std::vector<Nanos>(n, Nanos{-1}));
+      stale.assign(n, false);
+      minority.assign(n, false);
+      majority_since.assign(n, Nanos{-1});
+      electing.assign(n, false);
+      bus_seen.assign(n, std::string());
+    }
+    bus_armed = true;
     arm_bus();
   }
 
@@ -198,8 +204,11 @@ struct SimCluster::Impl {
         world.now() + cfg.bus_period, nullptr,
         [this, w] {
           if (w.expired()) return;
-          bus_tick();
-          arm_bus();
+          if (bus_tick()) {
+            arm_bus();
+          } else {
+            bus_armed = false;  // all healed: the next partition starts it again
+          }
         },
         /*background=*/true);
   }
@@ -208,13 +217,16 @@ struct SimCluster::Impl {
     return cut_since[i][j] >= Nanos{0} && world.now() - cut_since[i][j] > cfg.node_timeout;
   }
 
-  void bus_tick() {
+  // One clusterCron; false once nothing is cut, stale, in the minority or being elected.
+  bool bus_tick() {
     const Nanos now = world.now();
+    bool busy = false;
     const std::size_t n = servers.size();
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
         const bool cut = i != j && !down[i] && !down[j] &&
                          !world.net().reachable(servers[i]->node(), servers[j]->node());
+        busy = busy || cut;
         if (!cut) {
           cut_since[i][j] = Nanos{-1};
         } else if (cut_since[i][j] < Nanos{0}) {
@@ -280,7 +292,21 @@ struct SimCluster::Impl {
         }
       }
     }
-    for (std::size_t i = 0; i < n; ++i) push(i);
+    // Only a node whose own bus state changed gets a new view (a view is 16384 slots).
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string seen(stale[i] ? "s" : "-");
+      seen += minority[i] ? 'm' : '-';
+      for (std::size_t k = 0; k < n; ++k) {
+        const Nanos c = cut_since[i][k];
+        seen += c < Nanos{0} || c > now ? '.' : pfail(i, k) ? 'P' : 'c';
+      }
+      if (seen != bus_seen[i]) {
+        bus_seen[i] = seen;
+        push(i);
+      }
+      busy = busy || stale[i] || minority[i] || electing[i];
+    }
+    return busy;
   }
 
   // Primary p is FAIL for the nodes `reporter` reaches; its replica that a majority of the

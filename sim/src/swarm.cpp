@@ -75,7 +75,7 @@ std::string FaultProfile::describe() const {
       for (int k = 0; k < hosts; ++k) {
         std::string& side = (mask & (1u << k)) ? a : b;
         if (!side.empty()) side += ",";
-        side += kPartitionHosts[k];
+        side += partition_cluster ? kPartitionClusterHosts[k] : kPartitionHosts[k];
       }
       return a + "|" + b;
     };
@@ -85,8 +85,13 @@ std::string FaultProfile::describe() const {
       out += " partition2=" + sides(partition2_mask) + "@" + std::to_string(partition2_at_ms) +
              "ms+" + std::to_string(partition2_ms) + "ms";
     }
-    out += " down-after=" + std::to_string(down_after_ms) + "ms min-replicas=" +
-           std::to_string(min_replicas) + " replica-lag=" + std::to_string(replica_lag_us) + "us";
+    if (partition_cluster) {
+      out += " on=cluster min-replicas=" + std::to_string(min_replicas);
+    } else {
+      out += " down-after=" + std::to_string(down_after_ms) + "ms min-replicas=" +
+             std::to_string(min_replicas) + " replica-lag=" + std::to_string(replica_lag_us) +
+             "us";
+    }
   }
   if (cluster) {
     static constexpr const char* kEvents[] = {"slot-migration", "cluster-failover",
@@ -178,12 +183,15 @@ FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
   p.partition2_ms = static_cast<std::int64_t>(r.between(1000, 10000));
   p.down_after_ms = static_cast<std::int64_t>(r.between(1, 3)) * 1000;
   p.min_replicas = static_cast<int>(r.below(2));
+  p.partition_cluster = r.chance(500000);
   if (p.partitions) {
     p.failovers = p.cluster = p.semantics = false;
     p.pauses = p.mono_steps = p.wall_steps = p.restarts = false;
     p.client_pauses = p.oom = p.acl_tracking = p.acl_caching = false;
     p.restricted = 0;
     if (p.intensity < 3) p.partition2_ms = 0;
+  } else {
+    p.partition_cluster = false;
   }
   return p;
 }

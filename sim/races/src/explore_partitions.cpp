@@ -20,6 +20,10 @@ Nanos ms(std::int64_t v) {
 // From the last heal until the liveness phase: SYN retries of links closed in the partition
 // (up to about its length again), convert-after (10 s), +fix-slave-config (failover-timeout).
 constexpr Nanos kSettle{30s};
+// On a cluster a node reached again takes the configuration at the next bus tick; what is left
+// is TCP's retransmission of what a client sent into the partition (up to ~5.4 s after a 20 s
+// cut) and the rejoin delay (2 s).
+constexpr Nanos kSettleCluster{12s};
 
 }  // namespace
 
@@ -31,22 +35,35 @@ ExploreResult explore_partitions(std::uint64_t seed, std::string_view strategy, 
   c.clients = p.clients;
   c.keep_trace = keep_trace;
   c.deterministic_links = !(p.jitter || p.splits);
-  c.sentinels = Nanos(p.replica_lag_us * 1000);
-  c.sentinel_replicas = 2;
-  c.sentinel_config.quorum = 2;
-  c.sentinel_config.down_after = ms(p.down_after_ms);
+  if (p.partition_cluster) {
+    c.cluster = sim::ClusterConfig{};
+  } else {
+    c.sentinels = Nanos(p.replica_lag_us * 1000);
+    c.sentinel_replicas = 2;
+    c.sentinel_config.quorum = 2;
+    c.sentinel_config.down_after = ms(p.down_after_ms);
+  }
   c.strict_exclusion = true;
   c.strategy_options.min_replicas = p.min_replicas;
   Run run(c);
   sim::World& w = run.world();
   sim::Rng& r = w.scenario_rng();
-  std::vector<std::string> names;
-  for (int k = 0; k < p.resources; ++k) names.push_back(std::string("r").append(std::to_string(k)));
+  std::vector<std::string> names;  // on a cluster: resource k on shard k
+  for (int k = 0; k < p.resources; ++k) {
+    std::string base("r");
+    base.append(std::to_string(k));
+    names.push_back(p.partition_cluster ? run.resource_on(static_cast<std::size_t>(k), base + "-")
+                                        : base);
+  }
 
-  std::vector<sim::Node*> hosts = {&run.server_at(0).node(), &run.server_at(1).node(),
-                                   &run.server_at(2).node()};
-  for (std::size_t i = 0; i < run.sentinels()->size(); ++i)
-    hosts.push_back(&run.sentinels()->server(i).node());
+  std::vector<sim::Node*> hosts;
+  if (p.partition_cluster) {
+    for (std::size_t i = 0; i < 6; ++i) hosts.push_back(&run.cluster()->server(i).node());
+  } else {
+    hosts = {&run.server_at(0).node(), &run.server_at(1).node(), &run.server_at(2).node()};
+    for (std::size_t i = 0; i < run.sentinels()->size(); ++i)
+      hosts.push_back(&run.sentinels()->server(i).node());
+  }
   for (int i = 0; i < p.clients; ++i) hosts.push_back(&run.node(i));
 
   if (p.latency || p.jitter || p.splits) {
@@ -91,7 +108,7 @@ ExploreResult explore_partitions(std::uint64_t seed, std::string_view strategy, 
     const bool dir = r.chance(500000);
     switch (kind) {
       case 0:
-        run.at(t, [&run, who, d] { run.world().net().clog(run.node(who), run.redis().node(), d); });
+        run.at(t, [&run, who, d] { run.world().net().clog(run.node(who), run.server(), d); });
         break;
       case 1:
         run.at(t, [&run, who, bytes, dir] {
@@ -117,7 +134,7 @@ ExploreResult explore_partitions(std::uint64_t seed, std::string_view strategy, 
     cut(p.partition2_mask, ms(p.partition2_at_ms), ms(p.partition2_ms));
     heal = std::max(heal, ms(p.partition2_at_ms + p.partition2_ms));
   }
-  const Nanos healed = std::max(heal, Nanos(25s)) + kSettle;
+  const Nanos healed = std::max(heal, Nanos(25s)) + (p.partition_cluster ? kSettleCluster : kSettle);
   run.set_healed_at(healed);
 
   // Liveness phase: every client must still get every lock.
