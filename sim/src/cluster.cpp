@@ -60,6 +60,7 @@ struct SimCluster::Impl {
   std::vector<bool> minority;                 // a primary answering CLUSTERDOWN
   std::vector<Nanos> majority_since;          // a minority primary reaching a majority since
   std::vector<bool> electing;                 // a partition failover of this primary is on
+  std::vector<Nanos> failed_at;               // when the bus made it FAIL
 
   Impl(World& w, const ClusterConfig& c) : world(w), cfg(c), rng(w.fork_rng("cluster")) {}
 
@@ -192,6 +193,7 @@ struct SimCluster::Impl {
       minority.assign(n, false);
       majority_since.assign(n, Nanos{-1});
       electing.assign(n, false);
+      failed_at.assign(n, Nanos{-1});
       bus_seen.assign(n, std::string());
     }
     bus_armed = true;
@@ -262,6 +264,23 @@ struct SimCluster::Impl {
       if (agree < quorum) continue;
       fail_by_partition(p, reporters.front(), quorum);
     }
+    // clearNodeFailureIfNeeded: a FAIL node reached again by the nodes that have the current
+    // configuration is no longer FAIL — at once for a replica, after 2 x node_timeout of FAIL
+    // for a primary that still serves slots (no replica took them over).
+    for (std::size_t p = 0; p < n; ++p) {
+      if (!truth[p].failed || down[p] || stale[p] || failed_at[p] < Nanos{0}) continue;
+      if (truth[p].primary && now - failed_at[p] < 2 * cfg.node_timeout) continue;
+      bool reached = false;
+      for (std::size_t k = 0; k < n; ++k)
+        if (k != p && !down[k] && !stale[k] && cut_since[k][p] < Nanos{0}) reached = true;
+      if (!reached) continue;
+      truth[p].failed = false;
+      truth[p].connected = true;
+      failed_at[p] = Nanos{-1};
+      recompute_ok();
+      world.trace().record(now, servers[p]->node().name(), "cluster-fail-cleared", "");
+      gossip(p, cfg.gossip_delay);
+    }
     // CLUSTERDOWN in the minority: a node that believes it is a primary and reaches fewer than a
     // majority of the primaries it knows.
     for (std::size_t i = 0; i < n; ++i) {
@@ -304,7 +323,8 @@ struct SimCluster::Impl {
         bus_seen[i] = seen;
         push(i);
       }
-      busy = busy || stale[i] || minority[i] || electing[i];
+      busy = busy || stale[i] || minority[i] || electing[i] ||
+             (truth[i].failed && failed_at[i] >= Nanos{0});
     }
     return busy;
   }
@@ -313,6 +333,7 @@ struct SimCluster::Impl {
   // primaries reach is elected after the usual delay.
   void fail_by_partition(std::size_t p, std::size_t reporter, std::size_t quorum) {
     truth[p].failed = true;
+    failed_at[p] = world.now();
     truth[p].connected = false;
     recompute_ok();
     world.trace().record(world.now(), servers[reporter]->node().name(), "cluster-fail",
@@ -351,16 +372,6 @@ struct SimCluster::Impl {
   void catch_up(std::size_t i) {
     stale[i] = false;
     world.trace().record(world.now(), servers[i]->node().name(), "cluster-update", "configuration");
-    if (truth[i].failed && truth[i].primary == false) {
-      truth[i].failed = false;
-      truth[i].connected = true;
-    }
-    if (truth[i].failed) {
-      // A FAIL primary reached again that kept its slots (no replica was elected): FAIL clears.
-      truth[i].failed = false;
-      truth[i].connected = true;
-      recompute_ok();
-    }
     push(i);
     if (!truth[i].primary) {
       const std::size_t p = index_of(truth[i].primary_of);
