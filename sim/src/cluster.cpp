@@ -48,6 +48,19 @@ struct SimCluster::Impl {
   std::vector<std::uint64_t> pending;  // a crash's failover in progress (event ids)
   SimCluster* self = nullptr;
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
+  // Partitions (bus_tick): none of this is used before the first Network::partition, so runs
+  // without one keep their events and traces.
+  bool bus = false;                           // a partition happened: the bus model is on
+  bool bus_armed = false;                     // the bus cron runs (until all is healed)
+  std::vector<std::string> bus_seen;          // per node: its bus state last pushed
+  // [i][j]: when i sent j the PING still unanswered (-1: none). After a cut it is sent once
+  // j's last PONG is node_timeout/2 old (clusterCron), so at the cut plus up to half the timeout.
+  std::vector<std::vector<Nanos>> cut_since;
+  std::vector<bool> stale;                    // cut off when the configuration last changed
+  std::vector<bool> minority;                 // a primary answering CLUSTERDOWN
+  std::vector<Nanos> majority_since;          // a minority primary reaching a majority since
+  std::vector<bool> electing;                 // a partition failover of this primary is on
+  std::vector<Nanos> failed_at;               // when the bus made it FAIL
 
   Impl(World& w, const ClusterConfig& c) : world(w), cfg(c), rng(w.fork_rng("cluster")) {}
 
@@ -69,25 +82,306 @@ struct SimCluster::Impl {
     v.slot_owner = owner;
     v.ok = ok;
     v.current_epoch = current_epoch;
+    if (bus) bus_flags(i, v);
     return v;
+  }
+
+  // What node i's own bus says of the others: no PONG since the cut (ping-sent, pong-recv),
+  // PFAIL after node_timeout, the link down; CLUSTERDOWN in the minority.
+  void bus_flags(std::size_t i, ClusterView& v) const {
+    const Nanos now = world.now();
+    const std::int64_t wall = servers[i]->model().wall_ms();
+    for (std::size_t k = 0; k < v.nodes.size() && k < cut_since[i].size(); ++k) {
+      const Nanos c = cut_since[i][k];
+      if (c < Nanos{0} || c > now) continue;
+      const std::int64_t ago = std::chrono::duration_cast<std::chrono::milliseconds>(now - c).count();
+      v.nodes[k].ping_sent_ms = wall - ago;
+      v.nodes[k].pong_received_ms = (wall - ago) / 1000 * 1000;
+      v.nodes[k].connected = false;
+      v.nodes[k].pfail = !v.nodes[k].failed && now - c > cfg.node_timeout;
+    }
+    if (minority[i]) v.ok = false;
   }
 
   void push(std::size_t i) {
     if (down[i]) return;
+    if (bus && stale[i]) {
+      // It keeps what it believed (roles, slots); only its own bus flags move.
+      ClusterView v = servers[i]->model().cluster_view();
+      v.ok = v.ok && !minority[i];
+      if (!minority[i] && !v.ok) {
+        // Back from the minority with an old view: its state is its slots' owners' (all up).
+        v.ok = true;
+        for (const int o : v.slot_owner)
+          if (o < 0 || v.nodes[static_cast<std::size_t>(o)].failed) v.ok = false;
+      }
+      for (auto& n : v.nodes) {
+        n.pfail = false;
+        n.connected = true;
+        n.ping_sent_ms = 0;
+      }
+      bus_flags(i, v);
+      servers[i]->model().set_cluster_view(v);
+      return;
+    }
     // The node's own migrating/importing marks stay (they are not gossiped).
     servers[i]->model().set_cluster_view(view_for(i));
   }
 
+  // Nodes that hear news from `from` (alive nodes reachable through alive nodes); all when the
+  // bus does not run.
+  std::vector<bool> informed_from(const std::vector<std::size_t>& from) const {
+    std::vector<bool> in(servers.size(), !bus);
+    if (!bus) return in;
+    std::vector<std::size_t> todo;
+    for (std::size_t f : from) {
+      if (f < servers.size() && !down[f] && !in[f]) {
+        in[f] = true;
+        todo.push_back(f);
+      }
+    }
+    while (!todo.empty()) {
+      const std::size_t a = todo.back();
+      todo.pop_back();
+      for (std::size_t b = 0; b < servers.size(); ++b) {
+        if (in[b] || down[b] || !world.net().reachable(servers[a]->node(), servers[b]->node()))
+          continue;
+        in[b] = true;
+        todo.push_back(b);
+      }
+    }
+    return in;
+  }
+
   // The truth changed because of node `origin` (or of nobody: origin == size()).
   void gossip(std::size_t origin, Nanos delay) {
-    if (origin < servers.size()) push(origin);
+    if (origin < servers.size()) {
+      if (bus) stale[origin] = false;
+      push(origin);
+    }
     std::weak_ptr<bool> w = alive;
     world.schedule(world.now() + delay, nullptr, [this, w, origin] {
       if (w.expired()) return;
+      std::vector<std::size_t> from{origin};
+      if (origin >= servers.size()) {
+        from.clear();
+        for (std::size_t i = 0; i < servers.size(); ++i) from.push_back(i);
+      }
+      const std::vector<bool> in = informed_from(from);
       for (std::size_t i = 0; i < servers.size(); ++i) {
-        if (i != origin) push(i);
+        if (i == origin) continue;
+        if (bus && !down[i]) stale[i] = !in[i];
+        push(i);
       }
     });
+  }
+
+  // ---- partitions: the bus cron ----
+
+  void start_bus() {
+    if (bus_armed) return;
+    bool cluster_cut = false;
+    for (std::size_t i = 0; i < servers.size(); ++i)
+      for (std::size_t j = 0; j < servers.size(); ++j)
+        if (i != j && !world.net().reachable(servers[i]->node(), servers[j]->node())) cluster_cut = true;
+    if (!cluster_cut) return;
+    if (!bus) {
+      bus = true;
+      const std::size_t n = servers.size();
+      cut_since.assign(n, std::vector<Nanos>(n, Nanos{-1}));
+      stale.assign(n, false);
+      minority.assign(n, false);
+      majority_since.assign(n, Nanos{-1});
+      electing.assign(n, false);
+      failed_at.assign(n, Nanos{-1});
+      bus_seen.assign(n, std::string());
+    }
+    bus_armed = true;
+    arm_bus();
+  }
+
+  void arm_bus() {
+    std::weak_ptr<bool> w = alive;
+    world.schedule(
+        world.now() + cfg.bus_period, nullptr,
+        [this, w] {
+          if (w.expired()) return;
+          if (bus_tick()) {
+            arm_bus();
+          } else {
+            bus_armed = false;  // all healed: the next partition starts it again
+          }
+        },
+        /*background=*/true);
+  }
+
+  [[nodiscard]] bool pfail(std::size_t i, std::size_t j) const {
+    return cut_since[i][j] >= Nanos{0} && world.now() - cut_since[i][j] > cfg.node_timeout;
+  }
+
+  // One clusterCron; false once nothing is cut, stale, in the minority or being elected.
+  bool bus_tick() {
+    const Nanos now = world.now();
+    bool busy = false;
+    const std::size_t n = servers.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        const bool cut = i != j && !down[i] && !down[j] &&
+                         !world.net().reachable(servers[i]->node(), servers[j]->node());
+        busy = busy || cut;
+        if (!cut) {
+          cut_since[i][j] = Nanos{-1};
+        } else if (cut_since[i][j] < Nanos{0}) {
+          const auto half = static_cast<std::uint64_t>((cfg.node_timeout / 2).count());
+          cut_since[i][j] = now + Nanos(static_cast<std::int64_t>(rng.below(half + 1)));
+        }
+      }
+    }
+    // A node that missed a configuration learns it once a node that has it reaches it.
+    std::vector<std::size_t> current;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!down[i] && !stale[i]) current.push_back(i);
+    const std::vector<bool> in = informed_from(current);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!down[i] && stale[i] && in[i]) catch_up(i);
+    }
+    std::size_t primaries = 0;
+    for (std::size_t k = 0; k < n; ++k)
+      if (truth[k].primary) ++primaries;
+    const std::size_t quorum = primaries / 2 + 1;
+    // FAIL: a primary PFAIL to a majority of the primaries that reach each other.
+    for (std::size_t p = 0; p < n; ++p) {
+      if (!truth[p].primary || truth[p].failed || down[p] || electing[p]) continue;
+      std::vector<std::size_t> reporters;
+      for (std::size_t k = 0; k < n; ++k) {
+        if (k != p && truth[k].primary && !down[k] && !stale[k] && pfail(k, p)) reporters.push_back(k);
+      }
+      if (reporters.empty()) continue;
+      const std::vector<bool> group = informed_from({reporters.front()});
+      std::size_t agree = 0;
+      for (std::size_t k : reporters)
+        if (group[k]) ++agree;
+      if (agree < quorum) continue;
+      fail_by_partition(p, reporters.front(), quorum);
+    }
+    // clearNodeFailureIfNeeded: a FAIL node reached again by the nodes that have the current
+    // configuration is no longer FAIL — at once for a replica, after 2 x node_timeout of FAIL
+    // for a primary that still serves slots (no replica took them over).
+    for (std::size_t p = 0; p < n; ++p) {
+      if (!truth[p].failed || down[p] || stale[p] || failed_at[p] < Nanos{0}) continue;
+      if (truth[p].primary && now - failed_at[p] < 2 * cfg.node_timeout) continue;
+      bool reached = false;
+      for (std::size_t k = 0; k < n; ++k)
+        if (k != p && !down[k] && !stale[k] && cut_since[k][p] < Nanos{0}) reached = true;
+      if (!reached) continue;
+      truth[p].failed = false;
+      truth[p].connected = true;
+      failed_at[p] = Nanos{-1};
+      recompute_ok();
+      world.trace().record(now, servers[p]->node().name(), "cluster-fail-cleared", "");
+      gossip(p, cfg.gossip_delay);
+    }
+    // CLUSTERDOWN in the minority: a node that believes it is a primary and reaches fewer than a
+    // majority of the primaries it knows.
+    for (std::size_t i = 0; i < n; ++i) {
+      if (down[i]) continue;
+      const ClusterView& v = servers[i]->model().cluster_view();
+      if (i >= v.nodes.size() || !v.nodes[i].primary) {
+        minority[i] = false;
+        continue;
+      }
+      std::size_t known = 0, reach = 0;
+      for (std::size_t k = 0; k < v.nodes.size(); ++k) {
+        if (!v.nodes[k].primary) continue;
+        ++known;
+        if (k == i || (!pfail(i, k) && !v.nodes[k].failed)) ++reach;
+      }
+      const bool few = reach < known / 2 + 1;
+      if (few) {
+        majority_since[i] = Nanos{-1};
+        if (!minority[i]) {
+          minority[i] = true;
+          world.trace().record(now, servers[i]->node().name(), "cluster-state", "fail (minority)");
+        }
+      } else if (minority[i]) {
+        if (majority_since[i] < Nanos{0}) majority_since[i] = now;
+        if (now - majority_since[i] >= cfg.rejoin_delay) {
+          minority[i] = false;
+          world.trace().record(now, servers[i]->node().name(), "cluster-state", "ok (rejoined)");
+        }
+      }
+    }
+    // Only a node whose own bus state changed gets a new view (a view is 16384 slots).
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string seen(stale[i] ? "s" : "-");
+      seen += minority[i] ? 'm' : '-';
+      for (std::size_t k = 0; k < n; ++k) {
+        const Nanos c = cut_since[i][k];
+        seen += c < Nanos{0} || c > now ? '.' : pfail(i, k) ? 'P' : 'c';
+      }
+      if (seen != bus_seen[i]) {
+        bus_seen[i] = seen;
+        push(i);
+      }
+      busy = busy || stale[i] || minority[i] || electing[i] ||
+             (truth[i].failed && failed_at[i] >= Nanos{0});
+    }
+    return busy;
+  }
+
+  // Primary p is FAIL for the nodes `reporter` reaches; its replica that a majority of the
+  // primaries reach is elected after the usual delay.
+  void fail_by_partition(std::size_t p, std::size_t reporter, std::size_t quorum) {
+    truth[p].failed = true;
+    failed_at[p] = world.now();
+    truth[p].connected = false;
+    recompute_ok();
+    world.trace().record(world.now(), servers[reporter]->node().name(), "cluster-fail",
+                         servers[p]->node().name());
+    gossip(reporter, Nanos(0));
+    const std::vector<bool> side = informed_from({reporter});
+    std::size_t best = truth.size();
+    for (std::size_t k = 0; k < truth.size(); ++k) {
+      if (down[k] || !side[k] || truth[k].primary || truth[k].primary_of != truth[p].id) continue;
+      if (best == truth.size() ||
+          servers[k]->model().repl_offset() > servers[best]->model().repl_offset())
+        best = k;
+    }
+    if (best == truth.size()) return;  // no replica on the majority's side: stays down
+    electing[p] = true;
+    std::weak_ptr<bool> w = alive;
+    const Nanos delay{rng.between(cfg.election_min.count(), cfg.election_max.count())};
+    world.schedule(world.now() + delay, nullptr, [this, w, p, best, quorum] {
+      if (w.expired()) return;
+      electing[p] = false;
+      if (down[best] || truth[best].primary || !truth[p].failed) return;
+      // The votes: primaries (other than p) that reach the candidate.
+      const std::vector<bool> reach = informed_from({best});
+      std::size_t votes = 0;
+      for (std::size_t k = 0; k < truth.size(); ++k)
+        if (k != p && truth[k].primary && reach[k]) ++votes;
+      if (votes < quorum) return;
+      promote(best);
+      recompute_ok();
+      gossip(best, cfg.learn_after_election);
+    });
+  }
+
+  // Node i was cut off when the configuration changed and is reached again: it takes the
+  // current one (an UPDATE message) and follows it.
+  void catch_up(std::size_t i) {
+    stale[i] = false;
+    world.trace().record(world.now(), servers[i]->node().name(), "cluster-update", "configuration");
+    push(i);
+    if (!truth[i].primary) {
+      const std::size_t p = index_of(truth[i].primary_of);
+      if (p < truth.size() && servers[i]->primary_of() != servers[p].get()) {
+        servers[i]->model().clear_slot_marks();
+        servers[i]->demote_to_replica_of(*servers[p], cfg.replication_lag);
+        servers[i]->unpause_clients();
+      }
+    }
+    gossip(i, cfg.gossip_delay);
   }
 
   // PINGs and PONGs carry each node's replication offset: refreshed once a second (background:
@@ -129,12 +423,18 @@ struct SimCluster::Impl {
     }
     servers[r]->promote();
     servers[r]->model().clear_slot_marks();
+    // A node the new primary cannot reach (a partition) follows when it is reached again.
+    auto reached = [this, r](std::size_t k) {
+      if (!bus || world.net().reachable(servers[r]->node(), servers[k]->node())) return true;
+      stale[k] = true;
+      return false;
+    };
     for (std::size_t k = 0; k < truth.size(); ++k) {
       if (k == r || truth[k].primary_of != truth[old].id || truth[k].primary) continue;
       truth[k].primary_of = truth[r].id;
-      if (!down[k]) servers[k]->demote_to_replica_of(*servers[r], cfg.replication_lag);
+      if (!down[k] && reached(k)) servers[k]->demote_to_replica_of(*servers[r], cfg.replication_lag);
     }
-    if (!down[old]) {
+    if (!down[old] && reached(old)) {
       // It learns the new configuration first (the UPDATE message), then follows and lets its
       // held clients go: they get MOVED, not READONLY.
       push(old);
@@ -311,6 +611,10 @@ SimCluster::SimCluster(World& world, std::vector<Node*> nodes, ClusterConfig con
   for (int m = 0; m < config.primaries; ++m) s.servers[static_cast<std::size_t>(m)]->model().replication_ping();
   for (std::size_t i = 0; i < nodes.size(); ++i) s.push(i);
   s.arm_refresh();
+  std::weak_ptr<bool> w = s.alive;
+  world.net().on_partition([&s, w] {
+    if (!w.expired()) s.start_bus();
+  });
 }
 
 SimCluster::~SimCluster() {

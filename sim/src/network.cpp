@@ -13,6 +13,12 @@ constexpr int kFin = 1;
 constexpr int kRst = 2;
 constexpr int kSynAck = 3;
 constexpr std::uint64_t kNoCut = std::numeric_limits<std::uint64_t>::max();
+// Linux's TCP timers (partitions, world.hpp): the minimum RTO (the simulated RTTs are far below
+// it), its cap, the first SYN retransmission and the kernel's connect give-up (tcp_syn_retries 6).
+constexpr Nanos kRtoMin{200ms};
+constexpr Nanos kRtoMax{120s};
+constexpr Nanos kSynRto{1s};
+constexpr Nanos kSynGiveUp{127s};
 
 std::pair<std::uint32_t, std::uint32_t> key_of(const Node& a, const Node& b) {
   return {std::min(a.id(), b.id()), std::max(a.id(), b.id())};
@@ -41,6 +47,9 @@ struct Conn {
   std::uint64_t sent[2] = {0, 0};
   Nanos data_at[2] = {Nanos(-1), Nanos(-1)};  // when the last data sent each way arrives
   std::uint64_t cut_budget[2] = {kNoCut, kNoCut};
+  // When the oldest bytes (or FIN/RST) held by a partition each way were first sent: the
+  // retransmission timer runs from there (-1: nothing held).
+  Nanos held_since[2] = {Nanos(-1), Nanos(-1)};
 };
 
 // ---- SimStream ----
@@ -143,6 +152,62 @@ void Network::clog(const Node& a, const Node& b, Nanos d) {
                         std::to_string(d.count()) + "ns");
 }
 
+Nanos Network::world_now() const noexcept {
+  return world_.now();
+}
+
+Nanos Network::partition(const std::vector<const Node*>& a, const std::vector<const Node*>& b,
+                         Nanos d) {
+  const Nanos heal = world_.now() + d;
+  std::string who;
+  for (const Node* x : a) who += (who.empty() ? "" : ",") + x->name();
+  who += " | ";
+  bool first = true;
+  for (const Node* y : b) {
+    who += (first ? "" : ",") + y->name();
+    first = false;
+  }
+  for (const Node* x : a) {
+    for (const Node* y : b) {
+      if (x == y) continue;
+      auto& until = cut_until_[key_of(*x, *y)];
+      until = std::max(until, heal);
+    }
+  }
+  world_.trace().record(world_.now(), who, "partition", std::to_string(d.count()) + "ns");
+  for (const auto& fn : partition_listeners_) fn();
+  return heal;
+}
+
+Nanos Network::cut_until(const Node& a, const Node& b) const {
+  auto it = cut_until_.find(key_of(a, b));
+  return it == cut_until_.end() ? Nanos(-1) : it->second;
+}
+
+Nanos Network::retransmit_at(const Node& from, const Node& to, Nanos first_sent) const {
+  const Nanos heal = cut_until(from, to);
+  if (heal <= world_.now()) return world_.now();
+  // Exponential backoff from the first transmission: first_sent + 200 ms, + 400 ms, ...
+  Nanos rto = kRtoMin;
+  Nanos t = first_sent + rto;
+  while (t < heal) {
+    rto = std::min(rto * 2, kRtoMax);
+    t += rto;
+  }
+  return t;
+}
+
+// The earliest moment bytes (or a control segment) sent now on `c` in direction `dir` may leave
+// the sender for good: now, or a retransmission after a partition's heal.
+static Nanos held_floor(Network& net, Conn& c, int dir, Nanos now) {
+  const Node& from = *c.node[dir];
+  const Node& to = *c.node[1 - dir];
+  if (net.reachable(from, to)) return now;
+  // Nothing earlier is still waiting: a new retransmission series starts with these bytes.
+  if (c.held_since[dir] < Nanos(0) || c.last_at[dir] <= now) c.held_since[dir] = now;
+  return net.retransmit_at(from, to, c.held_since[dir]);
+}
+
 Nanos Network::arrival(const Node& from, const Node& to, Nanos base_min) {
   const auto k = key_of(from, to);
   auto li = links_.find(k);
@@ -188,7 +253,23 @@ std::unique_ptr<SimStream> Network::connect(Node& from, const loop::Endpoint& ep
     return stream;
   }
   c->node[1] = to;
-  const Nanos syn_at = arrival(from, *to, Nanos(0));
+  // Across a partition the SYN is retransmitted 1, 3, 7, ... s after the connect; the kernel
+  // gives up after 127 s.
+  Nanos syn_sent = world_.now();
+  if (const Nanos heal = cut_until(from, *to); heal > world_.now()) {
+    Nanos rto = kSynRto;
+    syn_sent += rto;
+    while (syn_sent < heal) {
+      rto *= 2;
+      syn_sent += rto;
+    }
+    if (syn_sent - world_.now() >= kSynGiveUp) {
+      const Nanos limit = timeout > Nanos(0) ? std::min(timeout, kSynGiveUp) : kSynGiveUp;
+      fail(world_.now() + limit, NetErrc::timed_out);
+      return stream;
+    }
+  }
+  const Nanos syn_at = arrival(from, *to, syn_sent);
   if (timeout > Nanos(0) && syn_at - world_.now() > timeout) {
     fail(world_.now() + timeout, NetErrc::timed_out);
     return stream;
@@ -237,7 +318,8 @@ void Network::schedule_delivery(const std::shared_ptr<Conn>& c, int dir, Nanos a
 void Network::send_control(const std::shared_ptr<Conn>& c, int dir, int kind, bool drop_in_flight) {
   if (c->node[1 - dir] == nullptr) return;
   if (drop_in_flight) c->q[dir].clear();
-  Nanos at = arrival(*c->node[dir], *c->node[1 - dir], c->last_at[dir]);
+  const Nanos floor = held_floor(*this, *c, dir, world_.now());
+  Nanos at = arrival(*c->node[dir], *c->node[1 - dir], std::max(c->last_at[dir], floor));
   c->last_at[dir] = at;
   c->q[dir].push_back(Chunk{at, {}, kind});
   schedule_delivery(c, dir, at);
@@ -269,9 +351,10 @@ void Network::transmit(const std::shared_ptr<Conn>& c, int side, std::string byt
       cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     }
     cuts.push_back(bytes.size());
+    const Nanos floor = held_floor(*this, *c, side, world_.now());
     std::size_t prev = 0;
     for (std::size_t cut : cuts) {
-      const Nanos at = arrival(from, to, c->last_at[side]);
+      const Nanos at = arrival(from, to, std::max(c->last_at[side], floor));
       c->last_at[side] = at;
       c->data_at[side] = at;
       if (cuts.size() == 1) {

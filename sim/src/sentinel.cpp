@@ -25,6 +25,12 @@ constexpr Nanos kSwitch{1100ms};      // start -> +switch-master (measured 1.095
 // in GET-MASTER-ADDR-BY-NAME this long before +switch-master (measured 91 ms).
 constexpr Nanos kNamedEarly{90ms};
 constexpr Nanos kMaxDesync{1s};       // SENTINEL_MAX_DESYNC: spread of the others' retries
+constexpr Nanos kHelloPeriod{2s};     // SENTINEL_PUBLISH_PERIOD
+// SENTINEL_MIN_LINK_RECONNECT_PERIOD: a link up this long whose PING waits more than half of
+// down-after is closed and made again.
+constexpr Nanos kMinLinkReconnect{15s};
+// sentinelSelectSlave skips a replica that has not answered a PING for 5 ping periods.
+constexpr Nanos kReplicaStale{5s};
 
 std::string hex_id(Rng& rng) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -59,6 +65,7 @@ SimSentinels::SimSentinels(World& world, std::vector<Node*> nodes, SimRedis& pri
     st.face = std::make_unique<SimRedis>(world, *st.node, std::move(o));
     for (std::size_t d = 0; d < im.data.size(); ++d) {
       Impl::Instance in;
+      in.created = world.now();
       in.link = std::make_unique<sentinel::PingLink>(*st.node, im.data[d].redis->endpoint());
       in.reported_master = d == 0;
       st.inst.push_back(std::move(in));
@@ -176,6 +183,20 @@ void SimSentinels::Impl::arm_cron(std::size_t i, Nanos at) {
 void SimSentinels::Impl::cron(std::size_t i) {
   for (std::size_t d = 0; d < data.size(); ++d) check_instance(i, d);
   check_odown(i);
+  send_hellos(i);
+}
+
+// Every 2 s a sentinel tells the others it hears its configuration (sentinelSendHello); one
+// with an older epoch takes it (+switch-master). This is how a sentinel that was cut off when
+// a failover ended learns of it after the heal.
+void SimSentinels::Impl::send_hellos(std::size_t i) {
+  const Nanos now = world.now();
+  if (now < s[i].next_hello) return;
+  s[i].next_hello = now + kHelloPeriod;
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    if (j == i || !hears(j, i) || s[j].config_epoch >= s[i].config_epoch) continue;
+    learn_config(j, s[i].master, s[i].config_epoch);
+  }
 }
 
 void SimSentinels::Impl::check_instance(std::size_t i, std::size_t d) {
@@ -183,6 +204,7 @@ void SimSentinels::Impl::check_instance(std::size_t i, std::size_t d) {
   Instance& in = st.inst[d];
   const Nanos now = world.now();
   if (!in.link->connected()) {
+    in.up_since = kNone;
     in.link->connect();
   } else if (in.ping_now || ((in.last_ok == kNone || now - in.last_ok > kPingPeriod) &&
                               (in.last_ping == kNone || now - in.last_ping > kPingPeriod / 2))) {
@@ -190,6 +212,19 @@ void SimSentinels::Impl::check_instance(std::size_t i, std::size_t d) {
     in.link->ping();
     in.last_ping = now;
     if (in.pending_since == kNone) in.pending_since = now;
+  }
+  if (in.link->connected() && in.up_since == kNone) in.up_since = now;
+  // sentinelCheckSubjectivelyDown's reconnection: a link up for 15 s whose oldest PING and
+  // last reply are both older than half of down-after is closed; the cron connects again (a
+  // SYN across a partition waits for the heal) and PINGs at once, act_ping_time kept.
+  const Nanos half = cfg().down_after / 2;
+  const Nanos last_reply = in.last_reply == kNone ? in.created : in.last_reply;
+  if (in.link->connected() && now - in.up_since > kMinLinkReconnect &&
+      in.pending_since != kNone && now - in.pending_since > half && now - last_reply > half) {
+    in.link->drop();
+    in.up_since = kNone;
+    in.ping_now = true;
+    trace(i, "link-closed", data[d].redis->node().name());
   }
   // sentinelCheckSubjectivelyDown: the oldest unanswered PING older than down-after.
   const bool down = in.pending_since != kNone && now - in.pending_since > cfg().down_after;
@@ -209,14 +244,29 @@ void SimSentinels::Impl::check_instance(std::size_t i, std::size_t d) {
   }
   // A node this configuration lists as a replica that still says master (the old primary after
   // a failover, or after its restart) is reconfigured once reachable for convert_after.
+  const bool reachable = world.net().reachable(*st.node, data[d].redis->node());
   const bool wrong = d != st.master && !fo.active && is_master && in.link->connected() &&
-                     !in.sdown && newest(i);
+                     !in.sdown && newest(i) && reachable;
   if (!wrong) {
     in.wrong_role_since = kNone;
   } else if (in.wrong_role_since == kNone) {
     in.wrong_role_since = now;
   } else if (now - in.wrong_role_since >= cfg().convert_after) {
     convert(i, d);
+  }
+  // A replica that still follows the old primary (it was cut off when the others were
+  // reconfigured) is pointed at this configuration's master once reachable and up for
+  // failover-timeout (sentinelRefreshInstanceInfo's +fix-slave-config).
+  SimRedis& r = *data[d].redis;
+  const bool strays = d != st.master && r.node().alive() && r.primary_of() != nullptr &&
+                      r.primary_of() != data[st.master].redis && !fo.active &&
+                      in.link->connected() && !in.sdown && newest(i) && reachable;
+  if (!strays) {
+    in.wrong_master_since = kNone;
+  } else if (in.wrong_master_since == kNone) {
+    in.wrong_master_since = now;
+  } else if (now - in.wrong_master_since >= cfg().failover_timeout) {
+    fix_replica(i, d);
   }
 }
 
@@ -231,8 +281,9 @@ void SimSentinels::Impl::check_odown(std::size_t i) {
   const std::size_t m = st.master;
   int agree = 0;
   if (st.inst[m].sdown) {
+    // SENTINEL is-master-down-by-addr: only the sentinels this one hears answer.
     for (std::size_t j = 0; j < s.size(); ++j) {
-      if (j == i || (answers(j) && s[j].master == m && s[j].inst[m].sdown)) ++agree;
+      if (j == i || (hears(i, j) && s[j].master == m && s[j].inst[m].sdown)) ++agree;
     }
   }
   const bool od = agree >= cfg().quorum;
@@ -262,7 +313,7 @@ void SimSentinels::Impl::try_election(std::size_t i) {
   trace(i, "+try-failover", cfg().master_name + " epoch " + std::to_string(epoch));
   int votes = 0;
   for (std::size_t j = 0; j < s.size(); ++j) {
-    if (j != i && !answers(j)) continue;
+    if (!hears(i, j)) continue;  // a vote request across a partition is never answered
     if (s[j].voted_epoch >= epoch) continue;
     s[j].voted_epoch = epoch;
     s[j].current_epoch = std::max(s[j].current_epoch, epoch);
@@ -300,6 +351,8 @@ std::string SimSentinels::Impl::start_failover(std::size_t leader, bool graceful
     SimRedis& r = *data[d].redis;
     if (d == m || r.primary_of() != data[m].redis || !r.node().alive()) continue;
     if (st.inst[d].sdown || !st.inst[d].link->connected()) continue;
+    const Nanos ok = st.inst[d].last_ok == kNone ? st.inst[d].created : st.inst[d].last_ok;
+    if (world.now() - ok > kReplicaStale) continue;
     if (best == data.size()) {
       best = d;
       continue;
@@ -342,7 +395,10 @@ void SimSentinels::Impl::promote() {
   if (!fo.active) return;
   SimRedis& r = *data[fo.to].redis;
   Instance& in = s[fo.leader].inst[fo.to];
-  if (!r.node().alive() || in.sdown || !in.link->connected()) {
+  // (REPLICAOF NO ONE across a partition would wait for the heal, and the failover time out:
+  // aborted at once here.)
+  if (!r.node().alive() || in.sdown || !in.link->connected() ||
+      !world.net().reachable(*s[fo.leader].node, r.node())) {
     trace(fo.leader, "-failover-abort-slave-timeout", cfg().master_name);
     fo.active = false;
     return;
@@ -387,9 +443,11 @@ void SimSentinels::Impl::switch_master() {
   ++switches;
   windows.back().switched = world.now();
   learn_config(leader, to, epoch);
-  // The other replicas of the old master follow the new one (failover-state-reconf-slaves).
+  // The other replicas of the old master follow the new one (failover-state-reconf-slaves);
+  // one the leader cannot reach keeps following the old master until +fix-slave-config.
   for (std::size_t d = 0; d < data.size(); ++d) {
-    if (d != to && d != from && data[d].redis->primary_of() == data[from].redis) {
+    if (d != to && d != from && data[d].redis->primary_of() == data[from].redis &&
+        world.net().reachable(*s[leader].node, data[d].redis->node())) {
       data[d].redis->demote_to_replica_of(*data[to].redis, cfg().replication_lag);
     }
   }
@@ -397,7 +455,7 @@ void SimSentinels::Impl::switch_master() {
   // three +switch-master within 2 ms).
   std::weak_ptr<bool> a = alive;
   for (std::size_t j = 0; j < s.size(); ++j) {
-    if (j == leader) continue;
+    if (j == leader || !hears(j, leader)) continue;  // the others: at a later hello
     const Nanos at = world.now() + Nanos(1'000'000 + static_cast<std::int64_t>(rng.next() % 2'000'000));
     world.schedule(at, s[j].node, [this, a, j, to, epoch] {
       if (!a.expired()) learn_config(j, to, epoch);
@@ -432,6 +490,16 @@ void SimSentinels::Impl::convert(std::size_t i, std::size_t d) {
   r.demote_to_replica_of(m, cfg().replication_lag);
   r.drop_connections();
   for (auto& st : s) st.inst[d].wrong_role_since = kNone;
+}
+
+// +fix-slave-config: REPLICAOF <master> (with CLIENT KILL TYPE normal, as sentinelSendSlaveOf).
+void SimSentinels::Impl::fix_replica(std::size_t i, std::size_t d) {
+  SimRedis& r = *data[d].redis;
+  SimRedis& m = *data[s[i].master].redis;
+  trace(i, "+fix-slave-config", r.node().name());
+  r.demote_to_replica_of(m, cfg().replication_lag);
+  r.drop_connections();
+  for (auto& st : s) st.inst[d].wrong_master_since = kNone;
 }
 
 }  // namespace lockwire::sim

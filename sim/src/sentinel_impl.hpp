@@ -28,6 +28,8 @@ class PingLink final : public loop::StreamHandler {
   PingLink& operator=(const PingLink&) = delete;
 
   void connect();  // no-op while connected or connecting
+  // instanceLinkCloseConnection: the sentinel gives up on the connection (no on_down).
+  void drop();
   [[nodiscard]] bool connected() const noexcept { return state_ == State::up; }
   void ping();
   // A reply: true for one a sentinel counts as "available" (+PONG, -LOADING, -MASTERDOWN).
@@ -64,6 +66,10 @@ struct SimSentinels::Impl {
     bool sdown = false;
     Nanos sdown_since = sentinel::kNone;
     bool ping_now = false;  // the link was lost: PING as soon as it is back
+    Nanos created{0};                     // the link's creation (Redis' fields start there)
+    Nanos up_since = sentinel::kNone;     // cc_conn_time, as seen by the cron
+    // A replica that follows another primary than this configuration's (+fix-slave-config).
+    Nanos wrong_master_since = sentinel::kNone;
     // Reachable and reporting master while this sentinel's configuration says replica.
     Nanos wrong_role_since = sentinel::kNone;
     bool reported_master = true;
@@ -79,6 +85,7 @@ struct SimSentinels::Impl {
     bool odown = false;
     Nanos odown_since = sentinel::kNone;
     Nanos next_try{0};  // failover_start_time + 2 * failover-timeout
+    Nanos next_hello{0};  // hellos to the other sentinels every 2 s (SENTINEL_PUBLISH_PERIOD)
   };
   struct Failover {
     bool active = false;
@@ -106,6 +113,11 @@ struct SimSentinels::Impl {
   [[nodiscard]] bool answers(std::size_t i) const {
     return s[i].node->alive() && !s[i].node->paused();
   }
+  // Sentinel i hears sentinel j now: j answers and no partition separates them. (Their
+  // messages are not carried as bytes; a partition still decides who hears whom.)
+  [[nodiscard]] bool hears(std::size_t i, std::size_t j) const {
+    return i == j || (answers(j) && world.net().reachable(*s[i].node, *s[j].node));
+  }
   [[nodiscard]] std::size_t find_data(const std::string& host, std::uint16_t port) const;
   // How long a sentinel has been on this node (for reply fields measured from a start).
   void trace(std::size_t i, std::string_view what, std::string_view detail);
@@ -122,6 +134,8 @@ struct SimSentinels::Impl {
   void switch_master();
   void learn_config(std::size_t j, std::size_t master, std::uint64_t epoch);
   void convert(std::size_t i, std::size_t d);
+  void fix_replica(std::size_t i, std::size_t d);
+  void send_hellos(std::size_t i);
   [[nodiscard]] bool newest(std::size_t i) const;
 
   // sentinel_replies.cpp: the bytes of a reply to `argv` from sentinel i.

@@ -18,7 +18,17 @@ void PingLink::connect() {
   if (state_ != State::down) return;
   state_ = State::connecting;
   in_.clear();
-  stream_ = from_.loop().connect(to_, *this, Nanos(1s));
+  // hiredis' async connect sets no timeout: the kernel's SYN retries decide (127 s).
+  stream_ = from_.loop().connect(to_, *this, Nanos(127s));
+}
+
+void PingLink::drop() {
+  if (state_ == State::down) return;
+  // Called from the cron, never from one of this stream's callbacks: freed at once.
+  if (stream_) stream_->close();
+  stream_.reset();
+  state_ = State::down;
+  in_.clear();
 }
 
 void PingLink::ping() {

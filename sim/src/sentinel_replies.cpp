@@ -111,8 +111,10 @@ std::string SimSentinels::Impl::reply(std::size_t i, const std::vector<std::stri
     f.emplace_back("link-refcount", "1");
     if (leading) f.emplace_back("failover-state", fo.promoted != kNone ? "wait_promotion" : "select_slave");
     f.emplace_back("last-ping-sent", ms_since(now, in.pending_since));
-    f.emplace_back("last-ok-ping-reply", ms_since(now, in.last_ok));
-    f.emplace_back("last-ping-reply", ms_since(now, in.last_reply));
+    // Redis starts both at the link's creation (createInstanceLink).
+    f.emplace_back("last-ok-ping-reply", ms_since(now, in.last_ok == kNone ? in.created : in.last_ok));
+    f.emplace_back("last-ping-reply",
+                   ms_since(now, in.last_reply == kNone ? in.created : in.last_reply));
     if (in.sdown) f.emplace_back("s-down-time", ms_since(now, in.sdown_since));
     if (st.odown) f.emplace_back("o-down-time", ms_since(now, st.odown_since));
     f.emplace_back("down-after-milliseconds",
@@ -166,7 +168,7 @@ std::string SimSentinels::Impl::reply(std::size_t i, const std::vector<std::stri
   if (ieq(sub, "ckquorum")) {
     int usable = 0;
     for (std::size_t j = 0; j < s.size(); ++j)
-      if (j == i || answers(j)) ++usable;
+      if (hears(i, j)) ++usable;
     const int majority = static_cast<int>(s.size() / 2 + 1);
     if (usable < cfg().quorum || usable < majority) {
       error(out, "NOQUORUM " + std::to_string(usable) + " usable Sentinels. Not enough available "

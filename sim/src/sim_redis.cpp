@@ -55,7 +55,15 @@ SimRedis::SimRedis(World& world, Node& node, SimRedisOptions options)
       // same-instant events by seed (found by the cluster swarm, seed 3002847: a block's
       // PEXPIREAT applied before its HSETNX on the replica, so the promoted replica held the
       // lease without a TTL).
-      l.last_at = std::max(world_.now() + l.lag, l.last_at + Nanos(1));
+      Nanos at = world_.now() + l.lag;
+      // Across a partition the stream's bytes wait for TCP's retransmission after the heal
+      // (Network::partition; repl-timeout, 60 s, is longer than any partition here).
+      Network& net = world_.net();
+      if (!net.reachable(node_, r->node_)) {
+        if (l.held_since < Nanos(0) || l.last_at <= world_.now()) l.held_since = world_.now();
+        at = std::max(at, net.retransmit_at(node_, r->node_, l.held_since) + l.lag);
+      }
+      l.last_at = std::max(at, l.last_at + Nanos(1));
       std::weak_ptr<bool> alive = r->alive_;
       std::shared_ptr<bool> open = l.open;
       world_.schedule(l.last_at, &r->node_, [r, alive, open, db, argv, this] {

@@ -46,6 +46,7 @@ std::string FaultProfile::fault_list() const {
   add(failovers, "failovers");
   add(cluster, "cluster");
   add(semantics, "semantics");
+  add(partitions, "partitions");
   if (s.empty()) s = "none";
   return s;
 }
@@ -67,6 +68,31 @@ std::string FaultProfile::describe() const {
     if (failover_kind != 0) out += "+" + std::to_string(failover_ms) + "ms";
     out += " replica-lag=" + std::to_string(replica_lag_us) + "us";
   }
+  if (partitions) {
+    auto sides = [this](std::uint32_t mask) {
+      std::string a, b;
+      const int hosts = 6 + clients;
+      for (int k = 0; k < hosts; ++k) {
+        std::string& side = (mask & (1u << k)) ? a : b;
+        if (!side.empty()) side += ",";
+        side += partition_cluster ? kPartitionClusterHosts[k] : kPartitionHosts[k];
+      }
+      return a + "|" + b;
+    };
+    out += " partition=" + sides(partition_mask) + "@" + std::to_string(partition_at_ms) + "ms+" +
+           std::to_string(partition_ms) + "ms";
+    if (partition2_ms > 0) {
+      out += " partition2=" + sides(partition2_mask) + "@" + std::to_string(partition2_at_ms) +
+             "ms+" + std::to_string(partition2_ms) + "ms";
+    }
+    if (partition_cluster) {
+      out += " on=cluster min-replicas=" + std::to_string(min_replicas);
+    } else {
+      out += " down-after=" + std::to_string(down_after_ms) + "ms min-replicas=" +
+             std::to_string(min_replicas) + " replica-lag=" + std::to_string(replica_lag_us) +
+             "us";
+    }
+  }
   if (cluster) {
     static constexpr const char* kEvents[] = {"slot-migration", "cluster-failover",
                                               "primary-crash"};
@@ -80,7 +106,8 @@ FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
   const bool conditions = seed >= kConditionsFrom;  // (splitmix64 advances `seed` in place)
   const bool failovers = seed >= kFailoversFrom;
   const bool cluster = seed >= kClusterFrom && seed < kSemanticsFrom;
-  const bool semantics = seed >= kSemanticsFrom;
+  const bool semantics = seed >= kSemanticsFrom && seed < kPartitionsFrom;
+  const bool partitioned = seed >= kPartitionsFrom;
   Rng r(splitmix64(seed));
   FaultProfile p;
   const bool all = forced == "all";
@@ -139,6 +166,33 @@ FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
   // The semantics workload (issue #20): no further draw, so the profile is the one above.
   p.semantics = swarm ? semantics : has(forced, "semantics");
   if (p.semantics && swarm) p.failovers = false;
+  // The partition profile (issue #28), drawn after everything above; only by name when forced.
+  p.partitions = swarm ? partitioned : has(forced, "partitions");
+  const int hosts = 6 + p.clients;
+  auto split = [&] {
+    // Both sides non-empty: a random subset, never none or all of the hosts.
+    const std::uint32_t all_hosts = (1u << hosts) - 1;
+    return static_cast<std::uint32_t>(r.between(1, all_hosts - 1));
+  };
+  p.partition_mask = split();
+  p.partition_at_ms = static_cast<std::int64_t>(r.between(2000, 15000));
+  p.partition_ms = static_cast<std::int64_t>(r.between(1000, 20000));
+  p.partition2_mask = split();
+  p.partition2_at_ms =
+      p.partition_at_ms + static_cast<std::int64_t>(r.between(0, p.partition_ms + 5000));
+  p.partition2_ms = static_cast<std::int64_t>(r.between(1000, 10000));
+  p.down_after_ms = static_cast<std::int64_t>(r.between(1, 3)) * 1000;
+  p.min_replicas = static_cast<int>(r.below(2));
+  p.partition_cluster = r.chance(500000);
+  if (p.partitions) {
+    p.failovers = p.cluster = p.semantics = false;
+    p.pauses = p.mono_steps = p.wall_steps = p.restarts = false;
+    p.client_pauses = p.oom = p.acl_tracking = p.acl_caching = false;
+    p.restricted = 0;
+    if (p.intensity < 3) p.partition2_ms = 0;
+  } else {
+    p.partition_cluster = false;
+  }
   return p;
 }
 

@@ -121,6 +121,19 @@ TEST(Checkers, EachFiresOnABrokenStrategy) {
   EXPECT_EQ(covered.size(), std::size(kChecks));
 }
 
+// The two-holders rule (RunConfig::strict_exclusion, issue #28) fires on a strategy that keeps
+// counting on its lease through a partition, with the overlap's length.
+TEST(Checkers, TwoHoldersFiresOnABrokenStrategy) {
+  const ScenarioResult r = run_scenario(
+      *find_scenario("sentinel-partition-holder-with-old-primary"), "single-node", 1);
+  bool two = false;
+  for (const auto& v : r.verdicts) {
+    if (v.check != Check::mutual_exclusion) continue;
+    for (const auto& s : v.violations) two = two || s.rfind("two holders of r for ", 0) == 0;
+  }
+  EXPECT_TRUE(two) << dump(r);
+}
+
 TEST(Scenarios, OtherSeedsStillPass) {
   for (const char* name : {"delete-wrong-lock", "acquire-reply-lost", "notify-before-subscribe",
                            "pause-during-acquire-deadline", "wait-block-refused",

@@ -95,6 +95,53 @@ TEST_F(ClusterFixture, CrashFailoverTimingAndClusterDown) {
   EXPECT_EQ(back->call({"GET", "foo"}), "-MOVED 12182 n6:6379\r\n");
 }
 
+// A partition: n1 (primary of slots 0-5460) and a client cut off from the five other nodes for
+// 10 s. The others see n1 PFAIL once their unanswered PING is node-timeout (2 s) old (sent up to
+// 1 s after the cut), FAIL with a majority of the primaries, and elect n4; n1 keeps serving its
+// slots until it has not reached a majority for node-timeout, then answers CLUSTERDOWN; after
+// the heal it takes the new configuration and its clients get MOVED.
+TEST_F(ClusterFixture, PartitionedPrimaryFailsOverAndGoesDownInTheMinority) {
+  Node& near = w.add_node("client-n1");
+  Raw mine(w, near, c->server(0).endpoint());
+  auto other = open(1);
+  EXPECT_EQ(mine.call({"SET", "{b}x", "1"}), "+OK\r\n");
+  const Nanos t0 = w.now();
+  std::vector<const Node*> rest{&cli};
+  for (std::size_t i = 1; i < 6; ++i) rest.push_back(&c->server(i).node());
+  (void)w.net().partition({&c->server(0).node(), &near}, rest, 10s);
+  w.run_for(1500ms);
+  EXPECT_EQ(mine.call({"SET", "{b}x", "2"}), "+OK\r\n");  // the minority accepts writes for now
+  // ping-sent set (the unanswered PING), link down, not yet PFAIL.
+  const std::string early = other->call({"CLUSTER", "NODES"});
+  const auto line_of = [](const std::string& nodes, const std::string& host) {
+    const auto at = nodes.find(" " + host + ":");
+    const auto start = nodes.rfind('\n', at) == std::string::npos ? 0 : nodes.rfind('\n', at) + 1;
+    return nodes.substr(start, nodes.find('\n', at) - start);
+  };
+  w.run_until([&] { return c->owner(0) != 0; }, t0 + 10s);
+  const Nanos elected = w.now() - t0;
+  EXPECT_GT(elected, Nanos(2500ms));  // PFAIL >= 2 s, FAIL, then 0.5-1 s of election
+  EXPECT_LT(elected, Nanos(4200ms));
+  EXPECT_EQ(c->owner(0), 3u);
+  const std::string nodes = other->call({"CLUSTER", "NODES"});
+  const std::string n1 = line_of(nodes, "n1");
+  EXPECT_NE(n1.find("fail"), std::string::npos) << n1;
+  EXPECT_NE(n1.find("disconnected"), std::string::npos) << n1;
+  EXPECT_EQ(n1.find(" 0 0 "), std::string::npos) << n1;  // ping-sent is not 0
+  // n1 is in the minority: CLUSTERDOWN by node-timeout after it stopped reaching a majority.
+  w.run_until([] { return false; }, t0 + 4200ms);
+  EXPECT_EQ(mine.call({"SET", "{b}x", "3"}), "-CLUSTERDOWN The cluster is down\r\n");
+  EXPECT_EQ(mine.call({"GET", "{b}x"}), "-CLUSTERDOWN The cluster is down\r\n");
+  EXPECT_EQ(other->call({"GET", "{b}x"}), "-MOVED 3300 n4:6379\r\n");
+  // After the heal (and the rejoin): n1 follows n4, its client is redirected.
+  w.run_until([] { return false; }, t0 + 12s);
+  EXPECT_EQ(mine.call({"SET", "{b}x", "4"}), "-MOVED 3300 n4:6379\r\n");
+  EXPECT_EQ(c->server(0).primary_of(), &c->server(3));
+  const std::string before = line_of(early, "n1");
+  EXPECT_EQ(before.find("fail"), std::string::npos) << before;  // not PFAIL at 1.5 s
+  EXPECT_NE(before.find("disconnected"), std::string::npos) << before;
+}
+
 TEST_F(ClusterFixture, MigrationAskTryagainThenMoved) {
   const int slot = 15495;  // {a}
   auto src = open(2);

@@ -295,5 +295,96 @@ TEST_F(SentinelDiff, ZGracefulFailover) {
   EXPECT_EQ(quiet.model->frames.size(), 2u);  // HELLO's and SUBSCRIBE's replies only
 }
 
+// A field of a SENTINEL MASTER reply (RESP2 or RESP3: name and value as bulk strings); "" if
+// absent.
+std::string master_field(const std::string& reply, const std::string& name) {
+  std::string key("$");
+  key.append(std::to_string(name.size())).append("\r\n").append(name).append("\r\n$");
+  const auto at = reply.find(key);
+  if (at == std::string::npos) return {};
+  const auto len_end = reply.find("\r\n", at + key.size());
+  const auto len = std::stoul(reply.substr(at + key.size(), len_end - at - key.size()));
+  return reply.substr(len_end + 2, len);
+}
+
+// What one sentinel's SENTINEL MASTER says while the primary does not answer, polled every
+// 100 ms until +sdown (or 4 s): the seconds to +sdown, and whether every reply kept the rules
+// issue 28's holder relies on: last-ping-sent is the age of the oldest unanswered PING (it grows
+// with the clock, from 0 before the first unanswered one), last-ok-ping-reply is at least as
+// old, and s_down comes once last-ping-sent is over down-after-milliseconds.
+struct DownWatch {
+  double sdown_after = -1;
+  bool rules_kept = true;
+  std::string broken;
+  long ping_sent_at_sdown = -1;
+  void sample(const std::string& reply, double t) {
+    const std::string flags = master_field(reply, "flags");
+    const long sent = std::stol("0" + master_field(reply, "last-ping-sent"));
+    const long ok = std::stol("0" + master_field(reply, "last-ok-ping-reply"));
+    const long down_after = std::stol("0" + master_field(reply, "down-after-milliseconds"));
+    if (ok < sent) {
+      rules_kept = false;
+      broken = "last-ok-ping-reply " + std::to_string(ok) + " < last-ping-sent " + std::to_string(sent);
+    }
+    const bool sdown = flags.find("s_down") != std::string::npos;
+    if (sdown && sdown_after < 0) {
+      sdown_after = t;
+      ping_sent_at_sdown = sent;
+      if (sent <= down_after) {
+        rules_kept = false;
+        broken = "s_down with last-ping-sent " + std::to_string(sent);
+      }
+    }
+    if (!sdown && sent > down_after + 150) {  // one cron and the poll's own delay
+      rules_kept = false;
+      broken = "no s_down with last-ping-sent " + std::to_string(sent);
+    }
+  }
+};
+
+// The primary stops answering: a real one stopped with SIGSTOP (its kernel still acknowledges,
+// so for the sentinels' PINGs it is a partition without the TCP part) against the model's
+// primary cut off from the sentinels by Network::partition. Both keep the rules above, and
+// +sdown comes within down-after + the PING period (+ a cron) of the stop on both.
+// Last but one: the real topology fails over.
+TEST_F(SentinelDiff, ZStoppedPrimaryFields) {
+  // The real topology's primary now (ZGracefulFailover may have moved it).
+  const std::uint16_t port = real_->reported_primary_port();
+  lockwire::test::RedisServer& stopped =
+      port == real_->primary().port() ? real_->primary() : real_->replica();
+  TcpConn q(real_->sentinel(1).port());
+  ASSERT_TRUE(q.ok());
+  DownWatch real, model;
+  stopped.pause();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < 40 && real.sdown_after < 0; ++k) {
+    std::this_thread::sleep_for(100ms);
+    q.send(encode_command({"SENTINEL", "MASTER", "mymaster"}));
+    const auto got = q.read_frames(1, false, 2000);
+    ASSERT_EQ(got.size(), 1u);
+    real.sample(got[0], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  stopped.resume();
+  Raw m(w_, cli_, model_->server(1).endpoint());
+  std::vector<const Node*> others{&cli_, &b_->node()};
+  for (std::size_t i = 0; i < model_->size(); ++i) others.push_back(&model_->server(i).node());
+  const Nanos m0 = w_.now();
+  (void)w_.net().partition({&a_.node()}, others, 10s);
+  for (int k = 0; k < 40 && model.sdown_after < 0; ++k) {
+    w_.run_for(100ms);
+    model.sample(m.call({"SENTINEL", "MASTER", "mymaster"}),
+                 std::chrono::duration<double>(w_.now() - m0).count());
+  }
+  EXPECT_TRUE(real.rules_kept) << real.broken;
+  EXPECT_TRUE(model.rules_kept) << model.broken;
+  // down-after 1 s; the first unanswered PING goes out up to a PING period (1 s) after the stop.
+  EXPECT_GT(real.sdown_after, 1.0);
+  EXPECT_LT(real.sdown_after, 2.4);
+  EXPECT_GT(model.sdown_after, 1.0);
+  EXPECT_LT(model.sdown_after, 2.3);
+  RecordProperty("real_sdown_ms", std::to_string(static_cast<int>(real.sdown_after * 1000)));
+  RecordProperty("model_sdown_ms", std::to_string(static_cast<int>(model.sdown_after * 1000)));
+}
+
 }  // namespace
 }  // namespace lockwire::sim::test

@@ -213,6 +213,66 @@ TEST(Network, ClogBeyondTimeoutTimesOut) {
   EXPECT_EQ(w.now(), Nanos(1s));
 }
 
+// A partition holds what crosses it: sent 0.1 s into a 2.5 s cut, the bytes (and the echo) wait
+// for the retransmission at 0.2 + 0.4 + 0.8 + 1.6 = 3.0 s after they were first sent (the echo
+// leaves at once: the cut healed), arriving a latency later; traffic
+// within a side, and to a node outside the partition, is untouched. Nothing is lost.
+TEST(Network, PartitionHoldsBytesUntilRetransmitAfterHeal) {
+  World w(13);
+  LinkOptions lo;
+  lo.jitter = Nanos(0);
+  lo.split_per_million = 0;
+  w.net().set_default_link(lo);
+  Node& c = w.add_node("client");
+  Node& s = w.add_node("server");
+  Node& o = w.add_node("other");
+  EchoServer echo(w, s, 6379);
+  Recorder r, ro;
+  auto st = c.loop().connect(ep("server", 6379), r, 1s);
+  auto so = o.loop().connect(ep("server", 6379), ro, 1s);
+  w.run_until([&] { return r.connected_called && ro.connected_called; });
+  const Nanos t0 = w.now();
+  EXPECT_EQ(w.net().partition({&c}, {&s}, 2500ms), t0 + 2500ms);
+  EXPECT_FALSE(w.net().reachable(c, s));
+  EXPECT_TRUE(w.net().reachable(o, s));
+  EXPECT_EQ(w.net().cut_until(s, c), t0 + 2500ms);
+  w.run_for(100ms);
+  const Nanos sent = w.now();
+  st->write("abc");
+  so->write("xyz");
+  w.run_for(10ms);
+  EXPECT_EQ(ro.data, "XYZ");  // not across the partition
+  Nanos got{-1};
+  w.run_until([&] {
+    if (got < Nanos(0) && !r.data.empty()) got = w.now();
+    return r.data == "ABC";
+  });
+  EXPECT_EQ(r.data, "ABC");
+  EXPECT_FALSE(r.closed);
+  EXPECT_EQ(got, sent + 3000ms + 100us);
+  EXPECT_TRUE(w.net().reachable(c, s));
+}
+
+// A connect across a partition completes at the first SYN retry after the heal (1, 3, 7 s ...),
+// or times out at the caller's timeout.
+TEST(Network, ConnectAcrossPartitionWaitsForSynRetry) {
+  World w(14);
+  LinkOptions lo;
+  lo.jitter = Nanos(0);
+  w.net().set_default_link(lo);
+  Node& c = w.add_node("client");
+  Node& s = w.add_node("server");
+  EchoServer echo(w, s, 6379);
+  (void)w.net().partition({&s}, {&c}, 5s);
+  Recorder slow, quick;
+  auto a = c.loop().connect(ep("server", 6379), slow, 30s);
+  auto b = c.loop().connect(ep("server", 6379), quick, 2s);
+  w.run_until([&] { return slow.connected_called && quick.connected_called; });
+  EXPECT_EQ(quick.connected, make_error_code(NetErrc::timed_out));
+  EXPECT_FALSE(slow.connected);
+  EXPECT_EQ(w.now(), Nanos(7s) + 100us);  // SYN at 7 s (+50 us), SYN-ACK back (+50 us)
+}
+
 TEST(Network, PausedPeerBuffersAndKillSendsEof) {
   World w(11);
   Node& c = w.add_node("client");

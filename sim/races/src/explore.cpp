@@ -27,6 +27,7 @@ Nanos ms(std::int64_t v) {
 
 ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const Profile& p,
                           bool keep_trace) {
+  if (p.partitions) return explore_partitions(seed, strategy, p, keep_trace);
   RunConfig c;
   c.seed = seed;
   c.strategy = std::string(strategy);

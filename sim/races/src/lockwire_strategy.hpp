@@ -21,6 +21,7 @@ struct LockwireTweaks {
   // MOVED answers are errors, the force-release notice is the one shared key.
   bool pinned = false;
   lock::ClientOptions::Regressions regressions{};
+  int min_replicas = 0;  // lock::ClientOptions::min_replicas
 };
 
 [[nodiscard]] std::unique_ptr<Strategy> make_lockwire_strategy(sim::Node& node,

@@ -62,11 +62,12 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
     world_->net().add_address("redis", sn);
   }
   if (config_.sentinels) {
-    sim::SimRedis& replica = add_replica(*config_.sentinels);
+    std::vector<sim::SimRedis*> replicas;
+    for (int k = 0; k < std::max(config_.sentinel_replicas, 1); ++k)
+      replicas.push_back(&add_replica(*config_.sentinels));
     std::vector<sim::Node*> nodes;
     for (const char* n : {"s1", "s2", "s3"}) nodes.push_back(&world_->add_node(n));
-    sentinels_ = std::make_unique<sim::SimSentinels>(*world_, nodes, *primary_,
-                                                     std::vector<sim::SimRedis*>{&replica},
+    sentinels_ = std::make_unique<sim::SimSentinels>(*world_, nodes, *primary_, replicas,
                                                      config_.sentinel_config);
     // The ground truth moves when the leader starts naming the new primary (clients that
     // watch every sentinel move then, and can be granted there before +switch-master); the
@@ -101,8 +102,8 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
       o.seeds = via.seeds;
     }
     if (config_.connection) config_.connection(i, o);
-    c.s = make_strategy(config_.strategy, *c.node, o);
-    if (!c.s) c.s = make_strategy("lockwire", *c.node, o);
+    c.s = make_strategy(config_.strategy, *c.node, o, config_.strategy_options);
+    if (!c.s) c.s = make_strategy("lockwire", *c.node, o, config_.strategy_options);
     const int idx = i;
     c.s->on_lost = [this, idx](int lease_id) {
       Impl& im = *impl_;
@@ -612,6 +613,7 @@ std::vector<Verdict> Run::verdicts() const {
   checks::honest_release_renew(in, add);
   checks::lease_loss_notice(in, add);
   checks::liveness(in, add);
+  if (config_.strict_exclusion) checks::two_holders(in, add);
   return out;
 }
 

@@ -357,6 +357,7 @@ void no_orphan(const Input& in, const Add& add);
 void honest_release_renew(const Input& in, const Add& add);
 void lease_loss_notice(const Input& in, const Add& add);
 void liveness(const Input& in, const Add& add);
+void two_holders(const Input& in, const Add& add);  // RunConfig::strict_exclusion
 
 }  // namespace checks
 

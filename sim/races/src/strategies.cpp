@@ -226,10 +226,15 @@ std::span<const StrategyInfo> strategies() noexcept {
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, sim::Node& node,
-                                        loop::ConnectionOptions options) {
+                                        loop::ConnectionOptions options,
+                                        const StrategyOptions& so) {
   for (const auto& e : entries()) {
     if (e.info.name != name) continue;
-    if (e.lockwire) return make_lockwire_strategy(node, std::move(options), e.lw);
+    if (e.lockwire) {
+      LockwireTweaks t = e.lw;
+      t.min_replicas = so.min_replicas;
+      return make_lockwire_strategy(node, std::move(options), t);
+    }
     return make_naive_strategy(node, std::move(options), e.flaws);
   }
   return nullptr;

@@ -240,7 +240,8 @@ void cluster_nodes(Impl& s, Client& c, Args&) {
     if (!n.primary) {
       if (const auto* p = s.cluster_node(n.primary_of)) epoch = p->config_epoch;
     }
-    t += " 0 " + ll2s(me ? s.wall_ms() / 1000 * 1000 : n.pong_received_ms) + " " +
+    t += " " + ll2s(me ? 0 : n.ping_sent_ms) + " " +
+         ll2s(me ? s.wall_ms() / 1000 * 1000 : n.pong_received_ms) + " " +
          std::to_string(epoch) + " " + (me || n.connected ? "connected" : "disconnected");
     for (const auto& [lo, hi] : ranges_of(v, static_cast<int>(i))) {
       t += lo == hi ? " " + ll2s(lo) : " " + ll2s(lo) + "-" + ll2s(hi);

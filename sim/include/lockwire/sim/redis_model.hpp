@@ -57,6 +57,7 @@ struct ClusterNodeInfo {
   bool pfail = false;             // PFAIL (this node's own timeout)
   bool connected = true;          // the bus link to it is up
   std::int64_t pong_received_ms = 0;
+  std::int64_t ping_sent_ms = 0;  // the PING still waiting for its PONG (0: none)
 };
 
 struct ClusterView {

@@ -17,6 +17,16 @@
 //   IMPORTING on the target, MIGRATING on the source, MIGRATE key by key, SETSLOT NODE on the
 //   target then the source — each one a command on the node, so clients see ASK and TRYAGAIN.
 //
+// - partitions (Network::partition): from the first one on, a bus cron (every 100 ms) follows
+//   who reaches whom. A node not reached for node_timeout is PFAIL to the node that cannot
+//   reach it (`fail?`, `ping-sent` in its CLUSTER NODES); a primary PFAIL to a majority of the
+//   primaries (that reach each other) is FAIL, and a replica of it that a majority reaches is
+//   elected (`election_min`-`election_max` later). A node cut off when the configuration
+//   changes keeps its old view (an old primary keeps serving its slots) until it is reached
+//   again, then follows (UPDATE: it becomes a replica, its clients get MOVED). A primary that
+//   reaches fewer than a majority of the primaries for node_timeout answers CLUSTERDOWN until
+//   it has reached a majority again for rejoin_delay.
+//
 // Timings measured on redis-server 7.0.15, 3+3 nodes on loopback, cluster-node-timeout 2000
 // (tests/support RedisCluster), written next to each constant below.
 #pragma once
@@ -54,6 +64,13 @@ struct ClusterConfig {
   Nanos learn_after_election{43ms};
   // How often the offsets the nodes report of each other (CLUSTER SHARDS, SLOTS) are renewed.
   Nanos offsets_refresh{1s};
+  // Partitions (Network::partition) only: cluster-node-timeout (a node not heard from for this
+  // long is PFAIL to the one not hearing it), and the delay before a primary that was in the
+  // minority serves again after it reaches a majority (clusterUpdateState's rejoin delay:
+  // node-timeout, within 0.5-5 s).
+  Nanos node_timeout{2s};
+  Nanos rejoin_delay{2s};
+  Nanos bus_period{100ms};  // clusterCron
 };
 
 class SimCluster {

@@ -113,6 +113,7 @@ class SimRedis {
     SimRedis* replica;
     Nanos lag;
     Nanos last_at{0};
+    Nanos held_since{-1};  // the first write held by a partition (Network::retransmit_at)
     std::shared_ptr<bool> open = std::make_shared<bool>(true);  // false: link torn down
   };
   std::vector<Link> replicas_;

@@ -18,9 +18,17 @@
 // down-after, +odown and election ~0.15 s later, promotion ~0.13 s after the election,
 // +switch-master ~1.1 s after it. All timing is from the world clock and seeded draws.
 //
+// Partitions (Network::partition): a sentinel hears another only if it is alive, not paused and
+// not cut off from it — for is-master-down (odown), votes and the new configuration, which one
+// cut off at the switch learns from the others' hellos (every 2 s) after the heal; a PING link
+// up for 15 s whose oldest PING and last reply are older than down-after/2 is closed and made
+// again (sentinelCheckSubjectivelyDown); a replica the leader cannot reach keeps its old primary
+// until +fix-slave-config (failover-timeout after it is reachable and up again).
+//
 // Simplifications: sentinels learn each other's state (votes, sdown, new configurations) without
-// messages over the network — a sentinel that is alive and not paused answers; the replication
-// offsets a leader compares are read from the models; a replica is promoted by a direct call.
+// messages over the network — reachability at that instant decides; the replication offsets a
+// leader compares are read from the models; a replica is promoted (and reconfigured) by a direct
+// call, which a partition between the leader and it aborts instead of delaying.
 #pragma once
 
 #include <cstdint>

@@ -40,6 +40,21 @@ struct FaultProfile {
   // name "semantics") adds shared leases to the workload, some of them upgraded to exclusive
   // in place (Client::upgrade) and written to under the upgraded lease. Single server.
   bool semantics = false;
+  // Issue #28, for `lockwire-sim explore` (sim/races): every seed from kPartitionsFrom on (or
+  // the name "partitions") runs behind three sentinels (quorum 2, down-after 1-3 s) with a
+  // primary and 2 replicas, holders with TTLs of 1-5 s and contenders waiting up to 30 s, and
+  // network partitions (Network::partition) splitting the hosts at random: `partition_mask`
+  // bit k puts host k on the first side (hosts: redis-a, redis-b, redis-c, s1, s2, s3, c1..c4),
+  // from partition_at_ms for partition_ms (1-20 s); intensity 3 adds a second one. Clients use
+  // min_replicas 0 or 1. Only latency, jitter, splits, clogs, cuts and stalls stay on.
+  // Half of the partition seeds run on a Redis Cluster of 3+3 instead (node-timeout 2 s, the
+  // resources spread over the shards): the hosts are then n1..n6 and the clients.
+  bool partitions = false;
+  bool partition_cluster = false;
+  std::uint32_t partition_mask = 0, partition2_mask = 0;
+  std::int64_t partition_at_ms = 0, partition_ms = 0, partition2_at_ms = 0, partition2_ms = 0;
+  std::int64_t down_after_ms = 0;
+  int min_replicas = 0;
   int clients = 3;
   int resources = 1;
   int intensity = 1;  // 1..3: how many faults and how hard
@@ -59,6 +74,14 @@ inline constexpr std::uint64_t kClusterFrom = 3'000'000;
 // From here on every swarm seed runs the semantics workload (FaultProfile::semantics) on one
 // server (no cluster, no failovers). Older seeds keep their runs.
 inline constexpr std::uint64_t kSemanticsFrom = 4'000'000;
+// From here on every swarm seed runs the partition profile (FaultProfile::partitions).
+inline constexpr std::uint64_t kPartitionsFrom = 5'000'000;
+// The hosts a partition mask names, bit k = kPartitionHosts[k] (clients beyond the run's
+// count are ignored).
+inline constexpr const char* kPartitionHosts[] = {"redis-a", "redis-b", "redis-c", "s1", "s2",
+                                                  "s3",      "c1",      "c2",      "c3", "c4"};
+inline constexpr const char* kPartitionClusterHosts[] = {"n1", "n2", "n3", "n4", "n5",
+                                                         "n6", "c1", "c2", "c3", "c4"};
 // The swarm profile a seed picks (`forced` non-empty: a comma list of faults, or "none"/"all").
 [[nodiscard]] FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced = {});
 // Every fault name fault_profile_for understands, comma-separated.

@@ -218,6 +218,32 @@ class Network {
   // Bytes sent between a and b during the next `d` arrive only after it (both directions).
   void clog(const Node& a, const Node& b, Nanos d);
 
+  // A network partition: for `d` from now, no packet passes between a node of `a` and a node of
+  // `b` (both directions; nodes in neither group are not affected, nor is traffic within a
+  // group). What it does to TCP, as Linux does with its defaults (docs/races.md, *Partitions*):
+  // - a connection stays open (tcp_retries2 gives up only after ~15 min: no partition here is
+  //   that long); bytes sent across are lost and retransmitted on the sender's RTO, which
+  //   starts at 200 ms and doubles, so they arrive at the first retransmission after the heal
+  //   (up to about the time already spent cut off later), in order, never dropped;
+  // - a connect across is retried as the kernel retries a SYN (1 s, then 2, 4, 8, 16, 32 s
+  //   apart): it completes at the first retry after the heal, or times out after the caller's
+  //   connect timeout (127 s, the kernel's, when there is none);
+  // - bytes already on the wire when it starts (sent less than a latency before) still arrive.
+  // Overlapping partitions of a pair end at the latest heal. Returns the heal time.
+  Nanos partition(const std::vector<const Node*>& a, const std::vector<const Node*>& b, Nanos d);
+  // When traffic between a and b flows again: now (or earlier) if it flows, else the heal.
+  [[nodiscard]] Nanos cut_until(const Node& a, const Node& b) const;
+  [[nodiscard]] bool reachable(const Node& a, const Node& b) const {
+    return cut_until(a, b) <= world_now();
+  }
+  // When bytes from `from` to `to`, first sent at `first_sent` and retransmitted on TCP's
+  // backoff, pass: now if the pair is not cut, else the first retransmission at or after the
+  // heal (for other byte streams that cross the network, e.g. SimRedis' replication stream).
+  [[nodiscard]] Nanos retransmit_at(const Node& from, const Node& to, Nanos first_sent) const;
+  // Called at each partition() (after it took effect): hosts that model a protocol over the
+  // network without bytes (SimCluster's bus) start watching reachability then.
+  void on_partition(std::function<void()> fn) { partition_listeners_.push_back(std::move(fn)); }
+
   // Connection control. Ids are assigned in connect order.
   [[nodiscard]] std::vector<std::uint64_t> connections_of(const Node& n) const;
   [[nodiscard]] std::vector<std::uint64_t> connections() const;
@@ -247,6 +273,7 @@ class Network {
   void node_died(Node& n, bool crashed);
   void forget(std::uint64_t id);
   Nanos arrival(const Node& from, const Node& to, Nanos base_min);
+  [[nodiscard]] Nanos world_now() const noexcept;
   struct Listener {
     Node* node;
     AcceptFn fn;
@@ -256,6 +283,8 @@ class Network {
   LinkOptions default_link_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, LinkOptions> links_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Nanos> clogged_until_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Nanos> cut_until_;  // partitions' heals
+  std::vector<std::function<void()>> partition_listeners_;
   std::map<std::pair<std::uint32_t, std::uint16_t>, Listener> listeners_;
   std::map<std::string, Node*, std::less<>> addresses_;
   std::map<std::uint64_t, std::shared_ptr<Conn>> conns_;

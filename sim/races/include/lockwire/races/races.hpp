@@ -106,6 +106,12 @@ class Strategy {
   std::function<void(std::string_view kind)> on_push;
 };
 
+// Options a scenario sets for every client of a run; strategies that have no such option
+// ignore them.
+struct StrategyOptions {
+  int min_replicas = 0;  // lockwire: lock::ClientOptions::min_replicas
+};
+
 struct StrategyInfo {
   std::string_view name;
   std::string_view summary;
@@ -113,7 +119,8 @@ struct StrategyInfo {
 [[nodiscard]] std::span<const StrategyInfo> strategies() noexcept;
 // nullptr for an unknown name.
 [[nodiscard]] std::unique_ptr<Strategy> make_strategy(std::string_view name, sim::Node& node,
-                                                      loop::ConnectionOptions options);
+                                                      loop::ConnectionOptions options,
+                                                      const StrategyOptions& so = {});
 
 // ---- the harness -------------------------------------------------------------------------------
 
@@ -142,6 +149,15 @@ struct RunConfig {
   // which leaves them nothing to vouch with (no lease would ever be granted).
   bool sentinel_vouch = false;
   sim::SentinelConfig sentinel_config{};
+  // With sentinels: how many replicas (redis-b, redis-c, ...), all replicating with that lag.
+  int sentinel_replicas = 1;
+  // Applied to every client's strategy (StrategyOptions), e.g. min_replicas.
+  StrategyOptions strategy_options{};
+  // The two-holders rule (checks/two_holders.cpp, reported under mutual-exclusion): no instant
+  // at which two clients both count on an exclusive lease of one resource, whether or not
+  // either writes. Partition scenarios and the partition swarm set it; the others judge only
+  // accepted writes in an overlap (fencing makes an overlap without them harmless).
+  bool strict_exclusion = false;
   // Set: a Redis Cluster (sim::SimCluster: nodes n1..n6 by default, the first `primaries` of
   // them primaries, the rest their replicas) instead of redis-a; every client connects with the
   // seed list SimCluster::url(), so lock::Client runs through its cluster router. Ground truth
@@ -389,6 +405,9 @@ struct ExploreResult {
 };
 [[nodiscard]] ExploreResult explore_one(std::uint64_t seed, std::string_view strategy,
                                         const Profile& profile, bool keep_trace = false);
+// The partition range (Profile::partitions; explore_one calls it): explore_partitions.cpp.
+[[nodiscard]] ExploreResult explore_partitions(std::uint64_t seed, std::string_view strategy,
+                                               const Profile& profile, bool keep_trace = false);
 
 // ---- exhaustive cut placement ------------------------------------------------------------------
 // A tiny hand-off (c2 holds 60 ms; c1 waits, is woken, renews, writes, releases, then acquires
