@@ -766,7 +766,8 @@ void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64
   if (opts.min_replicas <= 0) return grant(q, w, token, t_send);
   replicated(w->req.resource, guard([q, w, token, t_send](Core* self, Ec ec) {
                if (!ec) return self->grant(q, w, token, t_send);
-               if (ec == Errc::not_replicated && !q->one_shot) {
+               if (ec == Errc::not_replicated && !q->one_shot &&
+                   !self->opts.regressions.not_replicated_final) {
                  // Too few replicas is often passing (a promoted replica whose own replicas
                  // are still syncing, issue #28 case 3): withdraw, then try again within the
                  // wait (polled, as without pushes). The deadline answers with the WAIT's

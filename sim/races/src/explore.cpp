@@ -46,7 +46,10 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
       o.password = "pw";
     };
   }
-  if (p.failovers) c.sentinels = Nanos(p.replica_lag_us * 1000);
+  if (p.failovers) {
+    c.sentinels = Nanos(p.replica_lag_us * 1000);
+    c.sentinel_vouch = false;  // the failover range's sentinels: down-after 1 s
+  }
   if (p.cluster) c.cluster = sim::ClusterConfig{};
   // Half of the semantics seeds run every exclusive job in fair order: a waiter queued behind one
   // that vanished waits up to the fair doorbell's 2 s (docs/protocol.md), the liveness bound.

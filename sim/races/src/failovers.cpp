@@ -33,10 +33,12 @@ void at_switch(Run& r, Nanos from, Nanos until, std::function<void()> fn) {
 
 void configure_sentinels(RunConfig& c) {
   c.sentinels = 1ms;
+  c.sentinel_vouch = false;  // down-after 1 s (RunConfig::sentinel_vouch)
 }
 
 void configure_lagging_replica(RunConfig& c) {
   c.sentinels = 300ms;
+  c.sentinel_vouch = false;
 }
 
 // c1 holds r (TTL 2 s, auto-renewed, writing every 200 ms) when an operator sends SENTINEL

@@ -18,11 +18,16 @@ class LockwireStrategy final : public Strategy {
   LockwireStrategy(sim::Node& node, loop::ConnectionOptions o, LockwireTweaks t)
       : node_(node),
         metrics_(std::make_shared<lock::CountingMetrics>()),
-        client_(std::make_unique<lock::Client>(node.loop(), std::move(o), options(metrics_, t))) {
+        client_(std::make_unique<lock::Client>(node.loop(), without_vouch(std::move(o), t),
+                                               options(metrics_, t))) {
     auto alive = alive_;
     client_->connection().add_push_handler([this, alive](resp::Frame p) {
       if (*alive && on_push) on_push(push_kind(p));
     });
+  }
+  static loop::ConnectionOptions without_vouch(loop::ConnectionOptions o, const LockwireTweaks& t) {
+    if (!t.vouch && o.sentinel) o.sentinel->vouch = false;
+    return o;
   }
   static lock::ClientOptions options(std::shared_ptr<lock::CountingMetrics> m,
                                      const LockwireTweaks& t) {

@@ -22,6 +22,9 @@ struct LockwireTweaks {
   bool pinned = false;
   lock::ClientOptions::Regressions regressions{};
   int min_replicas = 0;  // lock::ClientOptions::min_replicas
+  // `no-vouch`: SentinelOptions::vouch off, as lockwire was before issue #28 — a holder cut off
+  // with the old primary keeps counting on its lease up to its TTL.
+  bool vouch = true;
 };
 
 [[nodiscard]] std::unique_ptr<Strategy> make_lockwire_strategy(sim::Node& node,

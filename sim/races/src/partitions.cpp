@@ -149,8 +149,11 @@ void replica_on_holder_side(Run& r) {
 }
 
 // (c) min_replicas 1, 2 replicas, redis-c on H's side: the promoted redis-b has no replica
-// until the heal (+fix-slave-config, or the old primary converted). C must still be granted
-// within its 40 s wait: a replica missing now is a transient state, not a final answer.
+// until the heal and more (+fix-slave-config at ~54.5 s here; the model's redis-c does not
+// acknowledge redis-b's writes before C's wait ends). A missing replica is a transient state,
+// not a final answer (issue #28, case 3): C keeps trying for its whole wait — granted if a
+// replica acknowledges in time, else answered at the deadline with the WAIT's words. What
+// fires is an answer before the deadline (today's lockwire: at once).
 void promoted_without_replica(Run& r) {
   auto p = cut_off_holder(r, {2});
   r.when(kCut, kCut + kCutFor, 1ms, [&r] { return r.sentinels()->switches() > 0; },
@@ -163,9 +166,12 @@ void promoted_without_replica(Run& r) {
          });
   r.run_until(kEnd);
   const Nanos g = r.granted_at(p->contender);
-  if (g < Nanos{0} || g > kContenderAt + kWait) {
-    r.violate(Check::liveness, p->contender + " was not granted within its 40 s wait" +
-                                   (r.acquire_failed(p->contender) ? " (its acquire failed)"
+  const Run::Span asked = r.acquire_span(p->contender);
+  const bool waited_out = r.acquire_failed(p->contender) && asked.end >= asked.start + kWait;
+  if ((g < Nanos{0} && !waited_out) || g > kContenderAt + kWait) {
+    r.violate(Check::liveness, p->contender + " was neither granted within its 40 s wait nor " +
+                                   "answered at its end" +
+                                   (r.acquire_failed(p->contender) ? " (its acquire failed early)"
                                                                    : std::string()));
   }
   r.finish();

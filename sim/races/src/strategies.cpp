@@ -63,6 +63,18 @@ const std::vector<Entry>& entries() {
        true,
        {},
        regression(&lock::ClientOptions::Regressions::ignore_eviction_policy)},
+      {{"no-vouch",
+        "lockwire without the sentinels' vouch: a holder cut off with the old primary counts on "
+        "its lease up to its TTL (#28)"},
+       true,
+       {},
+       LockwireTweaks{.vouch = false}},
+      {{"replicas-final",
+        "lockwire answering 'too few replicas acknowledged' at once instead of trying again "
+        "within the wait (#28)"},
+       true,
+       {},
+       regression(&lock::ClientOptions::Regressions::not_replicated_final)},
       {{"lockwire-allow-eviction",
         "lockwire with ClientOptions::allow_eviction: grants on evicting servers, holders track "
         "their holder set"},

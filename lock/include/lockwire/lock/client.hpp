@@ -140,6 +140,7 @@ struct ClientOptions {
     bool lock_all_no_rollback = false;  // lock_all keeps what it took when it fails
     bool lock_all_unsorted = false;     // lock_all takes the resources in the caller's order
     bool fair_fresh_jumps = false;  // fair order kept by waiters only: a fresh attempt jumps
+    bool not_replicated_final = false;  // too few replicas answers the wait at once (#28)
   } regressions;
 };
 

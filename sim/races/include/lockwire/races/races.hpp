@@ -144,10 +144,11 @@ struct RunConfig {
   // redis-sentinel://s1:26379,s2:26379,s3:26379#mymaster, and at each +switch-master the service
   // address "redis" moves to the new primary (as an operator's DNS would).
   std::optional<Nanos> sentinels{};
-  // The clients' SentinelOptions::vouch (docs/protocol.md, *Partitions*). Off for scenarios
-  // whose simulated sentinels run with down-after 1 s: that equals the sentinels' PING period,
-  // which leaves them nothing to vouch with (no lease would ever be granted).
-  bool sentinel_vouch = false;
+  // The clients' SentinelOptions::vouch (docs/protocol.md, *Partitions*), on as in the
+  // library. The failover family turns it off: its simulated sentinels run with down-after 1 s,
+  // the sentinels' PING period, which leaves them almost nothing to vouch with, and it models
+  // failovers a holder hears (the partition family and range model the ones it cannot).
+  bool sentinel_vouch = true;
   sim::SentinelConfig sentinel_config{};
   // With sentinels: how many replicas (redis-b, redis-c, ...), all replicating with that lag.
   int sentinel_replicas = 1;
