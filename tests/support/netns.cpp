@@ -182,6 +182,24 @@ void delete_stale_namespaces() {
   for (const auto& name : stale) run_root({"ip", "netns", "del", name});
 }
 
+// The same for lab directories, /tmp/lockwire-netlab-<pid>-XXXXXX.
+void delete_stale_dirs() {
+  DIR* d = ::opendir("/tmp");
+  if (d == nullptr) return;
+  const std::string family = "lockwire-netlab-";
+  std::vector<std::string> stale;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind(family, 0) != 0) continue;
+    const long owner = std::strtol(name.c_str() + family.size(), nullptr, 10);
+    if (owner > 0 && ::kill(static_cast<pid_t>(owner), 0) != 0 && errno == ESRCH) {
+      stale.push_back("/tmp/" + name);
+    }
+  }
+  ::closedir(d);
+  for (const auto& path : stale) run_root({"rm", "-rf", path});
+}
+
 }  // namespace
 
 std::string NetLab::unavailable_reason() {
@@ -214,10 +232,11 @@ std::string NetLab::unavailable_reason() {
 
 NetLab::NetLab() {
   delete_stale_namespaces();
+  delete_stale_dirs();
   static int seq = 0;
   prefix_ = std::string(kFamily) + std::to_string(::getpid()) + "-" + std::to_string(seq++) + "-";
-  char tmpl[] = "/tmp/lockwire-netlab-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) throw NetLabError("mkdtemp failed");
+  std::string tmpl = "/tmp/lockwire-netlab-" + std::to_string(::getpid()) + "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) throw NetLabError("mkdtemp failed");
   dir_ = tmpl;
   switch_ns_ = prefix_ + "switch";
   ip({"netns", "add", switch_ns_});

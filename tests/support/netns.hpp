@@ -38,7 +38,7 @@ class NetLab {
   [[nodiscard]] static std::string unavailable_reason();
 
   // Creates the switch namespace and its two bridges; first deletes namespaces of the same family
-  // left by a crashed earlier run (their pid is gone). Throws NetLabError.
+  // and lab directories left by a crashed earlier run (their pid is gone). Throws NetLabError.
   NetLab();
   // Stops every process it started (SIGKILL to each group, by pid) and deletes every namespace.
   ~NetLab();
