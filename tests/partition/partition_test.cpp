@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -150,6 +151,18 @@ class Partition : public ::testing::Test {
     if (lab_ && HasFailure()) {  // the logs explain a failure
       for (const auto& [name, c] : clients_) {
         std::cout << "---- " << name << " (" << c.log << ")\n" << read_text(c.log);
+      }
+      // The sentinels' view of the failover, from their logs' events.
+      for (const auto& entry : std::filesystem::directory_iterator(lab_->dir())) {
+        const auto log = entry.path() / "sentinel.log";
+        if (!std::filesystem::exists(log)) continue;
+        std::cout << "---- " << log.string() << " (events)\n";
+        std::istringstream in(read_text(log.string()));
+        for (std::string line; std::getline(in, line);) {
+          if (line.find(" +") != std::string::npos || line.find(" -") != std::string::npos) {
+            std::cout << line << "\n";
+          }
+        }
       }
     }
   }
@@ -322,6 +335,44 @@ class Partition : public ::testing::Test {
   std::string lockwire_;
   std::map<std::string, Client> clients_;
 };
+
+// --- The lab itself -------------------------------------------------------------------------
+
+// The faults are real: a partition silently drops packets across and keeps each side whole, a
+// heal restores the path, and nothing of the lab is visible in the root namespace.
+TEST_F(Partition, LabPartitionsAndHeals) {
+  lab_->add_host("a");
+  lab_->add_host("b");
+  lab_->add_host("c");
+  LabRedis::start_server(*lab_, "a");
+  const std::string a = lab_->address("a");
+  auto pong = [&](const std::string& from) {
+    return LabRedis::cli(*lab_, from, a, 6379, {"PING"}, 1s).find("PONG") != std::string::npos;
+  };
+  EXPECT_TRUE(pong("b"));
+  EXPECT_TRUE(pong("c"));
+  lab_->partition({"a", "b"});
+  EXPECT_TRUE(pong("b")) << "one side of the partition cannot talk among itself";
+  const auto across = lab_->run("c", {"redis-cli", "-h", a, "-p", "6379", "PING"}, 1s);
+  EXPECT_EQ(across.status, -1) << "a request across the partition was not left hanging (silent "
+                                  "drop), it ended: " << across.out;
+  lab_->heal();
+  EXPECT_TRUE(poll_until([&] { return pong("c"); }, 5s)) << "the heal did not restore the path";
+  lab_->flaky("c", 100);
+  EXPECT_FALSE(pong("c")) << "a 100 % loss rule let a PING through";
+  EXPECT_GT(lab_->flaky_drops("c"), 0);
+  lab_->flaky("c", 0);
+  EXPECT_EQ(lab_->flaky_drops("c"), -1) << "the loss rule is still installed";
+  EXPECT_TRUE(poll_until([&] { return pong("c"); }, 5s));
+  // No lab address or route in the root namespace: no test packet can leave the lab.
+  std::string root;
+  FILE* p = ::popen("ip -4 addr show; ip -4 route show", "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) root.append(buf, n);
+  ::pclose(p);
+  EXPECT_EQ(root.find("10.88.0."), std::string::npos) << root;
+}
 
 // --- Sentinel -------------------------------------------------------------------------------
 

@@ -324,11 +324,15 @@ void NetLab::flaky(const std::string& name, int percent) {
   const Host& h = host(name);
   const std::string table = "flaky_" + h.port;
   std::string rules = "table bridge " + table + "\ndelete table bridge " + table + "\n";
+  if (percent < 0 || percent > 100) throw NetLabError("flaky: percent must be 0..100");
   if (percent > 0) {
-    const std::string p = std::to_string(percent);
-    rules += "table bridge " + table + " {\n chain forward {\n  type filter hook forward priority 0; policy accept;\n"
-             "  iifname \"" + h.port + "\" numgen random mod 100 < " + p + " counter drop\n"
-             "  oifname \"" + h.port + "\" numgen random mod 100 < " + p + " counter drop\n }\n}\n";
+    // numgen's values are 0..99: 100 % is an unconditional drop
+    const std::string draw =
+        percent < 100 ? "numgen random mod 100 < " + std::to_string(percent) + " " : "";
+    rules += "table bridge " + table + " {\n chain forward {\n"
+             "  type filter hook forward priority 0; policy accept;\n"
+             "  iifname \"" + h.port + "\" " + draw + "counter drop\n"
+             "  oifname \"" + h.port + "\" " + draw + "counter drop\n }\n}\n";
   }
   const std::string file = dir_ + "/" + table + ".nft";
   write_text(file, rules);
