@@ -17,6 +17,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace lockwire::test {
@@ -120,15 +121,7 @@ class LabRedis {
 // Polls `pred` every `step` until it holds or `limit` passes (every wait has a deadline).
 template <class Pred>
 bool poll_until(Pred pred, std::chrono::milliseconds limit,
-                std::chrono::milliseconds step = std::chrono::milliseconds(100));
-
-}  // namespace lockwire::test
-
-#include <thread>
-
-template <class Pred>
-bool lockwire::test::poll_until(Pred pred, std::chrono::milliseconds limit,
-                                std::chrono::milliseconds step) {
+                std::chrono::milliseconds step = std::chrono::milliseconds(100)) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
     if (pred()) return true;
@@ -136,3 +129,5 @@ bool lockwire::test::poll_until(Pred pred, std::chrono::milliseconds limit,
   }
   return pred();
 }
+
+}  // namespace lockwire::test
