@@ -20,11 +20,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <thread>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "netns.hpp"
@@ -39,9 +39,9 @@ using lockwire::test::poll_until;
 constexpr const char* kResource = "pt";
 constexpr const char* kMaster = "lw";
 constexpr long long kTtlMs = 5000;
-constexpr auto kDownAfter = 3000ms;       // sentinels' down-after-milliseconds
-constexpr auto kNodeTimeout = 2000ms;     // cluster-node-timeout
-constexpr auto kPartitionLength = 20s;    // partition to heal
+constexpr auto kDownAfter = 3000ms;     // sentinels' down-after-milliseconds
+constexpr auto kNodeTimeout = 2000ms;   // cluster-node-timeout
+constexpr auto kPartitionLength = 20s;  // partition to heal
 
 long long now_ns() {
   timespec ts{};
@@ -62,7 +62,9 @@ void sleep_until_realtime(long long target_ns) {
   if (left > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(left));
 }
 
-void touch(const std::string& path) { std::ofstream f(path, std::ios::app); }
+void touch(const std::string& path) {
+  std::ofstream f(path, std::ios::app);
+}
 
 std::string self_dir() {
   char buf[4096];
@@ -295,9 +297,9 @@ class Partition : public ::testing::Test {
         if (overlap >= 0) {
           const long long ms = overlap / 1'000'000;
           worst_ms = std::max(worst_ms, ms);
-          ADD_FAILURE() << label << ": two holders for " << ms << " ms: " << hs[i].who
-                        << " (token " << hs[i].token << ") until " << seconds(hs[i].last_ns - t0_ns)
-                        << ", " << hs[j].who << " (token " << hs[j].token << ") from "
+          ADD_FAILURE() << label << ": two holders for " << ms << " ms: " << hs[i].who << " (token "
+                        << hs[i].token << ") until " << seconds(hs[i].last_ns - t0_ns) << ", "
+                        << hs[j].who << " (token " << hs[j].token << ") from "
                         << seconds(hs[j].first_ns - t0_ns);
         }
       }
@@ -308,9 +310,8 @@ class Partition : public ::testing::Test {
             << " was granted";
       }
       if (i > 0) {
-        EXPECT_GT(hs[i].token, hs[i - 1].token)
-            << label << ": " << hs[i].who << " came after " << hs[i - 1].who
-            << " with a token not higher";
+        EXPECT_GT(hs[i].token, hs[i - 1].token) << label << ": " << hs[i].who << " came after "
+                                                << hs[i - 1].who << " with a token not higher";
       }
     }
     std::cout << "[partition] " << label << ": longest overlap " << worst_ms << " ms\n";
@@ -323,8 +324,8 @@ class Partition : public ::testing::Test {
     std::string last;
     const bool free = poll_until(
         [&] {
-          last = lab_->run(from, {lockwire_, "inspect", "--json", "--url", url, kResource}, 10s)
-                     .out;
+          last =
+              lab_->run(from, {lockwire_, "inspect", "--json", "--url", url, kResource}, 10s).out;
           return last.find("\"state\":\"free\"") != std::string::npos;
         },
         20s, 500ms);
@@ -355,7 +356,8 @@ TEST_F(Partition, LabPartitionsAndHeals) {
   EXPECT_TRUE(pong("b")) << "one side of the partition cannot talk among itself";
   const auto across = lab_->run("c", {"redis-cli", "-h", a, "-p", "6379", "PING"}, 1s);
   EXPECT_EQ(across.status, -1) << "a request across the partition was not left hanging (silent "
-                                  "drop), it ended: " << across.out;
+                                  "drop), it ended: "
+                               << across.out;
   lab_->heal();
   EXPECT_TRUE(poll_until([&] { return pong("c"); }, 5s)) << "the heal did not restore the path";
   lab_->flaky("c", 100);
@@ -380,7 +382,7 @@ struct SentinelCase {
   std::string label;
   int replicas = 2;
   std::vector<std::string> replicas_cut_with_primary;  // besides the primary and H
-  std::vector<std::string> options;                   // both clients' lock options
+  std::vector<std::string> options;                    // both clients' lock options
 };
 
 class SentinelPartition : public Partition {
@@ -440,14 +442,13 @@ class SentinelPartition : public Partition {
 
     const long long overlap_ms = check_holdings(k.label, t0);
     const auto ch = holding_of(c);
-    std::cout << "[partition] " << k.label << ": failover (sentinels name "
-              << sentinel_primary() << ") at " << seconds(failover_ns) << ", healed at "
-              << seconds(healed_ns) << ", C granted at "
-              << (ch ? seconds(ch->first_ns - t0) : std::string("never")) << " (bound "
-              << seconds(bound_ns) << "), exit H " << h.status.value_or(-1) << " C "
+    std::cout << "[partition] " << k.label << ": failover (sentinels name " << sentinel_primary()
+              << ") at " << seconds(failover_ns) << ", healed at " << seconds(healed_ns)
+              << ", C granted at " << (ch ? seconds(ch->first_ns - t0) : std::string("never"))
+              << " (bound " << seconds(bound_ns) << "), exit H " << h.status.value_or(-1) << " C "
               << c.status.value_or(-1) << ", overlap " << overlap_ms << " ms\n";
-    ASSERT_TRUE(ch.has_value()) << k.label << ": C was never granted (exit " << c.status.value_or(-1)
-                                << ")";
+    ASSERT_TRUE(ch.has_value()) << k.label << ": C was never granted (exit "
+                                << c.status.value_or(-1) << ")";
     EXPECT_LE(ch->first_ns - t0, bound_ns)
         << k.label << ": C granted later than TTL + failover time + 2 s after the partition";
     EXPECT_EQ(h.status, 76) << k.label << ": H must exit 76 (lease lost while COMMAND ran)";
@@ -551,7 +552,8 @@ TEST_F(Partition, ClusterPrimaryAndHolderCutOff) {
   ASSERT_TRUE(poll_until(
       [&] {
         for (const auto& n : nodes) {
-          const std::string info = LabRedis::cli(*lab_, n, lab_->address(n), 6379, {"CLUSTER", "INFO"});
+          const std::string info =
+              LabRedis::cli(*lab_, n, lab_->address(n), 6379, {"CLUSTER", "INFO"});
           if (info.find("cluster_state:ok") == std::string::npos ||
               info.find("cluster_known_nodes:6") == std::string::npos) {
             return false;
@@ -564,8 +566,8 @@ TEST_F(Partition, ClusterPrimaryAndHolderCutOff) {
 
   // Which node serves the resource's slot, and which replicates it (CLUSTER NODES: id ip:port@bus
   // flags primary-id ping pong epoch link slots...).
-  const long slot = std::stol(
-      LabRedis::cli(*lab_, "node1", lab_->address("node1"), 6379, {"CLUSTER", "KEYSLOT", kResource}));
+  const long slot = std::stol(LabRedis::cli(*lab_, "node1", lab_->address("node1"), 6379,
+                                            {"CLUSTER", "KEYSLOT", kResource}));
   std::string primary_id, primary_host, replica_host;
   std::map<std::string, std::string> host_of_address;
   for (const auto& n : nodes) host_of_address[lab_->address(n)] = n;

@@ -31,7 +31,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-int decode_status(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st); }
+int decode_status(int st) {
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
 
 bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
@@ -305,16 +307,22 @@ std::string NetLab::add_host(const std::string& name) {
   return h.address;
 }
 
-const std::string& NetLab::address(const std::string& name) const { return host(name).address; }
+const std::string& NetLab::address(const std::string& name) const {
+  return host(name).address;
+}
 
-std::string NetLab::netns_name(const std::string& name) const { return host(name).netns; }
+std::string NetLab::netns_name(const std::string& name) const {
+  return host(name).netns;
+}
 
 void NetLab::partition(const std::vector<std::string>& hosts) {
-  for (const auto& name : hosts) ip({"-n", switch_ns_, "link", "set", host(name).port, "master", "side"});
+  for (const auto& name : hosts)
+    ip({"-n", switch_ns_, "link", "set", host(name).port, "master", "side"});
 }
 
 void NetLab::heal() {
-  for (const auto& [name, h] : hosts_) ip({"-n", switch_ns_, "link", "set", h.port, "master", "main"});
+  for (const auto& [name, h] : hosts_)
+    ip({"-n", switch_ns_, "link", "set", h.port, "master", "main"});
 }
 
 void NetLab::flaky(const std::string& name, int percent) {
@@ -329,10 +337,14 @@ void NetLab::flaky(const std::string& name, int percent) {
     // numgen's values are 0..99: 100 % is an unconditional drop
     const std::string draw =
         percent < 100 ? "numgen random mod 100 < " + std::to_string(percent) + " " : "";
-    rules += "table bridge " + table + " {\n chain forward {\n"
+    rules += "table bridge " + table +
+             " {\n chain forward {\n"
              "  type filter hook forward priority 0; policy accept;\n"
-             "  iifname \"" + h.port + "\" " + draw + "counter drop\n"
-             "  oifname \"" + h.port + "\" " + draw + "counter drop\n }\n}\n";
+             "  iifname \"" +
+             h.port + "\" " + draw +
+             "counter drop\n"
+             "  oifname \"" +
+             h.port + "\" " + draw + "counter drop\n }\n}\n";
   }
   const std::string file = dir_ + "/" + table + ".nft";
   write_text(file, rules);
@@ -342,8 +354,8 @@ void NetLab::flaky(const std::string& name, int percent) {
 
 long long NetLab::flaky_drops(const std::string& name) {
   const std::string table = "flaky_" + host(name).port;
-  const CommandResult r = run_root(
-      {"ip", "netns", "exec", switch_ns_, "nft", "list", "table", "bridge", table});
+  const CommandResult r =
+      run_root({"ip", "netns", "exec", switch_ns_, "nft", "list", "table", "bridge", table});
   if (r.status != 0) return -1;
   long long total = 0;
   for (std::size_t at = 0; (at = r.out.find("packets ", at)) != std::string::npos;) {
@@ -379,7 +391,9 @@ std::optional<int> NetLab::wait_exit(pid_t pid, std::chrono::milliseconds limit)
   }
 }
 
-bool NetLab::running(pid_t pid) { return !wait_exit(pid, 0ms).has_value(); }
+bool NetLab::running(pid_t pid) {
+  return !wait_exit(pid, 0ms).has_value();
+}
 
 int NetLab::stop(pid_t pid, std::chrono::milliseconds grace) {
   if (const auto st = wait_exit(pid, 0ms)) return *st;
@@ -391,8 +405,12 @@ int NetLab::stop(pid_t pid, std::chrono::milliseconds grace) {
   return -1;
 }
 
-void NetLab::pause(pid_t pid) { ::kill(-pid, SIGSTOP); }
-void NetLab::resume(pid_t pid) { ::kill(-pid, SIGCONT); }
+void NetLab::pause(pid_t pid) {
+  ::kill(-pid, SIGSTOP);
+}
+void NetLab::resume(pid_t pid) {
+  ::kill(-pid, SIGCONT);
+}
 
 CommandResult NetLab::run(const std::string& name, const std::vector<std::string>& argv,
                           std::chrono::milliseconds limit) {
@@ -432,8 +450,7 @@ pid_t LabRedis::start_server(NetLab& lab, const std::string& host,
   const std::string d = server_dir(lab, host, "redis");
   std::vector<std::string> argv = {"redis-server", "--bind", lab.address(host), "--port", "6379",
                                    "--save", "", "--appendonly", "no", "--dir", d, "--logfile",
-                                   d + "/redis.log", "--daemonize", "no", "--protected-mode",
-                                   "no",
+                                   d + "/redis.log", "--daemonize", "no", "--protected-mode", "no",
                                    // replicas sync at once instead of after 5 s
                                    "--repl-diskless-sync-delay", "0"};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
