@@ -268,6 +268,13 @@ class Partition : public ::testing::Test {
     }
   }
 
+  // C granted: its stop file ends it; still waiting: its own --wait ends it (75), within
+  // `wait_out`; either way it has exited (or was stopped) on return.
+  void end_contender(Client& c, std::chrono::milliseconds wait_out) {
+    if (!granted(c)) await_exit(c, wait_out);
+    if (!c.status) finish(c, 15s);
+  }
+
   // --- checks -------------------------------------------------------------------------------
 
   // No instant with two holders (data lines), tokens in time order, and - unless the holder was
@@ -433,11 +440,7 @@ class SentinelPartition : public Partition {
     // H learns at the latest from the demoted primary; if it still runs, end it.
     if (!await_exit(h, 20s)) finish(h, 15s);
     // C: granted -> end its COMMAND; still waiting -> its --wait ends it (75).
-    if (granted(c)) {
-      finish(c, 15s);
-    } else if (!await_exit(c, 30s)) {
-      finish(c, 15s);
-    }
+    end_contender(c, 30s);
     check_no_orphan(k.label, "contender", url);
 
     const long long overlap_ms = check_holdings(k.label, t0);
@@ -506,11 +509,7 @@ TEST_F(SentinelPartition, HolderStoppedAcrossFailover) {
   lab_->resume(h.pid);
   if (!await_exit(h, 15s)) finish(h, 15s);
   lab_->heal();
-  if (granted(c)) {
-    finish(c, 15s);
-  } else if (!await_exit(c, 40s)) {
-    finish(c, 15s);
-  }
+  end_contender(c, 40s);
   check_no_orphan("sentinel-sigstop", "contender", url);
 
   // A paused COMMAND cannot be told before C is granted (fencing covers what it does on waking,
@@ -634,11 +633,7 @@ TEST_F(Partition, ClusterPrimaryAndHolderCutOff) {
   lab_->heal();
   const long long healed_ns = now_ns() - t0;
   if (!await_exit(h, 20s)) finish(h, 15s);
-  if (granted(c)) {
-    finish(c, 15s);
-  } else if (!await_exit(c, 30s)) {
-    finish(c, 15s);
-  }
+  end_contender(c, 30s);
   check_no_orphan("cluster-defaults", "contender", url);
 
   const long long overlap_ms = check_holdings("cluster-defaults", t0);

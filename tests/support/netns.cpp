@@ -39,7 +39,8 @@ bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   std::istringstream dirs(path != nullptr ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
   for (std::string d; std::getline(dirs, d, ':');) {
-    if (::access((d + "/" + program).c_str(), X_OK) == 0) return true;
+    d.append("/").append(program);
+    if (::access(d.c_str(), X_OK) == 0) return true;
   }
   return false;
 }
@@ -424,7 +425,8 @@ CommandResult NetLab::run(const std::string& name, const std::vector<std::string
 namespace {
 
 std::string server_dir(NetLab& lab, const std::string& host, const std::string& what) {
-  const std::string d = lab.dir() + "/" + host + "-" + what;
+  std::string d = lab.dir();
+  d.append("/").append(host).append("-").append(what);
   ::mkdir(d.c_str(), 0755);
   return d;
 }
