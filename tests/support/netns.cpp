@@ -412,6 +412,9 @@ void NetLab::pause(pid_t pid) {
 void NetLab::resume(pid_t pid) {
   ::kill(-pid, SIGCONT);
 }
+void NetLab::resume_leader_only(pid_t pid) {
+  ::kill(pid, SIGCONT);
+}
 
 CommandResult NetLab::run(const std::string& name, const std::vector<std::string>& argv,
                           std::chrono::milliseconds limit) {

@@ -72,6 +72,8 @@ class NetLab {
   int stop(pid_t pid, std::chrono::milliseconds grace = std::chrono::seconds(3));
   void pause(pid_t pid);   // SIGSTOP to its group
   void resume(pid_t pid);  // SIGCONT to its group
+  // SIGCONT to that process alone (its group's other members stay stopped).
+  void resume_leader_only(pid_t pid);
   [[nodiscard]] bool running(pid_t pid);
 
   // Runs argv inside the host's namespace and returns its output; killed at `limit` (a command
