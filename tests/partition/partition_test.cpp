@@ -538,9 +538,15 @@ TEST_F(SentinelPartition, HolderStoppedAcrossFailover) {
 
 // --- Cluster --------------------------------------------------------------------------------
 
-// Case 4: a 3+3 Cluster (node-timeout 2 s); the primary of the resource's slot is cut off with H
-// (and nothing else). Issue #28 measured two holders for 1.66 s.
-TEST_F(Partition, ClusterPrimaryAndHolderCutOff) {
+class ClusterPartition : public Partition {
+ protected:
+  // A 3+3 Cluster (node-timeout 2 s); the primary of the resource's slot is cut off with H (and
+  // nothing else) from the other five nodes and C for 20 s. `options`: both clients' lock
+  // options.
+  void run_case(const std::string& label, const std::vector<std::string>& options);
+};
+
+void ClusterPartition::run_case(const std::string& label, const std::vector<std::string>& options) {
   std::vector<std::string> nodes;
   std::string url = "redis://";
   for (int i = 1; i <= 6; ++i) {
@@ -612,9 +618,11 @@ TEST_F(Partition, ClusterPrimaryAndHolderCutOff) {
   ASSERT_FALSE(primary_host.empty()) << table;
   ASSERT_FALSE(replica_host.empty()) << table;
 
-  Client& h = start_client("holder", url, {});
+  Client& h = start_client("holder", url, options);
   ASSERT_TRUE(poll_until([&] { return granted(h); }, 15s)) << "H was not granted";
-  Client& c = start_client("contender", url, {"--wait", "40s"});
+  std::vector<std::string> wait = {"--wait", "40s"};
+  wait.insert(wait.end(), options.begin(), options.end());
+  Client& c = start_client("contender", url, wait);
   std::this_thread::sleep_for(1500ms);
   ASSERT_FALSE(granted(c)) << "C was granted while H held";
   ASSERT_TRUE(lab_->running(c.pid)) << "C gave up before the partition";
@@ -643,11 +651,11 @@ TEST_F(Partition, ClusterPrimaryAndHolderCutOff) {
   const long long healed_ns = now_ns() - t0;
   if (!await_exit(h, 20s)) finish(h, 15s);
   end_contender(c, 30s);
-  check_no_orphan("cluster-defaults", "contender", url);
+  check_no_orphan(label, "contender", url);
 
-  const long long overlap_ms = check_holdings("cluster-defaults", t0);
+  const long long overlap_ms = check_holdings(label, t0);
   const auto ch = holding_of(c);
-  std::cout << "[partition] cluster-defaults: slot " << slot << " on " << primary_host
+  std::cout << "[partition] " << label << ": slot " << slot << " on " << primary_host
             << ", replica " << replica_host << " took over at " << seconds(failover_ns)
             << ", healed at " << seconds(healed_ns) << ", C granted at "
             << (ch ? seconds(ch->first_ns - t0) : std::string("never")) << " (bound "
@@ -657,6 +665,17 @@ TEST_F(Partition, ClusterPrimaryAndHolderCutOff) {
   EXPECT_LE(ch->first_ns - t0, bound_ns);
   EXPECT_EQ(h.status, 76) << "H must exit 76 (lease lost while COMMAND ran)";
   EXPECT_EQ(c.status, 0);
+}
+
+// Case 4: defaults. Issue #28 measured two holders for 1.66 s.
+TEST_F(ClusterPartition, PrimaryAndHolderCutOff) {
+  run_case("cluster-defaults", {});
+}
+
+// Case 3, its Cluster form: --min-replicas 1, and the promoted replica has no replica (its
+// primary is the one cut off). Issue #28: C exits 69 at once instead of waiting.
+TEST_F(ClusterPartition, MinReplicasPromotedReplicaHasNoReplica) {
+  run_case("cluster-min-replicas", {"--min-replicas", "1"});
 }
 
 // --- A lossy link ---------------------------------------------------------------------------
