@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       libuv1-dev libssl-dev openssl libgtest-dev libgmock-dev libbenchmark-dev
-      redis-server redis-tools libhiredis-dev "$@")
+      redis-server redis-tools libhiredis-dev
+      nftables iproute2 "$@")  # nftables, iproute2: the partition tests (tests/partition)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
