@@ -181,6 +181,7 @@ void ClusterVouch::answered(const std::string& addr, MonoTime sent, MonoTime rec
       continue;
     }
     r.flagged = false;
+    r.pending_ms = l.ping_sent_ms != 0 ? std::max<std::int64_t>(*t_y - l.ping_sent_ms, 1) : 0;
     // Not flagged before (ping-sent, or its clock now) + nt of its clock; 1 ms for rounding.
     const std::int64_t from = l.ping_sent_ms != 0 ? l.ping_sent_ms : *t_y;
     const std::int64_t left = from + *nt - *t_y - 1;
@@ -334,6 +335,10 @@ std::string ClusterVouch::explain(std::string_view id, MonoTime now) const {
       if (!r->second.settled && r->second.lo + memory() > now) out += " (not clear of failure reports yet)";
     }
     if (o.heard && r != o.runs.end() && r->second.gone) out += " (names another primary)";
+    if (o.heard && r != o.runs.end() && !r->second.gone && r->second.pending_ms > 0) {
+      out += " (its PING to the primary unanswered for " + std::to_string(r->second.pending_ms) +
+             " ms)";
+    }
   }
   return out.empty() ? "no node answered" : out;
 }

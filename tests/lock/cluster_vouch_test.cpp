@@ -275,6 +275,8 @@ TEST_F(Built, APendingPingShortensTheRun) {
   for (char n : std::string("abcdef")) feed(n, 0, v);
   for (char n : std::string("abcdef")) feed(n, 100, v);
   EXPECT_EQ(ms_of(v_.until(id('a'), at(102))), 100 + 395);  // (2000 - 1600 - 1) * 0.99
+  EXPECT_NE(v_.explain(id('a'), at(102)).find("unanswered for 1600 ms"), std::string::npos)
+      << v_.explain(id('a'), at(102));
 }
 
 TEST_F(Built, FlagsEndTheRuns) {
