@@ -31,6 +31,7 @@ class LockwireStrategy final : public Strategy {
     o.fence_abandoned = t.fence;
     o.allow_eviction = t.allow_eviction;
     o.regressions = t.regressions;
+    o.cluster_vouch = t.cluster_vouch;
     return o;
   }
 
