@@ -4,6 +4,7 @@
 // FAILOVER in the middle of a hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -419,6 +420,48 @@ TEST_F(ClusterTest, FrozenPrimaryLosesTheLeaseBeforeTheClusterDeclaresFail) {
   EXPECT_GE(*granted_at, *lost_at) << "the contender was granted while the holder held";
   EXPECT_GE(*granted_at, *promoted_at);
   EXPECT_GT(cl.token(), h.lease.token());
+}
+
+// A user whose ACL refuses CONFIG: the node timeout cannot be read, so nothing can be bounded.
+// The vouch is off (leases count up to their TTL, as before it existed): locks are granted, and
+// Metrics::on_degraded says so once, with the node's words.
+TEST_F(ClusterTest, ConfigRefusedTurnsTheVouchOffAndSaysSo) {
+  for (std::size_t i = 0; i < cluster_.size(); ++i) {
+    ASSERT_EQ(cluster_.node(i).cli({"ACL", "SETUSER", "lw", "on", ">pw", "~*", "&*", "+@all",
+                                    "-config"}),
+              "OK\n");
+  }
+  struct Degraded : Metrics {
+    std::vector<std::string> said;
+    void on_degraded(std::string_view what, std::string_view words) noexcept override {
+      said.push_back(std::string(what).append(" / ").append(words));
+    }
+  };
+  auto m = std::make_shared<Degraded>();
+  ClientOptions co;
+  co.metrics = m;
+  auto c = std::make_unique<Client>(
+      loop_, options(cat("redis://lw:pw@127.0.0.1:", std::to_string(cluster_.node(0).port()), "")),
+      co);
+  c->start();
+  const std::string r = resource_on(primaries().front(), "acl");
+  Acq a = acquire(*c, testing::request(r, "o", 10s));
+  ASSERT_FALSE(a.ec) << a.ec.message() << " " << c->last_error();
+  run_until([&] {
+    return std::any_of(m->said.begin(), m->said.end(),
+                       [](const std::string& s) { return s.find("cluster-node-timeout") != std::string::npos; });
+  });
+  sleep_loop(1s);  // more polls: still told once
+  int told = 0;
+  for (const auto& s : m->said) {
+    if (s.find("cluster-node-timeout") == std::string::npos) continue;
+    ++told;
+    EXPECT_NE(s.find("NOPERM"), std::string::npos) << s;
+    std::printf("degraded: %s\n", s.c_str());
+  }
+  EXPECT_EQ(told, 1);
+  EXPECT_EQ(a.lease.state(), LeaseState::held);
+  EXPECT_FALSE(release(*c, a.lease)) << c->last_error();
 }
 
 // lock_all over resources of every primary: all or nothing across shards (issue #20), the
