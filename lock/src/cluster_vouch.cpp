@@ -128,7 +128,8 @@ std::optional<std::vector<NodeLine>> parse_cluster_nodes(resp::Frame reply, std:
 void ClusterVouch::set_nodes(const std::vector<std::string>& addrs) {
   std::vector<Observer> next;
   for (const auto& a : addrs) {
-    auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const Observer& o) { return o.addr == a; });
+    auto it =
+        std::find_if(nodes_.begin(), nodes_.end(), [&](const Observer& o) { return o.addr == a; });
     if (it != nodes_.end()) {
       next.push_back(std::move(*it));
     } else {
@@ -142,7 +143,8 @@ void ClusterVouch::set_nodes(const std::vector<std::string>& addrs) {
 
 void ClusterVouch::answered(const std::string& addr, MonoTime sent, MonoTime recv,
                             const Answer& a) {
-  auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const Observer& o) { return o.addr == addr; });
+  auto it =
+      std::find_if(nodes_.begin(), nodes_.end(), [&](const Observer& o) { return o.addr == addr; });
   if (it == nodes_.end()) return;
   Observer& y = *it;
   if (auto err = error_words(a.config, "CONFIG GET")) {
@@ -203,7 +205,8 @@ void ClusterVouch::answered(const std::string& addr, MonoTime sent, MonoTime rec
   y.clean_at.clear();
   for (const auto& [id, f] : a.counts) {
     const std::size_t v = resp::value_index(f);
-    const auto n = v < f.size() && f[v].type == resp::Type::number ? resp::to_int64(f[v]) : std::nullopt;
+    const auto n =
+        v < f.size() && f[v].type == resp::Type::number ? resp::to_int64(f[v]) : std::nullopt;
     const bool flagged = std::any_of(view->begin(), view->end(),
                                      [&](const NodeLine& l) { return l.id == id && l.flagged; });
     if (n && *n == 0 && !flagged) y.clean_at[id] = sent;
@@ -222,7 +225,8 @@ void ClusterVouch::settle(const std::string& subject) {
   MonoTime clean_by = kNoLimit;
   for (const std::string& id : everyone) {
     if (id == subject) continue;  // P never counts itself
-    const auto o = std::find_if(nodes_.begin(), nodes_.end(), [&](const Observer& x) { return x.id == id; });
+    const auto o =
+        std::find_if(nodes_.begin(), nodes_.end(), [&](const Observer& x) { return x.id == id; });
     if (o == nodes_.end()) return;  // a node we do not ask
     const auto c = o->clean_at.find(subject);
     if (c == o->clean_at.end()) return;
@@ -230,12 +234,14 @@ void ClusterVouch::settle(const std::string& subject) {
   }
   for (Observer& o : nodes_) {
     auto r = o.runs.find(subject);
-    if (r != o.runs.end() && !r->second.flagged && r->second.lo <= clean_by) r->second.settled = true;
+    if (r != o.runs.end() && !r->second.flagged && r->second.lo <= clean_by)
+      r->second.settled = true;
   }
 }
 
 void ClusterVouch::unanswered(const std::string& addr, std::string why) {
-  auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const Observer& o) { return o.addr == addr; });
+  auto it =
+      std::find_if(nodes_.begin(), nodes_.end(), [&](const Observer& o) { return o.addr == addr; });
   if (it == nodes_.end()) return;
   it->clean_at.clear();  // unknown now
   it->said = std::move(why);
@@ -306,7 +312,8 @@ std::string ClusterVouch::id_of(const std::string& addr) const {
 bool ClusterVouch::demoted(std::string_view id) const {
   for (const Observer& o : nodes_) {
     if (!o.heard || o.view.empty() || !o.said.empty()) continue;
-    const auto l = std::find_if(o.view.begin(), o.view.end(), [&](const NodeLine& x) { return x.id == id; });
+    const auto l =
+        std::find_if(o.view.begin(), o.view.end(), [&](const NodeLine& x) { return x.id == id; });
     if (l == o.view.end() || !l->master) return true;
   }
   return false;
@@ -332,7 +339,8 @@ std::string ClusterVouch::explain(std::string_view id, MonoTime now) const {
       out += "last vouched until " + ms_text(now - r->second.hi) + " ago";
     } else {
       out += "vouches for " + ms_text(r->second.hi - now);
-      if (!r->second.settled && r->second.lo + memory() > now) out += " (not clear of failure reports yet)";
+      if (!r->second.settled && r->second.lo + memory() > now)
+        out += " (not clear of failure reports yet)";
     }
     if (o.heard && r != o.runs.end() && r->second.gone) out += " (names another primary)";
     if (o.heard && r != o.runs.end() && !r->second.gone && r->second.pending_ms > 0) {

@@ -44,7 +44,7 @@ struct NodeLine {
   std::string addr;  // host:port (the cluster bus port and hostname dropped)
   bool myself = false;
   bool master = false;
-  bool flagged = false;      // fail? or fail
+  bool flagged = false;  // fail? or fail
   bool serves_slots = false;
   std::int64_t ping_sent_ms = 0;  // 0: no PING pending
 };
@@ -91,9 +91,9 @@ class ClusterVouch {
  private:
   struct Run {
     MonoTime lo{}, hi{};
-    bool settled = false;  // clear of failure reports for as long as it goes on
-    bool flagged = false;  // the observer flags the subject: no run
-    bool gone = false;     // the subject is not a master in the observer's view
+    bool settled = false;         // clear of failure reports for as long as it goes on
+    bool flagged = false;         // the observer flags the subject: no run
+    bool gone = false;            // the subject is not a master in the observer's view
     std::int64_t pending_ms = 0;  // its PING to the subject unanswered for this long (0: none)
   };
   struct Observer {
@@ -102,9 +102,9 @@ class ClusterVouch {
     std::string id;
     bool master = false;
     std::int64_t nt_ms = 0;
-    std::map<std::string, Run, std::less<>> runs;            // by subject id
-    std::map<std::string, MonoTime, std::less<>> clean_at;   // subject id -> snapshot sent
-    std::vector<NodeLine> view;                               // its latest CLUSTER NODES
+    std::map<std::string, Run, std::less<>> runs;           // by subject id
+    std::map<std::string, MonoTime, std::less<>> clean_at;  // subject id -> snapshot sent
+    std::vector<NodeLine> view;                             // its latest CLUSTER NODES
     std::string said;  // why it does not vouch (its words); empty when it answers
   };
   void settle(const std::string& subject);

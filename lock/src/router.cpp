@@ -203,9 +203,11 @@ std::shared_ptr<Client::Core> Client::Router::make_core(std::uint16_t shard) {
     });
     topology_timer->start(opts.cluster_refresh, opts.cluster_refresh);
   }
-  if (opts.cluster_vouch) loop.post([w] {
-    if (auto self = w.lock(); self && !self->closed) self->sync_askers();
-  });
+  if (opts.cluster_vouch) {
+    loop.post([w] {
+      if (auto self = w.lock(); self && !self->closed) self->sync_askers();
+    });
+  }
   return c;
 }
 
@@ -282,9 +284,9 @@ void Client::Router::sync_askers() {
   bool added = false;
   for (const auto& a : addrs) {
     if (askers.contains(a)) continue;
-    const auto n = std::find_if(map.nodes().begin(), map.nodes().end(), [&](const loop::cluster::Node& x) {
-      return x.host + ":" + std::to_string(x.port) == a;
-    });
+    const auto n = std::find_if(
+        map.nodes().begin(), map.nodes().end(),
+        [&](const loop::cluster::Node& x) { return x.host + ":" + std::to_string(x.port) == a; });
     loop::ConnectionOptions o = base;
     o.endpoint.host = n->host;
     o.endpoint.port = n->port;
@@ -337,13 +339,14 @@ void Client::Router::ask_nodes() {
     ro.timeout = std::max<Nanos>(vouch.poll_period() * 2, std::chrono::milliseconds(500));
     k.asking = true;
     const loop::MonoTime sent = loop.now();
-    k.conn->send(b.done(),
-                 [w, addr = addr, gen = k.gen, sent, ids](std::error_code ec, const loop::Replies& r) {
-                   auto self = w.lock();
-                   if (!self || self->closed) return;
-                   self->on_answer(addr, gen, sent, ids, ec, r);
-                 },
-                 ro);
+    k.conn->send(
+        b.done(),
+        [w, addr = addr, gen = k.gen, sent, ids](std::error_code ec, const loop::Replies& r) {
+          auto self = w.lock();
+          if (!self || self->closed) return;
+          self->on_answer(addr, gen, sent, ids, ec, r);
+        },
+        ro);
   }
 }
 
@@ -367,8 +370,10 @@ void Client::Router::on_answer(const std::string& addr, std::uint64_t gen, loop:
   if (!vouch.refused().empty() && !vouch_degraded) {
     vouch_degraded = true;
     if (auto* m = opts.metrics.get()) {
-      m->on_degraded("CONFIG GET cluster-node-timeout refused: no partition vouch, leases count "
-                     "up to their TTL", vouch.refused());
+      m->on_degraded(
+          "CONFIG GET cluster-node-timeout refused: no partition vouch, leases count "
+          "up to their TTL",
+          vouch.refused());
     }
   }
   for (auto& [k, c] : shards) vouch_core(*c);

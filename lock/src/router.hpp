@@ -141,8 +141,8 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   std::map<const Core*, std::string> vouched_at;
   loop::MonoTime demoted_check{};  // the last map read asked for by a demoted primary
   bool vouch_degraded = false;     // Metrics::on_degraded told once
-  void sync_askers();  // after each map read: askers made / dropped
-  void ask_nodes();    // the poll
+  void sync_askers();              // after each map read: askers made / dropped
+  void ask_nodes();                // the poll
   void on_answer(const std::string& addr, std::uint64_t gen, loop::MonoTime sent,
                  const std::vector<std::string>& ids, std::error_code ec, const loop::Replies& r);
   void vouch_core(Core& c, bool probing = false);

@@ -336,8 +336,10 @@ TEST_F(ClusterTest, FrozenPrimaryLosesTheLeaseBeforeTheClusterDeclaresFail) {
     if (!replica) sleep_loop(100ms);
   }
   ASSERT_TRUE(replica) << "no replica of node " << p << " (" << id << ")";
-  for (int i = 0; i < 100 && cluster_.node(*replica).cli({"INFO", "replication"}).find(
-                                 "master_link_status:up") == std::string::npos;
+  for (int i = 0;
+       i < 100 &&
+       cluster_.node(*replica).cli({"INFO", "replication"}).find("master_link_status:up") ==
+           std::string::npos;
        ++i) {
     sleep_loop(100ms);
   }
@@ -405,9 +407,10 @@ TEST_F(ClusterTest, FrozenPrimaryLosesTheLeaseBeforeTheClusterDeclaresFail) {
                    std::chrono::duration_cast<std::chrono::milliseconds>(*t - frozen_at).count())
              : -1LL;
   };
-  std::printf("after the freeze: holder lost at +%lld ms, FAIL seen at +%lld ms, replica a "
-              "master at +%lld ms, contender granted at +%lld ms\n  holder: %s\n",
-              ms(lost_at), ms(fail_at), ms(promoted_at), ms(granted_at), lost_words.c_str());
+  std::printf(
+      "after the freeze: holder lost at +%lld ms, FAIL seen at +%lld ms, replica a "
+      "master at +%lld ms, contender granted at +%lld ms\n  holder: %s\n",
+      ms(lost_at), ms(fail_at), ms(promoted_at), ms(granted_at), lost_words.c_str());
   ASSERT_TRUE(lost_at) << "the holder was never told";
   EXPECT_EQ(lost_why, Errc::lost) << lost_why.message();
   EXPECT_NE(lost_words.find("cluster's primaries"), std::string::npos) << lost_words;
@@ -427,9 +430,9 @@ TEST_F(ClusterTest, FrozenPrimaryLosesTheLeaseBeforeTheClusterDeclaresFail) {
 // Metrics::on_degraded says so once, with the node's words.
 TEST_F(ClusterTest, ConfigRefusedTurnsTheVouchOffAndSaysSo) {
   for (std::size_t i = 0; i < cluster_.size(); ++i) {
-    ASSERT_EQ(cluster_.node(i).cli({"ACL", "SETUSER", "lw", "on", ">pw", "~*", "&*", "+@all",
-                                    "-config"}),
-              "OK\n");
+    ASSERT_EQ(
+        cluster_.node(i).cli({"ACL", "SETUSER", "lw", "on", ">pw", "~*", "&*", "+@all", "-config"}),
+        "OK\n");
   }
   struct Degraded : Metrics {
     std::vector<std::string> said;
@@ -448,8 +451,9 @@ TEST_F(ClusterTest, ConfigRefusedTurnsTheVouchOffAndSaysSo) {
   Acq a = acquire(*c, testing::request(r, "o", 10s));
   ASSERT_FALSE(a.ec) << a.ec.message() << " " << c->last_error();
   run_until([&] {
-    return std::any_of(m->said.begin(), m->said.end(),
-                       [](const std::string& s) { return s.find("cluster-node-timeout") != std::string::npos; });
+    return std::any_of(m->said.begin(), m->said.end(), [](const std::string& s) {
+      return s.find("cluster-node-timeout") != std::string::npos;
+    });
   });
   sleep_loop(1s);  // more polls: still told once
   int told = 0;

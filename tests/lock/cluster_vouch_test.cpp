@@ -22,7 +22,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-MonoTime at(std::int64_t ms) { return MonoTime{} + milliseconds(100'000 + ms); }
+MonoTime at(std::int64_t ms) {
+  return MonoTime{} + milliseconds(100'000 + ms);
+}
 std::int64_t ms_of(MonoTime t) {
   return std::chrono::duration_cast<milliseconds>(t - at(0)).count();
 }
@@ -62,31 +64,33 @@ struct Fed {
     a.time = frames.at(0).frame();
     a.nodes = frames.at(1).frame();
     a.config = frames.at(2).frame();
-    for (std::size_t i = 0; i < ids.size(); ++i) a.counts.emplace_back(ids[i], frames.at(3 + i).frame());
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      a.counts.emplace_back(ids[i], frames.at(3 + i).frame());
     return a;
   }
 };
 
 // --- a built 3+3 cluster: masters a, b, c at 10.0.0.1-3:7000, replicas d (of a), e, f ---------
 
-std::string id(char c) { return std::string(40, c); }
-std::string addr(char c) { return "10.0.0." + std::to_string(c - 'a' + 1) + ":7000"; }
+std::string id(char c) {
+  return std::string(40, c);
+}
+std::string addr(char c) {
+  return "10.0.0." + std::to_string(c - 'a' + 1) + ":7000";
+}
 
 struct Line {
-  std::string flags;            // without "myself"
+  std::string flags;  // without "myself"
   std::string master = "-";
-  std::int64_t ping_sent = 0;   // 0 = none pending
+  std::int64_t ping_sent = 0;  // 0 = none pending
   std::string slots;
 };
 using View = std::map<char, Line>;
 
 View healthy() {
-  return {{'a', {"master", "-", 0, "0-5460"}},
-          {'b', {"master", "-", 0, "5461-10922"}},
-          {'c', {"master", "-", 0, "10923-16383"}},
-          {'d', {"slave", id('a'), 0, ""}},
-          {'e', {"slave", id('b'), 0, ""}},
-          {'f', {"slave", id('c'), 0, ""}}};
+  return {{'a', {"master", "-", 0, "0-5460"}},      {'b', {"master", "-", 0, "5461-10922"}},
+          {'c', {"master", "-", 0, "10923-16383"}}, {'d', {"slave", id('a'), 0, ""}},
+          {'e', {"slave", id('b'), 0, ""}},         {'f', {"slave", id('c'), 0, ""}}};
 }
 
 // One node's answer as 7.0.15 sends it (RESP3): its clock `t_ms`, its view, node timeout 2000.
@@ -124,7 +128,8 @@ class Built : public ::testing::Test {
     v_.set_nodes(addrs);
   }
   // Node `self` answers a question sent at `sent` (its clock reads 1e12 + sent), read 2 ms later.
-  void feed(char self, std::int64_t sent, const View& view, const std::map<char, int>& reports = {}) {
+  void feed(char self, std::int64_t sent, const View& view,
+            const std::map<char, int>& reports = {}) {
     Fed f{frames_of(answer_bytes(self, 1'000'000'000'000 + sent, view, reports))};
     v_.answered(addr(self), at(sent), at(sent + 2), f.answer(kIds));
   }
@@ -213,17 +218,19 @@ TEST(ClusterVouchCaptured, FrozenPrimaryEndsTheVouchBeforeFail) {
   feed("ping_pending", pending);
   const MonoTime u = v.until(kP, at(pending + 5));
   const std::int64_t pfail_due = 4400 + 1796340633247 + 2000 - healthy_ms;  // 31003's PING
-  std::printf("ping pending at +%lld ms: vouched until +%lld ms; fail? seen at +%lld ms, FAIL "
-              "at +%lld ms (%s)\n",
-              static_cast<long long>(pending), static_cast<long long>(ms_of(u)),
-              static_cast<long long>(when("pfail")), static_cast<long long>(when("fail")),
-              v.explain(kP, at(pending + 5)).c_str());
+  std::printf(
+      "ping pending at +%lld ms: vouched until +%lld ms; fail? seen at +%lld ms, FAIL "
+      "at +%lld ms (%s)\n",
+      static_cast<long long>(pending), static_cast<long long>(ms_of(u)),
+      static_cast<long long>(when("pfail")), static_cast<long long>(when("fail")),
+      v.explain(kP, at(pending + 5)).c_str());
   EXPECT_GT(u, at(pending + 5));
   EXPECT_LE(u, at(pfail_due));
   EXPECT_LT(u, at(when("fail")));  // 31002 flags P at about u: 31003 still vouches
   feed("pfail", when("pfail"));
   // 31002 flags P; 31003, whose PING left later, does not yet and vouches to its own end.
-  EXPECT_LE(v.until(kP, at(when("pfail") + 5)), at(pfail_due)) << v.explain(kP, at(when("pfail") + 5));
+  EXPECT_LE(v.until(kP, at(when("pfail") + 5)), at(pfail_due))
+      << v.explain(kP, at(when("pfail") + 5));
   EXPECT_NE(v.explain(kP, at(when("pfail") + 5)).find("fail?"), std::string::npos);
   feed("fail", when("fail"));
   EXPECT_EQ(v.until(kP, at(when("fail") + 5)), MonoTime{});
@@ -339,7 +346,8 @@ TEST_F(Built, ConfigGetRefusedTurnsTheVouchOff) {
   // The same answer with CONFIG GET refused by an ACL.
   const auto frames = frames_of(bytes);
   std::string refused;
-  resp::append_error(refused, "NOPERM this user has no permissions to run the 'config|get' command");
+  resp::append_error(refused,
+                     "NOPERM this user has no permissions to run the 'config|get' command");
   const auto err = frames_of(refused);
   ClusterVouch::Answer a;
   a.time = frames[0].frame();
