@@ -86,6 +86,8 @@ class ClusterVouch {
   // Some node's latest view has `id` as a replica (or lacks it): a new primary was elected.
   [[nodiscard]] bool demoted(std::string_view id) const;
   // A node's words refusing CONFIG GET cluster-node-timeout: the vouch is off (kNever).
+  // Kept for the client's life: a vouch that comes and goes with an ACL would end leases
+  // that were counted without it.
   [[nodiscard]] const std::string& refused() const noexcept { return refused_; }
 
  private:
