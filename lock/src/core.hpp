@@ -277,6 +277,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void on_vouch();
   void on_horizon();
   [[nodiscard]] std::string vouch_words() const;
+  // Cluster mode: called first thing when a connect probe is answered, so that the router
+  // sets the vouch of the server just probed (maybe a new primary) before anything counts it.
+  std::function<void()> on_probed;
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
   // Transparent: a doorbell push finds its queue by a string_view, without a copy.

@@ -207,6 +207,7 @@ void Client::Core::on_state(loop::ConnectionState s) {
 }
 
 void Client::Core::on_probe(const protocol::ConnectProbe& p) {
+  if (on_probed) on_probed();
   const bool had_wakeups = caps.push_wakeups || !caps.probed;
   caps = ServerCapabilities{};
   caps.probed = true;

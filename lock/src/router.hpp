@@ -21,6 +21,11 @@
 // - A call answered TRYAGAIN or CLUSTERDOWN (nothing ran) is tried again after a backoff
 //   (10 ms doubling to 200 ms, jittered) while that fits in its deadline: the wait of a lock,
 //   kBusyBudget for the others; then the server's words are the answer.
+// - The masters' vouch (ClientOptions::cluster_vouch; cluster_vouch.hpp): one plain connection
+//   per node of the map asks TIME, CLUSTER NODES, CONFIG GET cluster-node-timeout and
+//   COUNT-FAILURE-REPORTS every poll period, one question in flight per node; after each
+//   answer every shard Core gets set_shard_vouch(until(its primary)): a lease counts only
+//   while no failover of its primary can start.
 //
 // A Client starts as one Core on the URL's first host. If that server's HELLO says "cluster",
 // the Client hands the waits made so far (none was attempted: attempts wait for the first
@@ -33,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_vouch.hpp"
 #include "core.hpp"
 #include "lockwire/loop/cluster_map.hpp"
 
@@ -118,6 +124,29 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   // shard's primary (Connection::relocate).
   void check_topology();
   void close() noexcept;
+
+  // The masters' vouch (router.cpp, *vouch*).
+  struct Asker {
+    std::unique_ptr<loop::Connection> conn;
+    std::uint64_t gen = 0;
+    bool asking = false;
+  };
+  std::map<std::string, Asker> askers;  // by host:port, one per node of the map
+  std::uint64_t asker_gen = 0;
+  detail::ClusterVouch vouch;
+  std::unique_ptr<loop::Timer> vouch_timer;
+  Nanos vouch_period{0};
+  // The server each shard Core was last probed on: between a relocation and the new probe its
+  // leases are still those of that server, and so is its vouch.
+  std::map<const Core*, std::string> vouched_at;
+  loop::MonoTime demoted_check{};  // the last map read asked for by a demoted primary
+  bool vouch_degraded = false;     // Metrics::on_degraded told once
+  void sync_askers();              // after each map read: askers made / dropped
+  void ask_nodes();                // the poll
+  void on_answer(const std::string& addr, std::uint64_t gen, loop::MonoTime sent,
+                 const std::vector<std::string>& ids, std::error_code ec, const loop::Replies& r);
+  void vouch_core(Core& c, bool probing = false);
+  void arm_vouch_timer();
 
   // The routed operations (Client's facade calls these in cluster mode).
   void lock(LockRequest req, AcquireHandler handler, std::optional<Tries> tries = {});

@@ -19,15 +19,20 @@ void Client::Core::on_vouch() {
       d->valid_until = counted_until(d->end);
     }
   }
-  if (horizon == kNever) return;
-  if (!horizon_timer) {
-    horizon_timer = loop.make_timer([wk = weak()] {
-      auto self = wk.lock();
-      if (self && !self->closed) self->on_horizon();
-    });
+  if (horizon == kNever) {
+    // No limit (a cluster whose node timeout cannot be read): nothing to watch, but what
+    // waited for a vouch goes on.
+    if (horizon_timer) horizon_timer->stop();
+  } else {
+    if (!horizon_timer) {
+      horizon_timer = loop.make_timer([wk = weak()] {
+        auto self = wk.lock();
+        if (self && !self->closed) self->on_horizon();
+      });
+    }
+    horizon_timer->start(horizon > now ? horizon - now : Nanos{0});
+    if (horizon <= now) return;
   }
-  horizon_timer->start(horizon > now ? horizon - now : Nanos{0});
-  if (horizon <= now) return;
   if (reconfirm_pending && caps.probed) {
     reconfirm_pending = false;
     reconfirm_leases();

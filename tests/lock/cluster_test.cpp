@@ -4,12 +4,15 @@
 // FAILOVER in the middle of a hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lock_fixture.hpp"
@@ -306,6 +309,172 @@ TEST_F(ClusterTest, FailoverMidHoldNeverTwoHolders) {
               static_cast<unsigned long long>(cl.token()),
               static_cast<unsigned long long>(h.lease.token()));
   EXPECT_FALSE(release(*contender, cl)) << contender->last_error();
+}
+
+// A primary frozen (SIGSTOP: it keeps its sockets and answers nothing) for longer than the node
+// timeout (2 s) while a client holds a lease on it (TTL 5 s, auto-renewed) and a contender
+// waits: the other masters flag it, declare it FAIL and promote its replica. With the masters'
+// vouch the holder is told its lease is lost when the vouch runs out, which is before the
+// cluster can declare FAIL (issue #28, case 4: it trusted its lease for 1.66 s after the
+// contender was granted), and the contender is granted on the promoted replica after that.
+TEST_F(ClusterTest, FrozenPrimaryLosesTheLeaseBeforeTheClusterDeclaresFail) {
+  using Clock = std::chrono::steady_clock;
+  const std::size_t p = primaries().front();
+  const std::string r = resource_on(p, "frozen");
+  std::string id = cluster_.node(p).cli({"CLUSTER", "MYID"});
+  id.pop_back();
+  std::optional<std::size_t> replica;
+  for (int tries = 0; tries < 50 && !replica; ++tries) {  // the replica may still be joining
+    const std::string replicas = cluster_.node(p).cli({"CLUSTER", "REPLICAS", id});
+    for (std::size_t i = 0; i < cluster_.size(); ++i) {
+      if (replicas.find(cat(":", std::to_string(cluster_.node(i).port()), "@")) !=
+              std::string::npos &&
+          replicas.find("connected") != std::string::npos) {
+        replica = i;
+      }
+    }
+    if (!replica) sleep_loop(100ms);
+  }
+  ASSERT_TRUE(replica) << "no replica of node " << p << " (" << id << ")";
+  for (int i = 0;
+       i < 100 &&
+       cluster_.node(*replica).cli({"INFO", "replication"}).find("master_link_status:up") ==
+           std::string::npos;
+       ++i) {
+    sleep_loop(100ms);
+  }
+  std::size_t watcher = 0;
+  while (watcher == p || watcher == *replica) ++watcher;
+  // Seed lists: node 0 may be the one frozen.
+  auto holder = make_client(true);
+  LockRequest hr = testing::request(r, "holder", 5s);
+  hr.auto_renew = true;
+  std::optional<Clock::time_point> lost_at;
+  std::error_code lost_why;
+  std::string lost_words;  // last_error() when told (later calls replace it)
+  loop::MonoTime counted_end{};  // the end the lease was counted to (the vouch's last end)
+  Acq h;
+  hr.on_lost = [&](std::error_code ec) {
+    lost_at = Clock::now();
+    lost_why = ec;
+    lost_words = holder->last_error();
+    counted_end = h.lease.valid_until();
+  };
+  h = acquire(*holder, hr);
+  ASSERT_FALSE(h.ec) << h.ec.message() << " " << holder->last_error();
+  auto contender = make_client(true);
+  std::optional<Clock::time_point> granted_at;
+  Lease cl;
+  bool cdone = false;
+  std::error_code cec;
+  contender->lock(testing::request(r, "contender", 5s, 40s), [&](std::error_code ec, Lease l) {
+    cdone = true;
+    cec = ec;
+    if (!ec) granted_at = Clock::now();
+    cl = std::move(l);
+  });
+  sleep_loop(2s);  // renewals on the primary; the vouch extended every poll
+  ASSERT_FALSE(lost_at) << holder->last_error();
+  ASSERT_FALSE(cdone) << cec.message() << " " << contender->last_error();
+  // The cluster's side, watched from another thread so that the loop runs meanwhile: when a
+  // master other than the frozen one says `fail` about it, and when its replica is a master.
+  std::atomic<bool> stop{false};
+  std::optional<Clock::time_point> fail_at, promoted_at;
+  const Clock::time_point frozen_at = Clock::now();
+  const loop::MonoTime frozen_loop = loop_.now();  // the same clock (CLOCK_MONOTONIC)
+  cluster_.node(p).pause();
+  std::thread watch([&] {
+    const auto end = Clock::now() + 40s;
+    while (!stop && Clock::now() < end && !(fail_at && promoted_at)) {
+      if (!fail_at) {
+        const std::string nodes = cluster_.node(watcher).cli({"CLUSTER", "NODES"});
+        const std::size_t at = nodes.find(id + " ");
+        if (at != std::string::npos) {
+          std::string line = nodes.substr(at, nodes.find('\n', at) - at);
+          std::string flags = line.substr(line.find(' ', id.size() + 1) + 1);
+          flags = "," + flags.substr(0, flags.find(' ')) + ",";
+          if (flags.find(",fail,") != std::string::npos) fail_at = Clock::now();
+        }
+      }
+      if (!promoted_at && cluster_.node(*replica).cli({"ROLE"}).rfind("master", 0) == 0) {
+        promoted_at = Clock::now();
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+  });
+  run_until([&] { return cdone; }, 45s);
+  stop = true;
+  watch.join();
+  cluster_.node(p).resume();
+  auto ms = [&](const std::optional<Clock::time_point>& t) {
+    return t ? static_cast<long long>(
+                   std::chrono::duration_cast<std::chrono::milliseconds>(*t - frozen_at).count())
+             : -1LL;
+  };
+  const std::optional<Clock::time_point> counted_to =
+      frozen_at + std::chrono::duration_cast<Clock::duration>(counted_end - frozen_loop);
+  std::printf(
+      "after the freeze: lease counted to +%lld ms, holder told at +%lld ms, FAIL seen at "
+      "+%lld ms, replica a master at +%lld ms, contender granted at +%lld ms\n  holder: %s\n",
+      ms(counted_to), ms(lost_at), ms(fail_at), ms(promoted_at), ms(granted_at),
+      lost_words.c_str());
+  ASSERT_TRUE(lost_at) << "the holder was never told";
+  EXPECT_EQ(lost_why, Errc::lost) << lost_why.message();
+  EXPECT_NE(lost_words.find("cluster's primaries"), std::string::npos) << lost_words;
+  ASSERT_TRUE(fail_at) << "the cluster never declared the frozen primary FAIL";
+  ASSERT_TRUE(promoted_at) << "the replica was never promoted";
+  // The order the vouch guarantees: the lease stopped counting before any node could declare
+  // FAIL (the watcher sees FAIL a poll after it happened, never before). Compared on the end
+  // the lease was counted to, not on when the callback ran (that depends on scheduling).
+  EXPECT_LT(*counted_to, *fail_at);
+  EXPECT_GE(*lost_at, *counted_to);
+  ASSERT_FALSE(cec) << cec.message() << " " << contender->last_error();
+  EXPECT_GE(*granted_at, *lost_at) << "the contender was granted while the holder held";
+  EXPECT_GE(*granted_at, *promoted_at);
+  EXPECT_GT(cl.token(), h.lease.token());
+}
+
+// A user whose ACL refuses CONFIG: the node timeout cannot be read, so nothing can be bounded.
+// The vouch is off (leases count up to their TTL, as before it existed): locks are granted, and
+// Metrics::on_degraded says so once, with the node's words.
+TEST_F(ClusterTest, ConfigRefusedTurnsTheVouchOffAndSaysSo) {
+  for (std::size_t i = 0; i < cluster_.size(); ++i) {
+    ASSERT_EQ(
+        cluster_.node(i).cli({"ACL", "SETUSER", "lw", "on", ">pw", "~*", "&*", "+@all", "-config"}),
+        "OK\n");
+  }
+  struct Degraded : Metrics {
+    std::vector<std::string> said;
+    void on_degraded(std::string_view what, std::string_view words) noexcept override {
+      said.push_back(std::string(what).append(" / ").append(words));
+    }
+  };
+  auto m = std::make_shared<Degraded>();
+  ClientOptions co;
+  co.metrics = m;
+  auto c = std::make_unique<Client>(
+      loop_, options(cat("redis://lw:pw@127.0.0.1:", std::to_string(cluster_.node(0).port()), "")),
+      co);
+  c->start();
+  const std::string r = resource_on(primaries().front(), "acl");
+  Acq a = acquire(*c, testing::request(r, "o", 10s));
+  ASSERT_FALSE(a.ec) << a.ec.message() << " " << c->last_error();
+  run_until([&] {
+    return std::any_of(m->said.begin(), m->said.end(), [](const std::string& s) {
+      return s.find("cluster-node-timeout") != std::string::npos;
+    });
+  });
+  sleep_loop(1s);  // more polls: still told once
+  int told = 0;
+  for (const auto& s : m->said) {
+    if (s.find("cluster-node-timeout") == std::string::npos) continue;
+    ++told;
+    EXPECT_NE(s.find("NOPERM"), std::string::npos) << s;
+    std::printf("degraded: %s\n", s.c_str());
+  }
+  EXPECT_EQ(told, 1);
+  EXPECT_EQ(a.lease.state(), LeaseState::held);
+  EXPECT_FALSE(release(*c, a.lease)) << c->last_error();
 }
 
 // lock_all over resources of every primary: all or nothing across shards (issue #20), the

@@ -37,6 +37,7 @@ class LockwireStrategy final : public Strategy {
     o.allow_eviction = t.allow_eviction;
     o.regressions = t.regressions;
     o.min_replicas = t.min_replicas;
+    o.cluster_vouch = t.cluster_vouch;
     return o;
   }
 

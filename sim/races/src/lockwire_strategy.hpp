@@ -20,6 +20,10 @@ struct LockwireTweaks {
   // lockwire did before issue #14 (a fixed locator keeps the client out of cluster mode):
   // MOVED answers are errors, the force-release notice is the one shared key.
   bool pinned = false;
+  // ClientOptions::cluster_vouch: off, since the simulated cluster does not model what the
+  // vouch reads (CLUSTER NODES' ping-sent is always 0, no COUNT-FAILURE-REPORTS): it would
+  // grant nothing for 2 * cluster-node-timeout. The vouch is tested on real clusters.
+  bool cluster_vouch = false;
   lock::ClientOptions::Regressions regressions{};
   int min_replicas = 0;  // lock::ClientOptions::min_replicas
   // `no-vouch`: SentinelOptions::vouch off, as lockwire was before issue #28 — a holder cut off

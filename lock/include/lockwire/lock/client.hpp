@@ -122,6 +122,12 @@ struct ClientOptions {
   // renewal written there can sit unanswered until the pause ends; the check moves the shard's
   // connection to the new primary, where its leases are renewed (docs/protocol.md, Cluster).
   Nanos cluster_refresh = std::chrono::seconds(1);
+  // Redis Cluster partition safety (docs/protocol.md, *The masters' vouch*): every node is asked
+  // TIME, CLUSTER NODES, CONFIG GET cluster-node-timeout and COUNT-FAILURE-REPORTS every
+  // node-timeout/5, and a lease counts only while enough masters other than its primary vouch
+  // that they cannot declare it FAIL. Off: leases count up to their TTL (a primary cut off with
+  // its holder can accept renewals after a replica was promoted).
+  bool cluster_vouch = true;
   // Each flag brings back a bug lockwire had, so that the race catalogue's broken strategies
   // show the race on this very client code (sim/races, docs/races.md). Never set one otherwise.
   struct Regressions {
