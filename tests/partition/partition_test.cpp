@@ -583,10 +583,19 @@ void ClusterPartition::run_case(const std::string& label, const std::vector<std:
             return false;
           }
         }
-        return true;
+        // And node1 knows the three replicas as replicas: right after `--cluster create` the
+        // nodes that become replicas may still show as slot-less masters for a moment.
+        const std::string table =
+            LabRedis::cli(*lab_, "node1", lab_->address("node1"), 6379, {"CLUSTER", "NODES"});
+        int replicas = 0;
+        for (std::size_t at = table.find(" slave "); at != std::string::npos;
+             at = table.find(" slave ", at + 1)) {
+          ++replicas;
+        }
+        return replicas == 3;
       },
       30s, 200ms))
-      << "the cluster did not reach cluster_state:ok";
+      << "the cluster did not reach cluster_state:ok with three replicas";
 
   // Which node serves the resource's slot, and which replicates it (CLUSTER NODES: id ip:port@bus
   // flags primary-id ping pong epoch link slots...).
