@@ -3,6 +3,7 @@
 #include "lockwire/lock/protocol.hpp"
 
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <limits>
 #include <optional>
@@ -107,6 +108,10 @@ loop::Request connect_probe(std::string_view notice_key) {
       .add("HMGET", notice_key, "res", "seq")
       .add("INFO", "memory")
       .add("TIME")
+      // The protocol's PEXPIRE ... NX / GT (Redis 7.0, Valkey 7.2). GT with 1 ms never changes
+      // the notice key (it has no TTL: GT treats that as infinite; absent: :0), and a key of
+      // this connection's shard is needed anyway on a Cluster (a MOVED would say nothing).
+      .add("PEXPIRE", notice_key, "1", "GT")
       .done();
 }
 
@@ -127,6 +132,17 @@ std::string_view info_field(std::string_view info, std::string_view name) {
   return {};
 }
 
+// An error that says the command's arguments are not understood (an older server): the words,
+// else empty. Other errors (NOPERM, READONLY, LOADING, MOVED, OOM...) say nothing about it.
+std::string rejected_arguments(std::string words) {
+  std::string lower = words;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* sign : {"wrong number of arguments", "syntax error", "unsupported option"}) {
+    if (lower.find(sign) != std::string::npos) return words;
+  }
+  return {};
+}
+
 std::string error_words(resp::Frame f) {
   if (f.empty()) return {};
   const std::size_t v = resp::value_index(f);
@@ -137,7 +153,7 @@ std::string error_words(resp::Frame f) {
 
 ConnectProbe parse_connect_probe(const loop::Replies& r) {
   ConnectProbe out;
-  if (r.size() != 5) return out;
+  if (r.size() != 6) return out;
   out.tracking_error = error_words(r[0]);
   if (out.tracking_error.empty()) out.tracking_error = error_words(r[1]);
   out.push_wakeups = out.tracking_error.empty();
@@ -168,8 +184,20 @@ ConnectProbe parse_connect_probe(const loop::Replies& r) {
       out.clock_error = "malformed TIME reply";
     }
   }
+  out.expire_error = rejected_arguments(error_words(r[5]));
   out.ok = true;
   return out;
+}
+
+std::string unsupported_server(const ConnectProbe& p, std::string_view software,
+                               std::string_view address) {
+  if (!p.ok || p.expire_error.empty()) return {};
+  std::string s = software.empty() ? std::string("the server") : std::string(software);
+  if (!address.empty()) s.append(" at ").append(address);
+  s += " is older than lockwire's minimum, Redis 7.0 or Valkey 7.2: it lacks PEXPIRE's NX/GT "
+       "options, which every acquire needs (PEXPIRE ... GT: ";
+  s.append(p.expire_error).append(")");
+  return s;
 }
 
 loop::Request time_request() { return loop::RequestBuilder().add("TIME").done(); }
