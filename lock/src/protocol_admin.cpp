@@ -3,7 +3,6 @@
 #include "lockwire/lock/protocol.hpp"
 
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <limits>
 #include <optional>
@@ -108,10 +107,10 @@ loop::Request connect_probe(std::string_view notice_key) {
       .add("HMGET", notice_key, "res", "seq")
       .add("INFO", "memory")
       .add("TIME")
-      // The protocol's PEXPIRE ... NX / GT (Redis 7.0, Valkey 7.2). GT with 1 ms never changes
-      // the notice key (it has no TTL: GT treats that as infinite; absent: :0), and a key of
-      // this connection's shard is needed anyway on a Cluster (a MOVED would say nothing).
-      .add("PEXPIRE", notice_key, "1", "GT")
+      // Does PEXPIRE take the protocol's NX / GT (Redis 7.0, Valkey 7.2)? Its arity says: -3
+      // (options may follow), 3 before. Asked, not tried: a PEXPIRE, even a no-op one, is a
+      // write, and CLIENT PAUSE WRITE would hold the whole probe (and every waiter) with it.
+      .add("COMMAND", "INFO", "PEXPIRE")
       .done();
 }
 
@@ -132,15 +131,20 @@ std::string_view info_field(std::string_view info, std::string_view name) {
   return {};
 }
 
-// An error that says the command's arguments are not understood (an older server): the words,
-// else empty. Other errors (NOPERM, READONLY, LOADING, MOVED, OOM...) say nothing about it.
-std::string rejected_arguments(std::string words) {
-  std::string lower = words;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* sign : {"wrong number of arguments", "syntax error", "unsupported option"}) {
-    if (lower.find(sign) != std::string::npos) return words;
-  }
-  return {};
+// COMMAND INFO PEXPIRE: the server's own statement when PEXPIRE takes no options (a fixed arity
+// below 4: "PEXPIRE key milliseconds" and nothing after), else empty. An error (NOPERM, an
+// unknown COMMAND) or an unknown shape says nothing about it: not a refusal.
+std::string fixed_arity(resp::Frame f) {
+  const std::size_t v = resp::value_index(f);
+  std::vector<std::size_t> el;
+  if (v < f.size() && f[v].type == resp::Type::array) resp::elements(f, v, el);
+  if (el.size() != 1 || f[el[0]].type != resp::Type::array) return {};
+  std::vector<std::size_t> info;
+  resp::elements(f, el[0], info);
+  if (info.size() < 2) return {};
+  const auto arity = resp::to_int64(f[info[1]]);
+  if (!arity || *arity <= 0 || *arity >= 4) return {};
+  return "COMMAND INFO PEXPIRE: arity " + std::to_string(*arity) + ", no options";
 }
 
 std::string error_words(resp::Frame f) {
@@ -184,7 +188,7 @@ ConnectProbe parse_connect_probe(const loop::Replies& r) {
       out.clock_error = "malformed TIME reply";
     }
   }
-  out.expire_error = rejected_arguments(error_words(r[5]));
+  out.expire_error = fixed_arity(r[5]);
   out.ok = true;
   return out;
 }
@@ -195,7 +199,7 @@ std::string unsupported_server(const ConnectProbe& p, std::string_view software,
   std::string s = software.empty() ? std::string("the server") : std::string(software);
   if (!address.empty()) s.append(" at ").append(address);
   s += " is older than lockwire's minimum, Redis 7.0 or Valkey 7.2: it lacks PEXPIRE's NX/GT "
-       "options, which every acquire needs (PEXPIRE ... GT: ";
+       "options, which every acquire needs (";
   s.append(p.expire_error).append(")");
   return s;
 }

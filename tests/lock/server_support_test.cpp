@@ -22,6 +22,7 @@
 #include "lockwire/lock/blocking.hpp"
 #include "lockwire/loop/connection.hpp"
 #include "redis_server.hpp"
+#include "redis_topology.hpp"
 
 namespace lockwire::lock {
 namespace {
@@ -84,6 +85,10 @@ class OldServer {
     if (name == "HMGET") return "*2\r\n_\r\n_\r\n";
     if (name == "INFO") return bulk("# Memory\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\n");
     if (name == "TIME") return std::string("*2\r\n") + bulk("1796130511") + bulk("528412");
+    if (name == "COMMAND" && cmd.size() == 3) {  // INFO PEXPIRE: arity 3, no options
+      return "*1\r\n*7\r\n$7\r\npexpire\r\n:3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+             "~3\r\n+@keyspace\r\n+@write\r\n+@fast\r\n";
+    }
     if (name == "PEXPIRE") {
       return cmd.size() == 3 ? ":0\r\n"
                              : "-ERR wrong number of arguments for 'pexpire' command\r\n";
@@ -174,8 +179,8 @@ TEST(ServerSupport, AServerWithoutPexpireOptionsIsRefusedAndNothingIsWritten) {
     EXPECT_EQ(last_error_of(locks),
               std::string("invoice:42: redis 6.2.16 at 127.0.0.1:") + std::to_string(server.port()) +
                   " is older than lockwire's minimum, Redis 7.0 or Valkey 7.2: it lacks "
-                  "PEXPIRE's NX/GT options, which every acquire needs (PEXPIRE ... GT: ERR wrong "
-                  "number of arguments for 'pexpire' command)");
+                  "PEXPIRE's NX/GT options, which every acquire needs (COMMAND INFO PEXPIRE: "
+                  "arity 3, no options)");
   }
   {
     ServerCapabilities caps;
@@ -187,7 +192,7 @@ TEST(ServerSupport, AServerWithoutPexpireOptionsIsRefusedAndNothingIsWritten) {
   for (const std::string& c : server.commands()) {
     const std::string name = c.substr(0, c.find(' '));
     EXPECT_TRUE(name == "HELLO" || name == "CLIENT" || name == "HMGET" || name == "INFO" ||
-                name == "TIME" || name == "PEXPIRE" || name == "SELECT")
+                name == "TIME" || name == "COMMAND" || name == "SELECT")
         << "sent to a refused server: " << c;
   }
 }
@@ -215,9 +220,35 @@ TEST(ServerSupport, TheServerOnPathGrantsOrRefusesClearly) {
   EXPECT_NE(why.find("is older than lockwire's minimum, Redis 7.0 or Valkey 7.2"),
             std::string::npos)
       << why;
-  EXPECT_NE(why.find("ERR wrong number of arguments for 'pexpire' command"), std::string::npos)
-      << why;
+  EXPECT_NE(why.find("(COMMAND INFO PEXPIRE: arity 3, no options)"), std::string::npos) << why;
   EXPECT_EQ(server.cli({"DBSIZE"}), "0\n") << "nothing written on a refused server";
+}
+
+// The same on a Cluster of the server on PATH: 6.2 has no CLUSTER SHARDS, where the slot map
+// comes from; the client says so in the node's words and the minimum, and writes nothing.
+TEST(ServerSupport, TheClusterOnPathGrantsOrRefusesClearly) {
+  test::RedisCluster cluster(3, 0);
+  const bool has_shards =
+      cluster.node(0).cli({"CLUSTER", "SHARDS"}).find("nknown subcommand") == std::string::npos;
+  loop::ConnectionOptions conn;
+  ASSERT_FALSE(loop::parse_url(cluster.seeds_url(), conn));
+  BlockingClient locks(conn);
+  Lease lease;
+  const std::error_code ec = locks.lock(request("invoice:42"), lease);
+  const std::string why = last_error_of(locks);
+  if (has_shards) {
+    EXPECT_FALSE(ec) << ec.message() << ": " << why;
+    EXPECT_FALSE(locks.release(lease));
+    return;
+  }
+  std::cout << "refused as expected: " << ec.message() << ": " << why << "\n";
+  EXPECT_EQ(ec, Errc::unsupported_server);
+  EXPECT_NE(why.find("older than lockwire's minimum, Redis 7.0 or Valkey 7.2"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("for 'SHARDS'"), std::string::npos) << "the node's own words: " << why;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    EXPECT_EQ(cluster.node(i).cli({"DBSIZE"}), "0\n") << "nothing written on node " << i;
+  }
 }
 
 }  // namespace

@@ -298,9 +298,9 @@ struct ConnectProbe {
   bool clock_known = false;
   std::uint64_t server_us = 0;  // TIME, in microseconds since 1970
   std::string clock_error;
-  // The server rejected PEXPIRE's options as arguments it does not know (Redis < 7.0): its
-  // words. Empty when it has them, or when the answer says nothing about them (NOPERM,
-  // READONLY, LOADING...: the acquire then meets that error itself).
+  // PEXPIRE takes no options there (Redis < 7.0; COMMAND INFO says arity 3): the server's
+  // answer, quoted. Empty when it has them, or when the answer says nothing about them (NOPERM,
+  // an unknown COMMAND: the acquire then meets any error itself).
   std::string expire_error;
 };
 [[nodiscard]] ConnectProbe parse_connect_probe(const loop::Replies& r);
