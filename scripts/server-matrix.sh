@@ -6,9 +6,9 @@
 # Usage: scripts/server-matrix.sh [options]
 #   --servers LIST   comma-separated archive names or prefixes (redis-7.4,valkey-8.0.1); default all
 #   --suites LIST    comma-separated suites (see --help); default: the CI plan below
-#   --all-suites     every suite on every chosen server (about 5 min per server here)
+#   --all-suites     every suite on every chosen server (1.5-2 min per server here; 10 min for all)
 #   --build-only     build what is missing in the cache and stop
-#   --preset NAME    the build preset whose tests run (default release; must already be built)
+#   --preset NAME    the build preset whose tests run (default release; built first if needed)
 #   --no-build       fail rather than build a server that is not cached
 #   --list           print the servers and suites and exit
 # Environment: LOCKWIRE_SERVERS (default <repo>/../shared/servers), LOCKWIRE_SERVER_CACHE (default
@@ -84,10 +84,13 @@ declare -A suite_tests=(
 )
 all_suites="support loop lock tools conditions sentinel failover cluster"
 
-# The CI plan (measured on this 2-core VM with the servers cached; see the table in README.md,
-# "Servers"): every suite on the oldest and the newest supported server of each family's range
-# ends (Redis 7.2 and 8.4, Valkey 7.2 and 8.1), the lighter suites on the ones between, and on a
-# server below the minimum only `support` (which checks the refusal; the rest cannot run there).
+# The CI plan. Measured on this 2-core VM (2026-12-03, servers cached, load 5-9 from other
+# builds): every suite on one server takes 91-110 s with ctest -j2 (cluster 59-74 s and failover
+# 51-53 s of test time, conditions 26-31, lock 15-19, tools 11-21, sentinel 6-9, loop 4-8,
+# support 2-4), so all seven servers take 10 min. Kept within ~8: every suite on the oldest and
+# the newest server of each family (Redis 7.2 and 8.4, Valkey 7.2 and 8.1), the lighter suites
+# (about 40 s) on the ones between (Redis 7.4, Valkey 8.0), and on a server below the minimum
+# only `support`, which checks the refusal (nothing else can run there). --all-suites for all.
 light_suites="support loop lock tools conditions"
 ci_suites_for() {
     case $1 in
@@ -173,7 +176,7 @@ probe_server() {
 }
 
 declare -A result   # "<server> <suite>" -> "pass 123s" / "FAIL 45s" / "refused" / "-"
-failed=0
+failed=0 flaky_any=0
 server_names=()
 run_suites=()
 for i in "${!archives[@]}"; do
@@ -199,18 +202,33 @@ for i in "${!archives[@]}"; do
     # Bounded: a test that hangs is killed and counted as failed.
     PATH=$bin:$PATH ctest --test-dir "$build_dir" -R "$regex" -j2 --timeout 900 \
         --output-on-failure >"$logfile" 2>&1 || true
+    # A test that failed is run once more, alone: two timing-sensitive tests (the sentinel
+    # failover's event order) lost a race while the matrix ran suites side by side on a loaded
+    # 2-core machine, and passed 16 of 16 times alone. The table marks such a pass "flaky" and
+    # the first failure stays in the log; a second failure fails the matrix.
+    retried=()
+    for t in "${tests[@]}"; do
+        line=$(grep -E "Test +#[0-9]+: $t " "$logfile" | tail -n1 || true)
+        [[ -z $line || $line == *" Passed "* ]] && continue
+        log "   $t failed; once more, alone"
+        retried+=("$t")
+        PATH=$bin:$PATH ctest --test-dir "$build_dir" -R "^$t\$" --timeout 900 \
+            --output-on-failure >>"$logfile" 2>&1 || true
+    done
     log "   $(( $(date +%s) - start ))s; log: $logfile"
     for s in $suites; do
-        ok=1 secs=0 seen=0
+        ok=1 secs=0 seen=0 flaky=0
         for t in ${suite_tests[$s]}; do
             line=$(grep -E "Test +#[0-9]+: $t " "$logfile" | tail -n1 || true)
             [[ -n $line ]] && seen=$((seen + 1))
             [[ $line == *" Passed "* ]] || ok=0
+            [[ " ${retried[*]:-} " == *" $t "* ]] && flaky=1
             sec=$(sed -nE 's/.* ([0-9]+\.[0-9]+) sec$/\1/p' <<<"$line")
             secs=$(awk -v a="$secs" -v b="${sec:-0}" 'BEGIN { printf "%.0f", a + b }')
         done
         ((seen)) || ok=0
-        if ((ok)); then result["$name $s"]="pass ${secs}s"
+        if ((ok && flaky)); then result["$name $s"]="flaky ${secs}s"; flaky_any=1
+        elif ((ok)); then result["$name $s"]="pass ${secs}s"
         else result["$name $s"]="FAIL ${secs}s"; failed=1; fi
     done
     run_suites+=("$suites")
@@ -226,8 +244,9 @@ done
         for s in $all_suites; do printf ' %-11s' "${result["$name $s"]:--}"; done
         printf '\n'
     done
-    printf '(pass/FAIL with the suite'"'"'s test time; refused: the server is below the minimum and lockwire refuses it, checked by `support`; -: not run)\n'
+    printf '(pass/FAIL with the suite'"'"'s test time; flaky: failed once, passed alone; refused: the server is below the minimum and lockwire refuses it, checked by `support`; -: not run)\n'
 } >&2
+((flaky_any)) && log "flaky: a test failed once and passed when run again alone (first failure in its log)"
 if ((failed)); then
     log "FAILED: see the logs above (build/$preset/server-matrix-<server>.log)"
     exit 1

@@ -99,8 +99,9 @@ void Client::Router::on_shards(std::error_code ec, const loop::Replies& r) {
     for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     if (lower.find("unknown subcommand") != std::string::npos) {
       map_too_old = true;
-      why += " (CLUSTER SHARDS came with Redis 7.0: this node is older than lockwire's minimum, "
-             "Redis 7.0 or Valkey 7.2)";
+      why +=
+          " (CLUSTER SHARDS came with Redis 7.0: this node is older than lockwire's minimum, "
+          "Redis 7.0 or Valkey 7.2)";
     }
   } else {
     why = asking ? asking->last_error() : ec.message();
@@ -457,9 +458,9 @@ void Client::Router::lock(LockRequest req, AcquireHandler handler, std::optional
       self->last = nullptr;
       self->refused_before_sending = false;
       if (self->closed) return handler(Errc::closed, Lease{});
-      return handler(self->map_too_old && !self->have_map ? Errc::unsupported_server
-                                                          : Errc::connection,
-                     Lease{});
+      return handler(
+          self->map_too_old && !self->have_map ? Errc::unsupported_server : Errc::connection,
+          Lease{});
     }
     LockRequest again = req;
     c->lock(std::move(req), [self, c, again = std::move(again), t,

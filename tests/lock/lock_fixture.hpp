@@ -24,8 +24,8 @@ using test::RedisServer;
 // FCALL: renaming an unknown command stops it from starting, so each is probed once).
 inline std::vector<std::string> no_scripting() {
   static const std::vector<std::string> args = [] {
-    const char* all[] = {"EVAL",     "EVALSHA", "EVAL_RO", "EVALSHA_RO",
-                         "SCRIPT",   "FUNCTION", "FCALL",  "FCALL_RO"};
+    const char* all[] = {"EVAL",   "EVALSHA",  "EVAL_RO", "EVALSHA_RO",
+                         "SCRIPT", "FUNCTION", "FCALL",   "FCALL_RO"};
     std::vector<std::string> every;
     for (const char* c : all) every.insert(every.end(), {"--rename-command", c, ""});
     if (test::server_accepts(every)) return every;

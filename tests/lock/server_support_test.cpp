@@ -72,14 +72,15 @@ class OldServer {
     for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     const std::string sub = cmd.size() > 1 ? cmd[1] : "";
     if (name == "HELLO") {
-      return std::string("%7\r\n") + bulk("server") + bulk("redis") + bulk("version") + bulk("6.2.16") +
-             bulk("proto") + ":3\r\n" + bulk("id") + ":7\r\n" + bulk("mode") +
+      return std::string("%7\r\n") + bulk("server") + bulk("redis") + bulk("version") +
+             bulk("6.2.16") + bulk("proto") + ":3\r\n" + bulk("id") + ":7\r\n" + bulk("mode") +
              bulk("standalone") + bulk("role") + bulk("master") + bulk("modules") + "*0\r\n";
     }
     if (name == "CLIENT" && (sub == "INFO" || sub == "info")) {
-      return bulk("id=7 addr=127.0.0.1:40000 laddr=127.0.0.1:6379 fd=8 name= age=0 idle=0 "
-                  "flags=N db=0 sub=0 psub=0 multi=-1 qbuf=26 qbuf-free=40928 argv-mem=10 "
-                  "obl=0 oll=0 omem=0 tot-mem=61466 events=r cmd=client user=default redir=-1");
+      return bulk(
+          "id=7 addr=127.0.0.1:40000 laddr=127.0.0.1:6379 fd=8 name= age=0 idle=0 "
+          "flags=N db=0 sub=0 psub=0 multi=-1 qbuf=26 qbuf-free=40928 argv-mem=10 "
+          "obl=0 oll=0 omem=0 tot-mem=61466 events=r cmd=client user=default redir=-1");
     }
     if (name == "CLIENT" || name == "SELECT") return "+OK\r\n";
     if (name == "HMGET") return "*2\r\n_\r\n_\r\n";
@@ -177,7 +178,8 @@ TEST(ServerSupport, AServerWithoutPexpireOptionsIsRefusedAndNothingIsWritten) {
     EXPECT_EQ(ec, Errc::unsupported_server);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s) << "refused at once, not at the deadline";
     EXPECT_EQ(last_error_of(locks),
-              std::string("invoice:42: redis 6.2.16 at 127.0.0.1:") + std::to_string(server.port()) +
+              std::string("invoice:42: redis 6.2.16 at 127.0.0.1:") +
+                  std::to_string(server.port()) +
                   " is older than lockwire's minimum, Redis 7.0 or Valkey 7.2: it lacks "
                   "PEXPIRE's NX/GT options, which every acquire needs (COMMAND INFO PEXPIRE: "
                   "arity 3, no options)");
@@ -222,6 +224,12 @@ TEST(ServerSupport, TheServerOnPathGrantsOrRefusesClearly) {
       << why;
   EXPECT_NE(why.find("(COMMAND INFO PEXPIRE: arity 3, no options)"), std::string::npos) << why;
   EXPECT_EQ(server.cli({"DBSIZE"}), "0\n") << "nothing written on a refused server";
+  // What needs nothing newer still works there: inspect, force-release.
+  LockInfo info;
+  EXPECT_FALSE(locks.inspect("invoice:42", info)) << last_error_of(locks);
+  std::size_t removed = 1;
+  EXPECT_FALSE(locks.force_release("invoice:42", &removed)) << last_error_of(locks);
+  EXPECT_EQ(removed, 0u);
 }
 
 // The same on a Cluster of the server on PATH: 6.2 has no CLUSTER SHARDS, where the slot map

@@ -439,8 +439,7 @@ TEST(Connection, FenceKillsAbandonedConnectionsOnTheRealServer) {
     reply.append(buf, static_cast<std::size_t>(n));
   }
   const std::size_t body = reply.find("\r\n") + 2;
-  const std::string info =
-      " " + reply.substr(body, std::stoul(reply.substr(1, body - 3))) + " ";
+  const std::string info = " " + reply.substr(body, std::stoul(reply.substr(1, body - 3))) + " ";
   auto field = [&](std::string_view name) {
     const std::size_t at = info.find(std::string(" ") + std::string(name) + "=");
     const std::size_t from = info.find('=', at) + 1;

@@ -11,13 +11,13 @@
 #include <fcntl.h>
 
 #include <array>
-#include <map>
-#include <mutex>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -97,9 +97,21 @@ bool server_accepts(const std::vector<std::string>& args) {
   bool decided = false;
   for (int attempt = 0; attempt < 5 && !decided; ++attempt) {
     const std::uint16_t port = free_loopback_port();
-    std::vector<std::string> full = {"redis-server", "--port", std::to_string(port), "--bind",
-                                     "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
-                                     dir, "--daemonize", "no", "--protected-mode", "no"};
+    std::vector<std::string> full = {"redis-server",
+                                     "--port",
+                                     std::to_string(port),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--save",
+                                     "",
+                                     "--appendonly",
+                                     "no",
+                                     "--dir",
+                                     dir,
+                                     "--daemonize",
+                                     "no",
+                                     "--protected-mode",
+                                     "no"};
     full.insert(full.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : full) argv.push_back(a.data());

@@ -19,10 +19,11 @@ TEST(LockwireCliServerSupport, AcquireGrantsOrExitsUnavailableWithTheReason) {
   RedisServer server;
   TempDir dir;
   // Probed as the client probes it (PEXPIRE ... GT), not read from the version.
-  const bool has_options = server.cli({"PEXPIRE", "absent", "1", "GT"})
-                               .find("wrong number of arguments") == std::string::npos;
-  Proc p({"acquire", "invoice:42", "--url", server.url(), "--ttl", "10s", "--wait", "5s",
-          "--owner", "o1"},
+  const bool has_options =
+      server.cli({"PEXPIRE", "absent", "1", "GT"}).find("wrong number of arguments") ==
+      std::string::npos;
+  Proc p({"acquire", "invoice:42", "--url", server.url(), "--ttl", "10s", "--wait", "5s", "--owner",
+          "o1"},
          dir);
   const int st = p.wait();
   if (has_options) {
