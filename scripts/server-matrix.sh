@@ -30,7 +30,8 @@ build_server() {
     sum=$(sha256sum "$archive" | cut -d' ' -f1)
     dir=$cache/$name
     bin=$dir/bin
-    mkdir -p "$cache"
+    mkdir -p "$cache" 2>/dev/null && [[ -w $cache ]] ||
+        die "cannot write the server cache $cache (set LOCKWIRE_SERVER_CACHE to a writable folder)"
     # One builder per server even when two runs start at once; the other waits for its result.
     exec {lockfd}>"$cache/.$name.lock"
     flock "$lockfd"
