@@ -169,13 +169,16 @@ TEST(ServerSupport, AServerWithoutPexpireOptionsIsRefusedAndNothingIsWritten) {
   loop::ConnectionOptions conn;
   ASSERT_FALSE(loop::parse_url("redis://127.0.0.1:" + std::to_string(server.port()), conn));
   BlockingClient locks(conn);
-  for (const Kind kind : {Kind::exclusive, Kind::shared}) {
+  // Exclusive, shared, a semaphore, fair order: every kind of acquire.
+  for (int variant = 0; variant < 4; ++variant) {
     LockRequest req = request("invoice:42");
-    req.kind = kind;
+    req.kind = variant == 1 || variant == 2 ? Kind::shared : Kind::exclusive;
+    if (variant == 2) req.permits = 3;
+    req.fair = variant == 3;
     Lease lease;
     const auto t0 = std::chrono::steady_clock::now();
     const std::error_code ec = locks.lock(req, lease);
-    EXPECT_EQ(ec, Errc::unsupported_server);
+    EXPECT_EQ(ec, Errc::unsupported_server) << "variant " << variant;
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s) << "refused at once, not at the deadline";
     EXPECT_EQ(last_error_of(locks),
               std::string("invoice:42: redis 6.2.16 at 127.0.0.1:") +
