@@ -155,23 +155,21 @@ build_dir=$repo/build/$preset
 # Whether a server has what lockwire needs, asked the way the client asks (PEXPIRE ... GT), not
 # read from its version (an unstable Redis says 255.255.255, Valkey 8 says redis_version 7.2.4).
 probe_server() {
-    local bin=$1 port dir pid out i
+    local bin=$1 dir pid out=
     dir=$(mktemp -d /tmp/lockwire-matrix-probe-XXXXXX)
-    for i in 1 2 3; do
-        port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-        "$bin/redis-server" --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-            --dir "$dir" --daemonize no --logfile "$dir/log" &
-        pid=$!
-        for _ in $(seq 100); do
-            out=$("$bin/redis-cli" -p "$port" PEXPIRE absent 1 GT 2>/dev/null) && [[ -n $out ]] && break
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.05
-        done
-        kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
-        [[ -n ${out:-} ]] && break
+    # A Unix socket of its own: a TCP port could belong to another test's server.
+    "$bin/redis-server" --port 0 --unixsocket "$dir/sock" --save "" --appendonly no \
+        --dir "$dir" --daemonize no --logfile "$dir/log" &
+    pid=$!
+    for _ in $(seq 200); do  # up to ~10 s
+        [[ -S $dir/sock ]] && out=$("$bin/redis-cli" -s "$dir/sock" PEXPIRE absent 1 GT 2>/dev/null) &&
+            [[ -n $out ]] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
     done
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
     rm -rf "$dir"
-    case ${out:-} in
+    case $out in
         *"wrong number of arguments"*) echo "below minimum: PEXPIRE ... GT: $out" ;;
         0|1) echo ok ;;
         *) die "cannot probe $bin/redis-server (answer: '${out:-none}')" ;;
