@@ -293,7 +293,7 @@ void Client::Core::attempt(const QueuePtr& q) {
   }
   if (std::string why = refusal(); !why.empty()) {
     last_error = w->req.resource + ": " + why;
-    complete(w, Errc::unsafe_server);
+    complete(w, caps.unsupported.empty() ? Errc::unsafe_server : Errc::unsupported_server);
     advance(q);
     return;
   }

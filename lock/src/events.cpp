@@ -219,6 +219,8 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   caps.info_error = p.info_error;
   caps.clock_known = p.clock_known;
   caps.clock_error = p.ok ? p.clock_error : "malformed reply to the connect probe";
+  caps.unsupported =
+      protocol::unsupported_server(p, conn->server_software(), conn->server_address());
   server_us = p.server_us;
   ++probes;  // a new connection: a new floor, and counters it has not raised yet
   raised.clear();
@@ -318,6 +320,7 @@ void Client::Core::reconfirm_leases() {
 
 // Why no lease is granted on this server (empty: granting is fine).
 std::string Client::Core::refusal() const {
+  if (!caps.unsupported.empty()) return caps.unsupported;  // too old: nothing can be granted
   if (!caps.may_evict() || opts.allow_eviction || opts.regressions.ignore_eviction_policy) {
     return {};
   }

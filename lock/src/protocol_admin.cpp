@@ -107,6 +107,10 @@ loop::Request connect_probe(std::string_view notice_key) {
       .add("HMGET", notice_key, "res", "seq")
       .add("INFO", "memory")
       .add("TIME")
+      // Does PEXPIRE take the protocol's NX / GT (Redis 7.0, Valkey 7.2)? Its arity says: -3
+      // (options may follow), 3 before. Asked, not tried: a PEXPIRE, even a no-op one, is a
+      // write, and CLIENT PAUSE WRITE would hold the whole probe (and every waiter) with it.
+      .add("COMMAND", "INFO", "PEXPIRE")
       .done();
 }
 
@@ -127,6 +131,22 @@ std::string_view info_field(std::string_view info, std::string_view name) {
   return {};
 }
 
+// COMMAND INFO PEXPIRE: the server's own statement when PEXPIRE takes no options (a fixed arity
+// below 4: "PEXPIRE key milliseconds" and nothing after), else empty. An error (NOPERM, an
+// unknown COMMAND) or an unknown shape says nothing about it: not a refusal.
+std::string fixed_arity(resp::Frame f) {
+  const std::size_t v = resp::value_index(f);
+  std::vector<std::size_t> el;
+  if (v < f.size() && f[v].type == resp::Type::array) resp::elements(f, v, el);
+  if (el.size() != 1 || f[el[0]].type != resp::Type::array) return {};
+  std::vector<std::size_t> info;
+  resp::elements(f, el[0], info);
+  if (info.size() < 2) return {};
+  const auto arity = resp::to_int64(f[info[1]]);
+  if (!arity || *arity <= 0 || *arity >= 4) return {};
+  return "COMMAND INFO PEXPIRE: arity " + std::to_string(*arity) + ", no options";
+}
+
 std::string error_words(resp::Frame f) {
   if (f.empty()) return {};
   const std::size_t v = resp::value_index(f);
@@ -137,7 +157,7 @@ std::string error_words(resp::Frame f) {
 
 ConnectProbe parse_connect_probe(const loop::Replies& r) {
   ConnectProbe out;
-  if (r.size() != 5) return out;
+  if (r.size() != 6) return out;
   out.tracking_error = error_words(r[0]);
   if (out.tracking_error.empty()) out.tracking_error = error_words(r[1]);
   out.push_wakeups = out.tracking_error.empty();
@@ -168,8 +188,20 @@ ConnectProbe parse_connect_probe(const loop::Replies& r) {
       out.clock_error = "malformed TIME reply";
     }
   }
+  out.expire_error = fixed_arity(r[5]);
   out.ok = true;
   return out;
+}
+
+std::string unsupported_server(const ConnectProbe& p, std::string_view software,
+                               std::string_view address) {
+  if (!p.ok || p.expire_error.empty()) return {};
+  std::string s = software.empty() ? std::string("the server") : std::string(software);
+  if (!address.empty()) s.append(" at ").append(address);
+  s += " is older than lockwire's minimum, Redis 7.0 or Valkey 7.2: it lacks PEXPIRE's NX/GT "
+       "options, which every acquire needs (";
+  s.append(p.expire_error).append(")");
+  return s;
 }
 
 loop::Request time_request() { return loop::RequestBuilder().add("TIME").done(); }

@@ -2,6 +2,7 @@
 #include "router.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "lockwire/resp/reply.hpp"
 
@@ -39,6 +40,7 @@ void Client::Router::refresh(std::function<void(bool)> done, bool force) {
   }
   next_candidate = 0;
   map_error.clear();
+  map_too_old = false;
   ask_next();
 }
 
@@ -92,6 +94,15 @@ void Client::Router::on_shards(std::error_code ec, const loop::Replies& r) {
     const resp::Frame f = r[0];
     const std::size_t v = resp::value_index(f);
     why = v < f.size() ? std::string(f[v].value) : ec.message();
+    // Redis 6.2 knows CLUSTER SLOTS but not SHARDS: say that it is too old, not just the error.
+    std::string lower = why;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (lower.find("unknown subcommand") != std::string::npos) {
+      map_too_old = true;
+      why +=
+          " (CLUSTER SHARDS came with Redis 7.0: this node is older than lockwire's minimum, "
+          "Redis 7.0 or Valkey 7.2)";
+    }
   } else {
     why = asking ? asking->last_error() : ec.message();
     if (why.empty()) why = ec.message();
@@ -611,7 +622,10 @@ void Client::Router::lock(LockRequest req, AcquireHandler handler, std::optional
     if (c == nullptr) {
       self->last = nullptr;
       self->refused_before_sending = false;
-      return handler(self->closed ? Errc::closed : Errc::connection, Lease{});
+      if (self->closed) return handler(Errc::closed, Lease{});
+      return handler(
+          self->map_too_old && !self->have_map ? Errc::unsupported_server : Errc::connection,
+          Lease{});
     }
     LockRequest again = req;
     c->lock(std::move(req), [self, c, again = std::move(again), t,

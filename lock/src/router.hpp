@@ -56,6 +56,7 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   loop::cluster::SlotMap map;
   bool have_map = false;
   std::string map_error;               // why there is no map (every node's words)
+  bool map_too_old = false;            // a node had no CLUSTER SHARDS (Redis < 7.0)
   loop::MonoTime map_at{};             // when it was last read
   std::vector<loop::Endpoint> asked;   // candidates of the refresh in progress
   std::size_t next_candidate = 0;

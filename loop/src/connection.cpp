@@ -639,6 +639,10 @@ Loop& Connection::loop() noexcept {
 const std::string& Connection::server_mode() const noexcept {
   return impl_->handshake.server_mode();
 }
+
+std::string Connection::server_software() const {
+  return impl_->handshake.server_software();
+}
 std::uint64_t Connection::moves() const noexcept {
   return impl_->moves;
 }

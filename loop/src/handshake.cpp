@@ -132,6 +132,10 @@ Handshake::Verdict Handshake::reply(resp::Frame frame) {
         client_id_ = resp::to_int64(frame[val]).value_or(-1);
       } else if (resp::equals(frame[i], "mode") && resp::is_string_like(frame[val].type)) {
         mode_.assign(frame[val].value);
+      } else if (resp::equals(frame[i], "server") && resp::is_string_like(frame[val].type)) {
+        software_.assign(frame[val].value);
+      } else if (resp::equals(frame[i], "version") && resp::is_string_like(frame[val].type)) {
+        version_.assign(frame[val].value);
       }
     }
   }
@@ -139,6 +143,11 @@ Handshake::Verdict Handshake::reply(resp::Frame frame) {
   // before the abandoned connections are gone).
   out.next = answered_ == steps_.size() ? Verdict::Next::ready : Verdict::Next::wait;
   return out;
+}
+
+std::string Handshake::server_software() const {
+  if (software_.empty()) return version_;
+  return version_.empty() ? software_ : software_ + " " + version_;
 }
 
 Nanos backoff_delay(const Backoff& b, std::uint32_t attempt, std::uint64_t random) noexcept {

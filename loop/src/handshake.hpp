@@ -52,6 +52,9 @@ class Handshake {
   // CLIENT ID from the last answered HELLO; -1 before.
   [[nodiscard]] std::int64_t client_id() const noexcept { return client_id_; }
   [[nodiscard]] const std::string& server_mode() const noexcept { return mode_; }
+  // HELLO's "server" and "version" ("redis" "7.2.6", "valkey" "8.0.1"): for messages only —
+  // what a server can do is probed, never read from these (an unstable Redis says 255.255.255).
+  [[nodiscard]] std::string server_software() const;
   // Earlier connections still to kill (id, address as the server saw it).
   [[nodiscard]] const std::deque<std::pair<std::int64_t, std::string>>& fences() const noexcept {
     return fences_;
@@ -62,6 +65,8 @@ class Handshake {
   std::size_t answered_ = 0;
   std::int64_t client_id_ = -1;
   std::string mode_;         // HELLO's "mode"
+  std::string software_;     // HELLO's "server"
+  std::string version_;      // HELLO's "version"
   std::string client_addr_;  // CLIENT INFO addr= of the current connection (fence_abandoned)
   std::string server_;       // of the last begin(): whose connections fences_ are
   // Popped when a CLIENT KILL is answered (killed, already gone, or refused: done either way).

@@ -275,7 +275,7 @@ TEST(ForceNotice, KeyReadAndLeaseCheck) {
             std::string::npos);
   EXPECT_EQ(p::notice_read("t:force-released").commands, 2u);
   const auto connect = p::connect_probe("t:force-released");  // the first read, at each connect
-  EXPECT_EQ(connect.commands, 5u);
+  EXPECT_EQ(connect.commands, 6u);
   EXPECT_EQ(connect.bytes.find("*4\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$2\r\nON\r\n$"
                                "5\r\nOPTIN\r\n"),
             0u);
@@ -394,11 +394,24 @@ TEST(Invalidate, ParsesPush) {
 namespace lockwire::lock {
 namespace {
 
+// COMMAND INFO PEXPIRE, captured (RESP3) from redis-server 7.0.15 and 6.2.16.
+const char* const kPexpireInfo70 =
+    "*1\r\n*10\r\n$7\r\npexpire\r\n:-3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+    "+@keyspace\r\n+@write\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n"
+    "+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+    "%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+    "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n";
+const char* const kPexpireInfo62 =
+    "*1\r\n*7\r\n$7\r\npexpire\r\n:3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+    "+@keyspace\r\n+@write\r\n+@fast\r\n";
+
 // Replies captured from redis-server 7.0.15 (RESP3) for the connect probe.
 TEST(ConnectProbe, LearnsWhatTheServerAllows) {
   const auto req = p::connect_probe("t:force-released");
-  EXPECT_EQ(req.commands, 5u);
+  EXPECT_EQ(req.commands, 6u);
   EXPECT_NE(req.bytes.find("$4\r\nINFO\r\n$6\r\nmemory\r\n*1\r\n$4\r\nTIME\r\n"),
+            std::string::npos);
+  EXPECT_NE(req.bytes.find("*3\r\n$7\r\nCOMMAND\r\n$4\r\nINFO\r\n$7\r\nPEXPIRE\r\n"),
             std::string::npos);
   const std::string info =
       "# Memory\r\nused_memory:1018312\r\nmaxmemory:3145728\r\nmaxmemory_human:3.00M\r\n"
@@ -406,7 +419,7 @@ TEST(ConnectProbe, LearnsWhatTheServerAllows) {
   std::string verbatim("=");  // (appends: g++ 12 -Wrestrict misfires on literal + string)
   verbatim.append(std::to_string(info.size() + 4)).append("\r\ntxt:").append(info).append("\r\n");
   ParsedReplies full({"+OK\r\n", "+OK\r\n", "*2\r\n_\r\n_\r\n", verbatim,
-                      "*2\r\n$10\r\n1796130511\r\n$6\r\n528412\r\n"});
+                      "*2\r\n$10\r\n1796130511\r\n$6\r\n528412\r\n", kPexpireInfo70});
   const auto a = p::parse_connect_probe(full.replies());
   ASSERT_TRUE(a.ok);
   EXPECT_TRUE(a.push_wakeups);
@@ -424,7 +437,8 @@ TEST(ConnectProbe, LearnsWhatTheServerAllows) {
        "-ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN "
        "or OPTOUT mode enabled\r\n",
        "*2\r\n_\r\n_\r\n", "-NOPERM this user has no permissions to run the 'info' command\r\n",
-       "-NOPERM this user has no permissions to run the 'time' command\r\n"});
+       "-NOPERM this user has no permissions to run the 'time' command\r\n",
+       "-NOPERM this user has no permissions to run the 'command|info' command\r\n"});
   const auto b = p::parse_connect_probe(refused.replies());
   ASSERT_TRUE(b.ok);
   EXPECT_FALSE(b.push_wakeups);
@@ -434,9 +448,46 @@ TEST(ConnectProbe, LearnsWhatTheServerAllows) {
   EXPECT_NE(b.info_error.find("'info'"), std::string::npos);
   EXPECT_FALSE(b.clock_known);
   EXPECT_NE(b.clock_error.find("'time'"), std::string::npos);
+  // NOPERM says nothing about the server: not a refusal (an acquire meets what it meets).
+  EXPECT_TRUE(b.expire_error.empty());
+  EXPECT_EQ(p::unsupported_server(b, "redis 7.0.15", "127.0.0.1:6379"), "");
+  EXPECT_EQ(p::unsupported_server(a, "redis 7.0.15", "127.0.0.1:6379"), "");
 
   ParsedReplies three({"+OK\r\n", "+OK\r\n", "*2\r\n_\r\n_\r\n", verbatim});
   EXPECT_FALSE(p::parse_connect_probe(three.replies()).ok);
+}
+
+// Captured from redis-server 6.2.16 (RESP3): everything but PEXPIRE's options is there. The
+// refusal names the server, its version and the minimum, and quotes the server's answer.
+TEST(ConnectProbe, RefusesAServerWithoutPexpireOptions) {
+  const std::string info = "# Memory\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\n";
+  std::string verbatim("=");
+  verbatim.append(std::to_string(info.size() + 4)).append("\r\ntxt:").append(info).append("\r\n");
+  auto probe = [&](const std::string& command_info) {
+    ParsedReplies r({"+OK\r\n", "+OK\r\n", "*2\r\n_\r\n_\r\n", verbatim,
+                     "*2\r\n$10\r\n1796130511\r\n$6\r\n528412\r\n", command_info});
+    return p::parse_connect_probe(r.replies());
+  };
+  const auto a = probe(kPexpireInfo62);
+  ASSERT_TRUE(a.ok);
+  EXPECT_TRUE(a.push_wakeups);
+  EXPECT_EQ(a.expire_error, "COMMAND INFO PEXPIRE: arity 3, no options");
+  EXPECT_EQ(p::unsupported_server(a, "redis 6.2.16", "127.0.0.1:6379"),
+            "redis 6.2.16 at 127.0.0.1:6379 is older than lockwire's minimum, Redis 7.0 or Valkey "
+            "7.2: it lacks PEXPIRE's NX/GT options, which every acquire needs (COMMAND INFO "
+            "PEXPIRE: arity 3, no options)");
+  // Without HELLO's name (a proxy that hides it) the message still stands.
+  EXPECT_EQ(p::unsupported_server(a, "", "").rfind("the server is older than", 0), 0u);
+
+  // 7.0 and later: -3. Answers that say nothing about it are not a refusal.
+  EXPECT_TRUE(probe(kPexpireInfo70).expire_error.empty());
+  for (const char* e : {"-ERR unknown command 'COMMAND', with args beginning with: 'INFO' \r\n",
+                        "-NOPERM this user has no permissions to run the 'command' command\r\n",
+                        "*1\r\n_\r\n", "*0\r\n", ":3\r\n"}) {
+    const auto b = probe(e);
+    ASSERT_TRUE(b.ok);
+    EXPECT_EQ(p::unsupported_server(b, "redis 7.2.6", "x:1"), "") << e;
+  }
 }
 
 TEST(ServerWords, FirstErrorWithTheExecAbortAfterIt) {

@@ -8,12 +8,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -79,6 +83,88 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 }
 
 }  // namespace
+
+bool server_accepts(const std::vector<std::string>& args) {
+  static std::mutex mu;
+  static std::map<std::vector<std::string>, bool> known;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = known.find(args); it != known.end()) return it->second;
+  char tmpl[] = "/tmp/lockwire-probe-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+  const std::string dir = tmpl;
+  const std::string err = dir + "/stderr";
+  bool accepted = false;
+  bool decided = false;
+  for (int attempt = 0; attempt < 5 && !decided; ++attempt) {
+    const std::uint16_t port = free_loopback_port();
+    std::vector<std::string> full = {"redis-server",
+                                     "--port",
+                                     std::to_string(port),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--save",
+                                     "",
+                                     "--appendonly",
+                                     "no",
+                                     "--dir",
+                                     dir,
+                                     "--daemonize",
+                                     "no",
+                                     "--protected-mode",
+                                     "no"};
+    full.insert(full.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : full) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("cannot fork for redis-server");
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);
+      const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (fd >= 0) {
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+      }
+      ::execvp("redis-server", argv.data());
+      ::_exit(127);
+    }
+    for (int i = 0; i < 500; ++i) {  // up to ~5 s
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        // A configuration error says so; anything else (the port was taken) is asked again.
+        std::string text;
+        if (FILE* f = std::fopen(err.c_str(), "r")) {
+          char buf[4096];
+          std::size_t n;
+          while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+          std::fclose(f);
+        }
+        if (text.find("FATAL CONFIG") != std::string::npos) decided = true;
+        break;
+      }
+      if (answers_ping(port)) {
+        ::kill(pid, SIGKILL);
+        int st = 0;
+        ::waitpid(pid, &st, 0);
+        accepted = decided = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!decided) {  // still starting after 5 s, or gone without a word: stop it, ask again
+      ::kill(pid, SIGKILL);
+      int st = 0;
+      ::waitpid(pid, &st, 0);
+    }
+  }
+  const std::string rm = "rm -rf '" + dir + "'";
+  [[maybe_unused]] int rc = std::system(rm.c_str());
+  if (!decided) throw std::runtime_error("redis-server did not start to answer a feature probe");
+  known[args] = accepted;
+  return accepted;
+}
 
 RedisServer::RedisServer(std::vector<std::string> extra_args, bool unix_socket)
     : RedisServer(Options{std::move(extra_args), unix_socket, false, {}}) {}

@@ -15,6 +15,11 @@ namespace lockwire::test {
 // none can be had.
 [[nodiscard]] std::uint16_t free_loopback_port();
 
+// Whether the redis-server first on PATH starts with these command-line options (a feature
+// probe for fixtures: Redis 6.2 has no EVAL_RO to rename and no --enable-debug-command). Starts
+// one short-lived server per distinct question and process (answers are cached); bounded.
+[[nodiscard]] bool server_accepts(const std::vector<std::string>& args);
+
 class RedisServer {
  public:
   struct Options {

@@ -163,6 +163,10 @@ struct ServerCapabilities {
   // increasing across a restart or failover that lost the counter (docs/protocol.md).
   bool clock_known = false;
   std::string clock_error;  // the server's words when TIME was refused
+  // Non-empty: this server cannot hold leases (a capability the protocol needs is missing, e.g.
+  // PEXPIRE ... GT before Redis 7.0): why, naming the server, its version and the minimum, with
+  // the server's own words. Every acquire is refused with Errc::unsupported_server.
+  std::string unsupported;
   [[nodiscard]] bool may_evict() const noexcept {
     return maxmemory > 0 && !maxmemory_policy.empty() && maxmemory_policy != "noeviction";
   }

@@ -37,6 +37,10 @@ enum class Errc {
   // Client::upgrade: another reader of the resource is upgrading its shared lease; both waiting
   // for the other to leave would deadlock, so the later one is refused (its shared lease kept).
   upgrade_conflict,
+  // The server lacks a command or option the lock protocol needs (PEXPIRE ... NX/GT: Redis
+  // before 7.0), found by the connect probe: no lease is granted there and nothing is written.
+  // last_error() names the server, its version, the minimum and the server's own words.
+  unsupported_server,
 };
 
 [[nodiscard]] const std::error_category& lock_category() noexcept;

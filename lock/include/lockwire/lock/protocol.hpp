@@ -287,7 +287,7 @@ struct Notice {
 // (NOPERM, unknown command) is an answer, not a failure.
 [[nodiscard]] loop::Request connect_probe(std::string_view notice_key);
 struct ConnectProbe {
-  bool ok = false;             // four replies
+  bool ok = false;             // all six replies
   bool push_wakeups = false;   // tracking and caching accepted
   std::string tracking_error;  // the server's words otherwise
   Notice notice;
@@ -298,8 +298,17 @@ struct ConnectProbe {
   bool clock_known = false;
   std::uint64_t server_us = 0;  // TIME, in microseconds since 1970
   std::string clock_error;
+  // PEXPIRE takes no options there (Redis < 7.0; COMMAND INFO says arity 3): the server's
+  // answer, quoted. Empty when it has them, or when the answer says nothing about them (NOPERM,
+  // an unknown COMMAND: the acquire then meets any error itself).
+  std::string expire_error;
 };
 [[nodiscard]] ConnectProbe parse_connect_probe(const loop::Replies& r);
+// Why a server cannot hold leases, from its connect probe (empty: it can). `software` is HELLO's
+// "server version" (for the message only; capabilities are probed, never read from versions),
+// `address` where it is.
+[[nodiscard]] std::string unsupported_server(const ConnectProbe& p, std::string_view software,
+                                             std::string_view address);
 
 // TIME alone: a fresh fencing floor where lock keys may vanish on a live connection
 // (allow_eviction on an evicting server).

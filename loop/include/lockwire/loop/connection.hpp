@@ -265,6 +265,9 @@ class Connection {
   [[nodiscard]] std::int64_t client_id() const noexcept;  // CLIENT ID from HELLO; -1 before
   // HELLO's "mode" at the last handshake: "standalone", "cluster" or "sentinel" ("" before).
   [[nodiscard]] const std::string& server_mode() const noexcept;
+  // HELLO's "server" and "version" at the last handshake ("redis 7.2.6", "valkey 8.0.1"; ""
+  // before): for messages. Capabilities are probed, not read from it.
+  [[nodiscard]] std::string server_software() const;
   // Drops the current stream as if the server had gone (written requests fail with
   // outcome_unknown; state handlers see `disconnected`, Errc::connection_lost, last_error =
   // why) and reconnects — through ConnectionOptions::locate or the sentinels when set. For an
