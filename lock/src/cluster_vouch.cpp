@@ -203,7 +203,8 @@ void ClusterVouch::answered(const std::string& addr, MonoTime sent, MonoTime rec
   }
   // A snapshot: which subjects this node holds no failure report about and does not flag.
   y.clean_at.clear();
-  for (const auto& [id, f] : a.counts) {
+  for (const auto& [subject, f] : a.counts) {
+    const std::string& id = subject;  // a lambda cannot capture a structured binding (clang 14)
     const std::size_t v = resp::value_index(f);
     const auto n =
         v < f.size() && f[v].type == resp::Type::number ? resp::to_int64(f[v]) : std::nullopt;
