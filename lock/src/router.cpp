@@ -545,6 +545,20 @@ void Client::Router::follow_slot(const detail::LeaseData& d) {
 
 // --- trying again ----------------------------------------------------------------------------------
 
+// The retry delay of a call that found its slot unserved (TRYAGAIN, CLUSTERDOWN, or a map with
+// no primary for it): 10 ms doubling to 200 ms, jittered to [d/2, d], while the retry still
+// starts before the deadline.
+std::optional<Nanos> Client::Router::busy_backoff(Tries& t) {
+  Nanos d = std::chrono::milliseconds(10);
+  for (int i = 0; i < t.busy && d < std::chrono::milliseconds(200); ++i) d *= 2;
+  d = std::min<Nanos>(d, std::chrono::milliseconds(200));
+  const auto half = d.count() / 2;
+  d = Nanos(half + static_cast<std::int64_t>(loop.random() % static_cast<std::uint64_t>(half + 1)));
+  if (loop.now() + d >= t.deadline) return std::nullopt;
+  ++t.busy;
+  return d;
+}
+
 std::optional<Nanos> Client::Router::again(Core& c, std::error_code ec, Tries& t) {
   if (closed) return std::nullopt;
   const auto& r = c.redirect;
@@ -558,15 +572,9 @@ std::optional<Nanos> Client::Router::again(Core& c, std::error_code ec, Tries& t
     return Nanos{0};
   }
   if (ec != Errc::server_unavailable || !c.cluster_busy) return std::nullopt;
-  // TRYAGAIN / CLUSTERDOWN: the command did not run. 10 ms doubling to 200 ms, jittered to
-  // [d/2, d], while the retry still starts before the deadline.
-  Nanos d = std::chrono::milliseconds(10);
-  for (int i = 0; i < t.busy && d < std::chrono::milliseconds(200); ++i) d *= 2;
-  d = std::min<Nanos>(d, std::chrono::milliseconds(200));
-  const auto half = d.count() / 2;
-  d = Nanos(half + static_cast<std::int64_t>(loop.random() % static_cast<std::uint64_t>(half + 1)));
-  if (loop.now() + d >= t.deadline) return std::nullopt;
-  ++t.busy;
+  // TRYAGAIN / CLUSTERDOWN: the command did not run.
+  const auto d = busy_backoff(t);
+  if (!d) return std::nullopt;
   if (auto* m = c.metrics()) {
     m->on_redirect(c.last_error.find("CLUSTERDOWN") != std::string::npos ? "CLUSTERDOWN"
                                                                           : "TRYAGAIN");
@@ -620,9 +628,25 @@ void Client::Router::lock(LockRequest req, AcquireHandler handler, std::optional
   with_core(resource, [self = shared_from_this(), req = std::move(req), t = *tries,
                        handler = std::move(handler)](Core* c) mutable {
     if (c == nullptr) {
-      self->last = nullptr;
       self->refused_before_sending = false;
-      if (self->closed) return handler(Errc::closed, Lease{});
+      if (self->closed) {
+        self->last = nullptr;
+        return handler(Errc::closed, Lease{});
+      }
+      // The map has no primary for the slot (a hole: what CLUSTERDOWN says): tried again
+      // within the wait, as a CLUSTERDOWN answer would be; past it, the answer of a slot not
+      // served, with the last server's words when one answered (else the map's).
+      if (self->have_map) {
+        if (auto d = self->busy_backoff(t)) {
+          return self->later(*d, [self, req = std::move(req), t,
+                                  handler = std::move(handler)]() mutable {
+            req.wait = std::max(Nanos{0}, t.deadline - self->loop.now());
+            self->lock(std::move(req), std::move(handler), t);
+          });
+        }
+        if (t.busy > 0) return handler(Errc::server_unavailable, Lease{});
+      }
+      self->last = nullptr;
       return handler(
           self->map_too_old && !self->have_map ? Errc::unsupported_server : Errc::connection,
           Lease{});

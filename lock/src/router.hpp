@@ -93,6 +93,8 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   // After `c` answered `ec`: nullopt = answer; 0 = send again now (MOVED); otherwise the
   // backoff (TRYAGAIN / CLUSTERDOWN within t.deadline).
   std::optional<Nanos> again(Core& c, std::error_code ec, Tries& t);
+  // The backoff before the next try of a call whose slot is unserved; nullopt past the deadline.
+  std::optional<Nanos> busy_backoff(Tries& t);
   // Runs `fn` after `d` (at once for 0), while the router lives.
   void later(Nanos d, std::function<void()> fn);
   std::map<std::uint64_t, std::unique_ptr<loop::Timer>> timers;

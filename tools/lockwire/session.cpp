@@ -310,13 +310,14 @@ void Session::acquire_all(bool run_child) {
   });
 }
 
-// `run` starts COMMAND only with at least this much of the lease left — 100 ms or a tenth of
-// the TTL, whichever is more, at most half the TTL (docs/cli.md): a grant
+// `run` starts COMMAND only with at least this much of the lease left — 100 ms, at most half
+// the TTL (docs/cli.md): a grant
 // whose lease is about to end (its TTL nearly spent in flight, or the sentinels' vouch about to
 // run out) is given back and tried again within --wait, never run for a few milliseconds.
 Nanos Session::min_lease_left() const {
-  return std::min<Nanos>(std::max<Nanos>(std::chrono::milliseconds(100), *o_.ttl / 10),
-                         *o_.ttl / 2);
+  // Not a share of the TTL: behind sentinels or on a cluster the lease counts only up to the
+  // vouch, a rolling window of about down-after or node-timeout, often shorter than the TTL.
+  return std::min<Nanos>(std::chrono::milliseconds(100), *o_.ttl / 2);
 }
 
 void Session::acquire(bool run_child) {
