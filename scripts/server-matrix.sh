@@ -97,12 +97,7 @@ all_suites="support loop lock tools conditions sentinel failover cluster"
 light_suites="support loop lock tools conditions"
 ci_suites_for() {
     case $1 in
-        # Redis 7.2 without the cluster suite: since the Cluster vouch (issue #28) a fresh
-        # client's first one-attempt lock there fails "not connected"
-        # (EveryOperationOnResourcesOfEveryPrimary) and a frozen primary's contender is never
-        # granted: open on issue #28, run it with --suites cluster --servers redis-7.2.
-        redis-7.2.*) echo "$light_suites sentinel failover" ;;
-        redis-8.*|valkey-8.1*) echo "$all_suites" ;;
+        redis-7.2.*|redis-8.*|valkey-8.1*) echo "$all_suites" ;;
         *) echo "$light_suites" ;;
     esac
 }
@@ -205,12 +200,6 @@ for i in "${!archives[@]}"; do
     log "== $name ($version; $support): $suites"
     logfile=$build_dir/server-matrix-$name.log
     start=$(date +%s)
-    # Left out on these servers: on Redis 7.2.6 (this matrix, 2026-12-04) the contender of
-    # FrozenPrimaryLosesTheLeaseBeforeTheClusterDeclaresFail was never granted on the promoted
-    # replica, a liveness gap of the Cluster vouch left open on issue #28 (8.4 and Valkey 8.1
-    # were not tried with it); it passes on Debian's 7.0.15, which scripts/test.sh runs. Safety
-    # held there too (the holder was told before FAIL).
-    export GTEST_FILTER='-ClusterTest.FrozenPrimaryLosesTheLeaseBeforeTheClusterDeclaresFail'
     # Bounded: a test that hangs is killed and counted as failed.
     PATH=$bin:$PATH ctest --test-dir "$build_dir" -R "$regex" -j2 --timeout 900 \
         --output-on-failure >"$logfile" 2>&1 || true

@@ -85,6 +85,7 @@ void Client::Router::on_shards(std::error_code ec, const loop::Replies& r) {
   if (!ec && r.size() == 1) {
     loop::cluster::SlotMap m;
     if (m.parse_shards(r[0]) && !m.primaries().empty()) {
+      if (!m.covers_all()) return fill_from_slots(std::move(m));
       map = std::move(m);
       index_shards();
       return refreshed(true);  // the connection is kept for the next refresh
@@ -113,6 +114,30 @@ void Client::Router::on_shards(std::error_code ec, const loop::Replies& r) {
   if (!map_error.empty()) map_error += "; ";
   map_error += where + ": " + why;
   ask_next();
+}
+
+// A map with unserved slots: a real hole (CLUSTERDOWN), or Redis 7.2's CLUSTER SHARDS after a
+// failover, which shows the promoted replica's shard without its slots. CLUSTER SLOTS, asked of
+// the same node, names who serves them; it only fills holes (SHARDS stays the source of ids and
+// health). Never asked of a map without holes, so the common refresh stays one command.
+void Client::Router::fill_from_slots(loop::cluster::SlotMap m) {
+  std::weak_ptr<Router> w = weak_from_this();
+  loop::RequestOptions ro;
+  ro.timeout = base.connect_timeout * 2;
+  asking->command(
+      {"CLUSTER", "SLOTS"},
+      [w, m = std::make_shared<loop::cluster::SlotMap>(std::move(m))](
+          std::error_code ec, const loop::Replies& r) mutable {
+        auto self = w.lock();
+        if (!self || self->closed) return;
+        loop::cluster::SlotMap slots;
+        // Without an answer the SHARDS map stands as it is, holes and all.
+        if (!ec && r.size() == 1 && slots.parse_slots(r[0])) m->fill_holes(slots);
+        self->map = std::move(*m);
+        self->index_shards();
+        self->refreshed(true);
+      },
+      ro);
 }
 
 void Client::Router::refreshed(bool ok) {

@@ -111,6 +111,7 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   void ask_next();
   void open_asking();  // to asked[next_candidate++]
   void on_shards(std::error_code ec, const loop::Replies& r);
+  void fill_from_slots(loop::cluster::SlotMap m);  // a map with holes: CLUSTER SLOTS fills them
   loop::Endpoint asking_at;
   void refreshed(bool ok);
   // The lowest slot served by the primary that serves `slot` (the shard's key); kNoShard.

@@ -100,6 +100,7 @@ bool SlotMap::parse_shards(resp::Frame reply) {
     if (!pairs(reply, sh, kv)) return false;
     std::vector<std::pair<std::uint16_t, std::uint16_t>> ranges;
     std::optional<std::uint16_t> primary;
+    bool primary_online = false;
     for (std::size_t k = 0; k < kv.size(); k += 2) {
       const resp::Node& key = reply[kv[k]];
       const std::size_t val = kv[k + 1];
@@ -141,8 +142,14 @@ bool SlotMap::parse_shards(resp::Frame reply) {
           node.host = !endpoint.empty() && endpoint != "?" ? endpoint : ip;
           if (node.host.empty() || node.port == 0) return false;
           const bool is_primary = node.primary;
+          const bool online = node.online;
           const std::uint16_t idx = add_node(std::move(node));
-          if (is_primary) primary = idx;
+          // Redis 7.2 lists a failed primary in its old shard next to the replica promoted in
+          // its place, both as masters: the online one serves the slots.
+          if (is_primary && (!primary || online || !primary_online)) {
+            primary = idx;
+            primary_online = online;
+          }
         }
       }
     }
@@ -204,6 +211,18 @@ void SlotMap::moved(std::uint16_t slot, const std::string& host, std::uint16_t p
   n.port = port;
   n.primary = true;
   owner_[slot] = add_node(std::move(n));
+}
+
+std::size_t SlotMap::fill_holes(const SlotMap& other) {
+  if (!filled_ || !other.filled_) return 0;
+  std::size_t filled = 0;
+  for (std::uint32_t s = 0; s < kSlots; ++s) {
+    const std::uint16_t o = other.owner_[s];
+    if (owner_[s] != kNone || o == kNone) continue;
+    owner_[s] = add_node(other.nodes_[o]);
+    ++filled;
+  }
+  return filled;
 }
 
 bool SlotMap::covers_all() const noexcept {

@@ -60,6 +60,56 @@ TEST(SlotMap, ParsesClusterShards) {
   EXPECT_EQ(m.primary_for(7894)->port, 17102);
 }
 
+// Redis 7.2.6, 2 s after a failover (a primary stopped, its replica promoted): CLUSTER SHARDS
+// lists the failed primary in the shard next to the promoted one, both with role master. The
+// online one serves the slots (7.0 lists the failed one in a shard of its own, without slots).
+TEST(SlotMap, Redis72ShardsPreferTheOnlinePrimary) {
+  const std::string bytes = data("cluster_shards_failed_listed_last_redis72.resp");
+  resp::Parser p;
+  ASSERT_TRUE(p.parse(bytes).ok());
+  SlotMap m;
+  ASSERT_TRUE(m.parse_shards(p.frame()));
+  EXPECT_TRUE(m.covers_all());
+  ASSERT_NE(m.primary_for(0), nullptr);
+  EXPECT_EQ(m.primary_for(0)->port, 27101);  // online; 27104 (health fail) is listed after it
+  EXPECT_EQ(m.primary_for(5460)->port, 27101);
+  EXPECT_EQ(m.primary_for(5461)->port, 27102);
+}
+
+// The other shape Redis 7.2.6 gave (transcribed from a capture of the same failover): the
+// promoted replica's shard shows no slots at all, the failed primary listed first. CLUSTER
+// SLOTS from that node names the promoted one; fill_holes takes it for the unserved slots only.
+TEST(SlotMap, Redis72ShardsWithoutSlotsAreFilledFromClusterSlots) {
+  const std::string bytes = data("cluster_shards_promoted_without_slots_redis72.resp");
+  resp::Parser p;
+  ASSERT_TRUE(p.parse(bytes).ok());
+  SlotMap m;
+  ASSERT_TRUE(m.parse_shards(p.frame()));
+  EXPECT_FALSE(m.covers_all());
+  EXPECT_EQ(m.primary_for(0), nullptr);
+  // CLUSTER SLOTS of that state, in the shape 7.2.6 sends (RESP3, id and an empty map).
+  const std::string slots =
+      "*3\r\n"
+      "*3\r\n:0\r\n:5460\r\n*4\r\n$9\r\n127.0.0.1\r\n:27104\r\n$40\r\n"
+      "6f3c523a465515ab9cab4915b161ce4f42f6b08e\r\n%0\r\n"
+      "*3\r\n:5461\r\n:10922\r\n*4\r\n$9\r\n127.0.0.1\r\n:27199\r\n$40\r\n"
+      "0000000000000000000000000000000000000000\r\n%0\r\n"
+      "*3\r\n:10923\r\n:16383\r\n*4\r\n$9\r\n127.0.0.1\r\n:27103\r\n$40\r\n"
+      "e63a90c50e938ddd97400748395627171bc035e5\r\n%0\r\n";
+  resp::Parser q;
+  ASSERT_TRUE(q.parse(slots).ok());
+  SlotMap s;
+  ASSERT_TRUE(s.parse_slots(q.frame()));
+  EXPECT_EQ(m.fill_holes(s), 5461u);
+  EXPECT_TRUE(m.covers_all());
+  ASSERT_NE(m.primary_for(0), nullptr);
+  EXPECT_EQ(m.primary_for(0)->port, 27104);
+  EXPECT_EQ(m.primary_for(0)->id, "6f3c523a465515ab9cab4915b161ce4f42f6b08e");
+  // Served slots keep SHARDS' primary (27199 above is not taken).
+  EXPECT_EQ(m.primary_for(5461)->port, 27102);
+  EXPECT_EQ(m.fill_holes(s), 0u);
+}
+
 TEST(SlotMap, ParsesClusterSlots) {
   const std::string bytes = data("cluster_slots_3_primaries.resp");
   resp::Parser p;

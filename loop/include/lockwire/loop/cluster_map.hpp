@@ -43,6 +43,10 @@ class SlotMap {
   [[nodiscard]] const Node* primary_for(std::uint16_t slot) const noexcept;
   // A MOVED redirection: `slot` is served by host:port from now on.
   void moved(std::uint16_t slot, const std::string& host, std::uint16_t port);
+  // Slots this map leaves unserved that `other` serves take other's primary; how many did.
+  // Redis 7.2's CLUSTER SHARDS shows no slots for a shard whose primary failed over (the
+  // failed one is listed first), where its CLUSTER SLOTS names the promoted replica.
+  std::size_t fill_holes(const SlotMap& other);
   [[nodiscard]] bool covers_all() const noexcept;
   // Every node that serves at least one slot as primary.
   [[nodiscard]] std::vector<Node> primaries() const;
