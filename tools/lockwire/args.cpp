@@ -451,15 +451,19 @@ Options:
                        redis://h1:p1,h2:p2,... (a Redis Cluster's seed nodes; one node works
                        too), redis-sentinel://s1:p1,s2:p2,...#master (Sentinel)
                        (default: $LOCKWIRE_URL, else redis://127.0.0.1:6379)
+  --password-file FILE the server's password, read from FILE (a trailing newline is not part
+                       of it): keeps it out of argv, which `ps` shows. Without it: the URL's
+                       password, else $LOCKWIRE_PASSWORD, else $REDISCLI_AUTH
   --tls                use TLS even with a redis:// URL (any --tls-* option implies it)
   --tls-ca FILE        CA bundle (PEM) to verify the server with (default: system store)
   --tls-cert FILE      client certificate (PEM);  --tls-key FILE  its private key
   --tls-server-name N  name to verify the server certificate against (default: URL host)
   --tls-insecure       do NOT verify the server certificate (prints a warning)
   --prefix P           key prefix (default "lockwire:")
-  --ttl D              lease length (run: default 30s; renewed every TTL/3); "forever": a
-                       persistent lease, ended only by release or force-release
-  --wait D             how long to wait for the lock (default 0: one attempt; "forever")
+  --ttl D              lease length, at least 500ms (run: default 30s; renewed every TTL/3);
+                       "forever": a persistent lease, ended only by release or force-release
+  --wait D             how long to wait for the lock (default 0: one attempt; "forever":
+                       until granted or interrupted)
   --kill-after D       run: SIGKILL this long after SIGTERM on lease loss (default 10s)
   --connect-timeout D  (default 5s)
   --owner ID           owner id (default hostname:pid:random)
@@ -468,7 +472,8 @@ Options:
                        use it; a vanished waiter holds the queue up for at most 2s)
   --permits N          a counting semaphore: at most N holders at once (each its own lease;
                        every holder of RESOURCE must use the same N)
-  --json               machine-readable output (one JSON object per line)
+  --json               machine-readable output (one JSON object per line); a failure is one
+                       {"ok":false,"exit":N,"resource","error","server"} object
   -q, --quiet          no messages on stderr (exit status only)
   -v, --verbose        progress messages on stderr (reconnects, degraded server modes)
   --allow-eviction     lock even where the server may evict lock keys (maxmemory-policy is
@@ -479,7 +484,9 @@ Options:
                        the grant is withdrawn (exit 69) and a renewal does not count
   --replica-timeout D  how long WAIT waits for them (default 100ms)
   -h, --help, --version
-Durations: 250ms, 10s, 1.5s, 2m, 1h (also us; "forever" = one year); 0 needs no unit.
+Durations: 250ms, 10s, 1.5s, 2m, 1h (also us); 0 needs no unit; at most one year.
+RESOURCE (at most 512 bytes) and --owner (256) are UTF-8 without control characters or
+braces. Environment: LOCKWIRE_URL, LOCKWIRE_PASSWORD, REDISCLI_AUTH.
 
 Exit statuses:
   0    success (run: COMMAND's own status; 128+N if it died of signal N)
