@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -183,6 +184,30 @@ TEST_F(OperatorCli, ControlCharactersInvalidUtf8AndTooShortTtlsAreRefused) {
   EXPECT_EQ(lw({"acquire", "--url", url, "P", "--ttl", "inf", "--owner", "o"}).status, 0);
   Result p = lw({"inspect", "--url", url, "P"});
   EXPECT_NE(p.out.find("persistent"), std::string::npos) << p.out;
+}
+
+// The library is binary-safe, so another client may hold a lease under a name the tool would
+// refuse. Text output escapes it (one line per holder, whatever the name); JSON carries its bytes.
+TEST_F(OperatorCli, NamesWrittenByOtherClientsStayOneLineAndFaithful) {
+  RedisServer server;
+  const std::string url = server.url();
+  server.cli({"HSET", "lockwire:{N}", "x:evil\nowner", "60000"});
+  server.cli({"PEXPIRE", "lockwire:{N}", "60000"});
+  server.cli({"HSET", "lockwire:{U}", "x:caf\xe9", "60000"});
+  server.cli({"PEXPIRE", "lockwire:{U}", "60000"});
+  Result text = lw({"inspect", "--url", url, "N"});
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("holder:     exclusive evil\\x0aowner ("), std::string::npos) << text.out;
+  Result busy = lw({"acquire", "--url", url, "N", "--ttl", "10s", "--owner", "me"});
+  EXPECT_EQ(busy.status, 75);
+  EXPECT_NE(busy.err.find("held by 'evil\\x0aowner'"), std::string::npos) << busy.err;
+  EXPECT_EQ(std::count(busy.err.begin(), busy.err.end(), '\n'), 1) << busy.err;
+  Result bytes = lw({"inspect", "--url", url, "U", "--json"});
+  one_json(bytes.out,
+           "j['holders'][0]['owner'].encode('utf-8', 'surrogateescape') == b'caf\\xe9'");
+  Result plain = lw({"inspect", "--url", url, "U"});
+  EXPECT_NE(plain.out.find("exclusive caf\\xe9 ("), std::string::npos) << plain.out;
+  EXPECT_TRUE(json_verify());
 }
 
 TEST(OperatorCliJson, BytesThatAreNotUtf8AreEscapedFaithfully) {

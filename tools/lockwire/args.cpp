@@ -499,9 +499,7 @@ Exit statuses:
 )";
 }
 
-namespace {
-// The length of the well-formed UTF-8 sequence at s[i] (a lead byte >= 0x80), or 0.
-std::size_t utf8_len(std::string_view s, std::size_t i) {
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
   std::size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
   bool ok = len > 0 && i + len <= s.size();
@@ -518,7 +516,6 @@ std::size_t utf8_len(std::string_view s, std::size_t i) {
   }
   return ok ? len : 0;
 }
-}  // namespace
 
 std::string printable_name_problem(std::string_view what, std::string_view name) {
   char b[160];
@@ -535,7 +532,7 @@ std::string printable_name_problem(std::string_view what, std::string_view name)
       ++i;
       continue;
     }
-    const std::size_t len = utf8_len(name, i);
+    const std::size_t len = utf8_sequence_length(name, i);
     if (len == 0) {
       std::snprintf(b, sizeof b, "%.*s is not valid UTF-8 (byte 0x%02x at offset %zu)",
                     static_cast<int>(what.size()), what.data(), c, i);
@@ -580,7 +577,7 @@ std::string json_string(std::string_view s) {
       o.push_back(static_cast<char>(c)), ++i;
     } else {
       // Copy a well-formed UTF-8 sequence; any other byte becomes \udcXX.
-      const std::size_t len = utf8_len(s, i);
+      const std::size_t len = utf8_sequence_length(s, i);
       if (len > 0) {
         o.append(s.substr(i, len));
         i += len;

@@ -109,6 +109,9 @@ enum class ParseStatus : std::uint8_t { ok, help, version, error };
 // bytes that are not UTF-8 (JSON output could not carry them as text).
 [[nodiscard]] std::string printable_name_problem(std::string_view what, std::string_view name);
 
+// The length of the well-formed UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0.
+[[nodiscard]] std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
+
 // An argument as it may be echoed in a message: a URL's passwords masked.
 [[nodiscard]] std::string shown_arg(std::string_view arg);
 

@@ -18,9 +18,28 @@ __attribute__((format(printf, 1, 2))) void print_err(const char* fmt, ...) {
   char buf[2048];
   std::vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  line += buf;
+  line += printable(buf);
   line += '\n';
   std::fputs(line.c_str(), stderr);
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t len = c < 0x80 ? 1 : utf8_sequence_length(s, i);
+    if (len == 0 || c < 0x20 || c == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      out += b;
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
 }
 
 std::string kind_name(lock::Kind k) {

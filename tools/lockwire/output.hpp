@@ -23,7 +23,10 @@
 
 namespace lockwire::cli {
 
-// "lockwire: <message>" on stderr, one write.
+// `s` for a line of text output: control characters and bytes that are not UTF-8 as \xNN, so
+// that a name another client wrote (the library is binary-safe) stays on one line.
+[[nodiscard]] std::string printable(std::string_view s);
+// "lockwire: <message>" on stderr, one write, one line (printable()).
 __attribute__((format(printf, 1, 2))) void print_err(const char* fmt, ...);
 [[nodiscard]] std::string kind_name(lock::Kind k);
 // The server's own words in a message, from the first Redis error code on ("NOPERM this user

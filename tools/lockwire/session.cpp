@@ -513,7 +513,7 @@ void Session::inspect() {
       std::printf("resource:   %s\nstate:      %s\n", o_.resource.c_str(),
                   lock::state_name(v.state));
       for (const auto& h : v.holders) {
-        std::printf("holder:     %s %s (%s)\n", kind_name(h.kind).c_str(), h.owner.c_str(),
+        std::printf("holder:     %s %s (%s)\n", kind_name(h.kind).c_str(), printable(h.owner).c_str(),
                     format_ttl_left(h.ttl_ms).c_str());
       }
       std::printf("last_token: %llu\n", static_cast<unsigned long long>(info.last_token));
