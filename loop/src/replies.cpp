@@ -40,8 +40,8 @@ void Connection::Impl::on_data(std::string_view bytes) {
       if (state == ConnectionState::connecting && pos == 0 && !handshake.answered_any()) {
         // Not a Redis that sent a bad frame: something else (HTTP, SSH, a proxy's banner)
         // answered the first command. Its own first bytes say what it is.
-        last_error = "the server at " + detail::describe(server) + " does not speak RESP; it sent " +
-                     detail::excerpt(in);
+        last_error = "the server at " + detail::describe(server) +
+                     " does not speak RESP; it sent " + detail::excerpt(in);
       }
       const bool limit = r.error == resp::ParseError::blob_too_long ||
                          r.error == resp::ParseError::aggregate_too_long ||

@@ -182,7 +182,9 @@ std::string parse_host_port(std::string_view authority, std::uint16_t default_po
     }
     for (const char& c : host) {
       if (!reg_name_char(c)) {
-        return std::string("invalid character ").append(f.q(std::string_view(&c, 1))).append(" in the host name");
+        return std::string("invalid character ")
+            .append(f.q(std::string_view(&c, 1)))
+            .append(" in the host name");
       }
     }
     if (!pct_decode(host, ep.host)) return "bad percent-encoding in the host name";
@@ -449,8 +451,8 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
   }
   if (sentinel) {
     if (fragment_master && query_master && *fragment_master != *query_master) {
-      return fail("master name given both as #" + fail.q(fragment_raw) + " and sentinelMasterId=" +
-                  fail.q(query_master_raw) + ", differently");
+      return fail("master name given both as #" + fail.q(fragment_raw) +
+                  " and sentinelMasterId=" + fail.q(query_master_raw) + ", differently");
     }
     std::string name = fragment_master ? *fragment_master : query_master.value_or("");
     if (name.empty()) {

@@ -314,13 +314,13 @@ TEST(Url, ErrorCodeHasAMessage) {
 // Issue #31: an error about a URL never quotes its password, however the URL is malformed (a
 // '/', '?' or '#' left unencoded in the password moves the parser's cuts into it).
 TEST(Url, ErrorsNeverQuoteThePassword) {
-  for (const char* url : {"redis://u:hunter2@127.0.0.1:notaport", "redis://u:hunter2/x@h",
-                          "redis://u:hun?ter2@h", "redis://u:hunter2/0?x=1@h",
-                          "redis://u:hunter2!@h!", "rediss://u:a%zzhunter2@h",
-                          "redis://h?password=hunter2&db=x", "redis://h?password=hunter2#f",
-                          "redis://h:1/x?password=hunter2", "redis://h?password=hunter2&db",
-                          "redis-sentinel://s1?sentinel_password=hunter2&sentinelMasterId=a#b",
-                          "redis://u:hunter2@h/?protocol=hunter2"}) {
+  for (const char* url :
+       {"redis://u:hunter2@127.0.0.1:notaport", "redis://u:hunter2/x@h", "redis://u:hun?ter2@h",
+        "redis://u:hunter2/0?x=1@h", "redis://u:hunter2!@h!", "rediss://u:a%zzhunter2@h",
+        "redis://h?password=hunter2&db=x", "redis://h?password=hunter2#f",
+        "redis://h:1/x?password=hunter2", "redis://h?password=hunter2&db",
+        "redis-sentinel://s1?sentinel_password=hunter2&sentinelMasterId=a#b",
+        "redis://u:hunter2@h/?protocol=hunter2"}) {
     const std::string why = parse_err(url);
     EXPECT_EQ(why.find("hunter"), std::string::npos) << url << " -> " << why;
     EXPECT_EQ(why.find("ter2"), std::string::npos) << url << " -> " << why;

@@ -166,8 +166,8 @@ TEST(Json, Escapes) {
   // A byte outside valid UTF-8 is \udcXX (surrogateescape: recoverable), never U+FFFD.
   EXPECT_EQ(json_string("\xff"
                         "a"),
-            "\"\\udcffa\"");                                               // invalid byte
-  EXPECT_EQ(json_string("\xc3"), "\"\\udcc3\"");                           // truncated sequence
+            "\"\\udcffa\"");                                            // invalid byte
+  EXPECT_EQ(json_string("\xc3"), "\"\\udcc3\"");                        // truncated sequence
   EXPECT_EQ(json_string("\xed\xa0\x80"), "\"\\udced\\udca0\\udc80\"");  // surrogate
 }
 

@@ -132,8 +132,8 @@ TEST_F(OperatorCli, PasswordFromAFileOrTheEnvironmentInTheDocumentedOrder) {
   // --password-file > the URL's password > $LOCKWIRE_PASSWORD > $REDISCLI_AUTH.
   EXPECT_EQ(inspect({"--password-file", right}, {"LOCKWIRE_PASSWORD=not-it"}, url), 0);
   EXPECT_EQ(inspect({"--password-file", wrong}, {"LOCKWIRE_PASSWORD=s3cret-pw"}, url), 69);
-  EXPECT_EQ(inspect({"--password-file", right}, {}, "redis://:not-it@127.0.0.1:" +
-                                                       std::to_string(server.port())),
+  EXPECT_EQ(inspect({"--password-file", right}, {},
+                    "redis://:not-it@127.0.0.1:" + std::to_string(server.port())),
             0);
   EXPECT_EQ(inspect({}, {"LOCKWIRE_PASSWORD=not-it"}, with_pw), 0);
   EXPECT_EQ(inspect({}, {"LOCKWIRE_PASSWORD=s3cret-pw", "REDISCLI_AUTH=not-it"}, url), 0);
@@ -203,8 +203,7 @@ TEST_F(OperatorCli, NamesWrittenByOtherClientsStayOneLineAndFaithful) {
   EXPECT_NE(busy.err.find("held by 'evil\\x0aowner'"), std::string::npos) << busy.err;
   EXPECT_EQ(std::count(busy.err.begin(), busy.err.end(), '\n'), 1) << busy.err;
   Result bytes = lw({"inspect", "--url", url, "U", "--json"});
-  one_json(bytes.out,
-           "j['holders'][0]['owner'].encode('utf-8', 'surrogateescape') == b'caf\\xe9'");
+  one_json(bytes.out, "j['holders'][0]['owner'].encode('utf-8', 'surrogateescape') == b'caf\\xe9'");
   Result plain = lw({"inspect", "--url", url, "U"});
   EXPECT_NE(plain.out.find("exclusive caf\\xe9 ("), std::string::npos) << plain.out;
   EXPECT_TRUE(json_verify());
@@ -213,7 +212,9 @@ TEST_F(OperatorCli, NamesWrittenByOtherClientsStayOneLineAndFaithful) {
 TEST(OperatorCliJson, BytesThatAreNotUtf8AreEscapedFaithfully) {
   // Names written by other clients may hold any bytes: never U+FFFD (which loses them), but
   // \udcXX as Python's surrogateescape, from which the bytes come back.
-  EXPECT_EQ(lockwire::cli::json_string("a\xff" "b"), "\"a\\udcffb\"");
+  EXPECT_EQ(lockwire::cli::json_string("a\xff"
+                                       "b"),
+            "\"a\\udcffb\"");
   EXPECT_EQ(lockwire::cli::json_string("\xc3(\xe9"), "\"\\udcc3(\\udce9\"");
   EXPECT_EQ(lockwire::cli::json_string("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
 }
@@ -250,8 +251,8 @@ TEST_F(OperatorCli, EveryFailureUnderJsonIsOneJsonObject) {
   EXPECT_EQ(down.status, 69);
   one_json(down.out, "j['ok'] is False and j['exit']==69 and 'connect' in j['error']");
   RedisServer locked({"--requirepass", "right-pw"});
-  Result words = lw({"force-release", "--url", locked.url(), "J", "--json"},
-                    {"LOCKWIRE_PASSWORD=wrong-pw"});
+  Result words =
+      lw({"force-release", "--url", locked.url(), "J", "--json"}, {"LOCKWIRE_PASSWORD=wrong-pw"});
   EXPECT_EQ(words.status, 69);
   one_json(words.out, "j['exit']==69 and j['server'].startswith('WRONGPASS')");
   // Success is unchanged: one object without "ok".

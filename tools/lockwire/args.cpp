@@ -501,7 +501,10 @@ Exit statuses:
 
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+  std::size_t len = c >= 0xf0 && c <= 0xf4  ? 4
+                    : c >= 0xe0 && c < 0xf0 ? 3
+                    : c >= 0xc2 && c < 0xe0 ? 2
+                                            : 0;
   bool ok = len > 0 && i + len <= s.size();
   for (std::size_t k = 1; ok && k < len; ++k) {
     ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;

@@ -49,10 +49,10 @@ std::string kind_name(lock::Kind k) {
 std::string server_words(std::string_view message) {
   // Redis's error codes (the first word of an error reply) that can reach a lockwire message.
   static constexpr std::string_view kCodes[] = {
-      "ERR",      "WRONGPASS",  "NOAUTH",     "NOPERM",   "NOPROTO",   "OOM",
-      "READONLY", "LOADING",    "BUSY",       "MASTERDOWN", "MISCONF", "NOREPLICAS",
-      "CLUSTERDOWN", "TRYAGAIN", "MOVED",     "ASK",      "CROSSSLOT", "EXECABORT",
-      "WRONGTYPE", "UNBLOCKED", "NOTBUSY",    "BUSYKEY",  "NOSCRIPT",  "UNKILLABLE"};
+      "ERR",         "WRONGPASS", "NOAUTH",  "NOPERM",     "NOPROTO",   "OOM",
+      "READONLY",    "LOADING",   "BUSY",    "MASTERDOWN", "MISCONF",   "NOREPLICAS",
+      "CLUSTERDOWN", "TRYAGAIN",  "MOVED",   "ASK",        "CROSSSLOT", "EXECABORT",
+      "WRONGTYPE",   "UNBLOCKED", "NOTBUSY", "BUSYKEY",    "NOSCRIPT",  "UNKILLABLE"};
   std::size_t best = std::string_view::npos;
   for (std::string_view code : kCodes) {
     for (std::size_t p = message.find(code); p != std::string_view::npos;

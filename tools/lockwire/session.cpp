@@ -76,9 +76,9 @@ void Session::finish(int code) {
     // Every failure under --json is one JSON object, including those with no message (a
     // signal while waiting).
     json_failure_printed_ = true;
-    print_json_failure(code, o_.resource,
-                       failure_.empty() ? "failed with exit status " + std::to_string(code)
-                                        : failure_);
+    print_json_failure(
+        code, o_.resource,
+        failure_.empty() ? "failed with exit status " + std::to_string(code) : failure_);
   }
   std::fflush(stdout);
   if (watch_) watch_->close();
@@ -414,8 +414,8 @@ void Session::renew() {
     if (ec && ec != lock::Errc::not_held) return lock_error(ec);
     const std::string ttl_ms = std::to_string(lock::ttl_millis(*o_.ttl));
     if (ec) {
-      return not_held(",\"owner\":" + json_string(owner()) + ",\"renewed\":false,\"ttl_ms\":" +
-                      ttl_ms);
+      return not_held(",\"owner\":" + json_string(owner()) +
+                      ",\"renewed\":false,\"ttl_ms\":" + ttl_ms);
     }
     if (o_.json) {
       std::printf("{\"resource\":%s,\"owner\":%s,\"renewed\":true,\"ttl_ms\":%s}\n",
@@ -513,8 +513,8 @@ void Session::inspect() {
       std::printf("resource:   %s\nstate:      %s\n", o_.resource.c_str(),
                   lock::state_name(v.state));
       for (const auto& h : v.holders) {
-        std::printf("holder:     %s %s (%s)\n", kind_name(h.kind).c_str(), printable(h.owner).c_str(),
-                    format_ttl_left(h.ttl_ms).c_str());
+        std::printf("holder:     %s %s (%s)\n", kind_name(h.kind).c_str(),
+                    printable(h.owner).c_str(), format_ttl_left(h.ttl_ms).c_str());
       }
       std::printf("last_token: %llu\n", static_cast<unsigned long long>(info.last_token));
       if (!c.push_wakeups) {

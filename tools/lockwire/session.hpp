@@ -157,7 +157,7 @@ class Session {
   Nanos op_bound_{0};  // how long any subcommand may take, --wait aside
   std::vector<uv_signal_t*> signals_;
   int exit_ = -1;
-  std::string failure_;               // the last failure's message (for --json)
+  std::string failure_;                // the last failure's message (for --json)
   bool json_failure_printed_ = false;  // --json: the one failure object is out
   bool connected_ = false;
   bool locking_ = false;  // a lock() is waiting for its answer
