@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -255,6 +256,16 @@ TEST_F(OperatorCli, EveryFailureUnderJsonIsOneJsonObject) {
       lw({"force-release", "--url", locked.url(), "J", "--json"}, {"LOCKWIRE_PASSWORD=wrong-pw"});
   EXPECT_EQ(words.status, 69);
   one_json(words.out, "j['exit']==69 and j['server'].startswith('WRONGPASS')");
+  // A signal while waiting (exit 128+N) is a failure too.
+  {
+    Proc waiting({"acquire", "--url", url, "J", "--ttl", "10s", "--wait", "30s", "--json", "-v"},
+                 dir_, false, {"LOCKWIRE_URL", "LOCKWIRE_PASSWORD", "REDISCLI_AUTH"});
+    ASSERT_TRUE(eventually([&] { return waiting.err().find("connected to") != std::string::npos; }))
+        << waiting.err();
+    waiting.signal(SIGTERM);
+    EXPECT_EQ(waiting.wait(), 128 + SIGTERM) << waiting.err();
+    one_json(waiting.out(), "j['ok'] is False and j['exit']==143 and 'signal 15' in j['error']");
+  }
   // Success is unchanged: one object without "ok".
   Result fine = lw({"inspect", "--url", url, "J", "--json"});
   EXPECT_EQ(fine.status, 0);
