@@ -69,10 +69,10 @@ std::string resolve_password(const Options& o, loop::ConnectionOptions& conn) {
 
 int main_impl(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  // --json is known before parsing succeeds, so that a usage error is JSON too (run takes no
-  // --json: its COMMAND's words after "--" are not ours).
+  // --json is known before parsing succeeds, so that a usage error is JSON too. run takes no
+  // --json (its COMMAND's words are not ours).
   for (const std::string& a : args) {
-    if (a == "--") break;
+    if (a == "--" || a == "run") break;
     if (a == "--json") g_json = true;
   }
   Options o;
