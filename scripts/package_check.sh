@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Proves the package from outside: installs the release build into a temporary prefix, builds
+# the README's own consumer snippets against it (scripts/readme_consumer_check.sh: its CMake
+# link lines, its BlockingClient service and its simulation test, which it runs), builds
 # examples/consumer against it with find_package(lockwire) and with pkg-config and runs both
 # against a private redis-server and the simulator, then builds the .debs with CPack, unpacks
 # them (dpkg -x) and runs the unpacked lockwire and man pages; as root it also installs them
@@ -32,7 +34,11 @@ step "installed into $prefix: $(find "$prefix" -type f | wc -l) files"
 if grep -rIl -e "$src" -e "$tmp" "$prefix"; then fail "absolute build paths in the installed tree (above)"; fi
 "$prefix/bin/lockwire" --version
 
-# 2. The consumer, once with find_package and once with pkg-config.
+# 2. The README's snippets, exactly as written (what it says to link is what gets linked).
+scripts/readme_consumer_check.sh "$prefix" "$tmp/readme"
+step "README's consumer snippets built and its simulation test ran"
+
+# The consumer, once with find_package and once with pkg-config.
 cmake -S examples/consumer -B "$tmp/consumer-cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$tmp/consumer-cmake" >/dev/null

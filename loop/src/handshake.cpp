@@ -120,7 +120,14 @@ Handshake::Verdict Handshake::reply(resp::Frame frame) {
         out.error = Errc::auth_failed;
       }
     }
-    out.detail = std::string(step == Step::hello ? "HELLO 3: " : "SELECT: ") + std::string(msg);
+    std::string_view words = msg;
+    // A server without HELLO (renamed away, or not Redis) echoes the arguments it was given,
+    // AUTH's password among them: keep its words up to the echo.
+    constexpr std::string_view kEcho = "with args beginning with:";
+    const bool echoed = step == Step::hello && words.find(kEcho) != std::string_view::npos;
+    if (echoed) words = words.substr(0, words.find(kEcho) + kEcho.size());
+    out.detail = std::string(step == Step::hello ? "HELLO 3: " : "SELECT: ") + std::string(words);
+    if (echoed) out.detail += " (not shown: they hold the credentials)";
     out.config_error = out.error == Errc::auth_failed || out.error == Errc::resp3_refused;
     return out;
   } else if (step == Step::hello && v < frame.size() && frame[v].type == resp::Type::map) {
@@ -148,6 +155,41 @@ Handshake::Verdict Handshake::reply(resp::Frame frame) {
 std::string Handshake::server_software() const {
   if (software_.empty()) return version_;
   return version_.empty() ? software_ : software_ + " " + version_;
+}
+
+std::string mask_secret(std::string text, std::string_view secret) {
+  if (secret.size() < 4) return text;
+  for (std::size_t p = text.find(secret); p != std::string::npos; p = text.find(secret, p + 3)) {
+    text.replace(p, secret.size(), "***");
+  }
+  return text;
+}
+
+std::string excerpt(std::string_view bytes, std::size_t max) {
+  std::string out = "'";
+  for (const char ch : bytes.substr(0, max)) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\\' || c == '\'') {
+      out.push_back('\\');
+      out.push_back(ch);
+    } else if (c < 0x20 || c >= 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    } else {
+      out.push_back(ch);
+    }
+  }
+  out += "'";
+  if (bytes.size() > max) out += "...";
+  return out;
 }
 
 Nanos backoff_delay(const Backoff& b, std::uint32_t attempt, std::uint64_t random) noexcept {
@@ -266,7 +308,8 @@ void Connection::Impl::handshake_reply(resp::Frame frame) {
     case detail::Handshake::Verdict::Next::failed:
       break;
   }
-  last_error = std::move(v.detail);
+  // The server's words, but never our password (a server may echo what it was sent).
+  last_error = detail::mask_secret(std::move(v.detail), opt.password);
   // Which of the servers the sentinels named said so.
   if (discovery) last_error = detail::describe(server) + " " + last_error;
   forget_announced_if_server();

@@ -49,6 +49,9 @@ class Handshake {
   // The reply to the oldest unanswered command of the last begin().
   [[nodiscard]] Verdict reply(resp::Frame frame);
 
+  // Whether any reply of the last begin()'s commands came in (a peer that answers the first
+  // with bytes that are not RESP does not speak it at all).
+  [[nodiscard]] bool answered_any() const noexcept { return answered_ > 0; }
   // CLIENT ID from the last answered HELLO; -1 before.
   [[nodiscard]] std::int64_t client_id() const noexcept { return client_id_; }
   [[nodiscard]] const std::string& server_mode() const noexcept { return mode_; }
@@ -72,6 +75,14 @@ class Handshake {
   // Popped when a CLIENT KILL is answered (killed, already gone, or refused: done either way).
   std::deque<std::pair<std::int64_t, std::string>> fences_;
 };
+
+// `text` with every occurrence of `secret` (4 bytes or more: a shorter one would mangle the
+// words around it) replaced by "***". For messages that may echo what we sent (AUTH).
+[[nodiscard]] std::string mask_secret(std::string text, std::string_view secret);
+
+// The first bytes a peer sent, for a message: at most `max` of them, quoted, with anything not
+// printable ASCII escaped (\r, \n, \t, \xNN) and "..." when there was more.
+[[nodiscard]] std::string excerpt(std::string_view bytes, std::size_t max = 64);
 
 // "5s", "300ms", "1500us", "7ns": the largest unit that states d exactly.
 [[nodiscard]] std::string format_duration(Nanos d);

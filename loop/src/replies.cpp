@@ -37,6 +37,12 @@ void Connection::Impl::on_data(std::string_view bytes) {
     if (r.status == resp::ParseResult::Status::error) {
       const auto pe = resp::make_error_code(r.error);
       last_error = "malformed RESP from server: " + pe.message();
+      if (state == ConnectionState::connecting && pos == 0 && !handshake.answered_any()) {
+        // Not a Redis that sent a bad frame: something else (HTTP, SSH, a proxy's banner)
+        // answered the first command. Its own first bytes say what it is.
+        last_error = "the server at " + detail::describe(server) +
+                     " does not speak RESP; it sent " + detail::excerpt(in);
+      }
       const bool limit = r.error == resp::ParseError::blob_too_long ||
                          r.error == resp::ParseError::aggregate_too_long ||
                          r.error == resp::ParseError::depth_exceeded;

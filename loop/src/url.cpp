@@ -16,11 +16,14 @@
 // rediss-sentinel (or ssl=true) is TLS to the sentinels and to the data nodes alike. The user
 // info, password= and the db are for the data nodes, as in the single-host form; the sentinels
 // get sentinel_username= (or sentinel_user=) and sentinel_password=, and no AUTH without them.
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "lockwire/loop/connection.hpp"
 
@@ -92,9 +95,60 @@ bool reg_name_char(char c) noexcept {
          c == '.' || c == '_' || c == '~' || c == '%';
 }
 
+using Range = std::pair<std::size_t, std::size_t>;  // [first, last) of the URL
+
+// Where a password may be: after the first ':' of the user info up to the last '@' (generous: a
+// password with an unencoded '/', '?' or '#' moves every cut of a malformed URL into it), and
+// the value of every password= / sentinel_password=. `precise`: the URL is known to be valid,
+// so its user info ends at the authority's last '@' (an '@' in a query value is not one).
+std::vector<Range> secret_ranges(std::string_view url, bool precise) {
+  std::vector<Range> out;
+  const std::size_t scheme_end = url.find("://");
+  const std::size_t s = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+  std::size_t end = url.size();
+  if (precise) end = std::min(end, url.find_first_of("/?#", s));
+  const std::size_t at = url.substr(0, end).rfind('@');
+  if (at != std::string_view::npos && at >= s) {
+    const std::size_t colon = url.find(':', s);
+    if (colon < at) out.emplace_back(colon + 1, at);
+  }
+  for (std::size_t p = url.find("password=", s); p != std::string_view::npos;
+       p = url.find("password=", p + 1)) {
+    const std::size_t b = p + 9;
+    out.emplace_back(b, std::min(url.size(), url.find_first_of("&#", b)));
+  }
+  return out;
+}
+
+// Errors name the part of the URL that is wrong, but never a part that may be a password.
 struct Fail {
   std::string* why;
+  std::string_view url;
+  std::vector<Range> secrets = secret_ranges(url, false);
+  const std::string* password = nullptr;  // the one parsed so far, scrubbed from messages too
+
+  // 'piece' (a view into the URL), or a placeholder when it overlaps a possible password.
+  std::string q(std::string_view piece) const {
+    const auto* const b = url.data();
+    if (piece.data() >= b && piece.data() <= b + url.size()) {
+      const auto first = static_cast<std::size_t>(piece.data() - b);
+      const std::size_t last = first + piece.size();
+      for (const auto& [sf, sl] : secrets) {
+        if (first < sl && sf < last) return "(not shown: it may hold the password)";
+      }
+    }
+    // Appends, not `"literal" + std::string` (g++ 12 -Wrestrict misfires on that at -O3).
+    std::string out(1, '\'');
+    out.append(piece).push_back('\'');
+    return out;
+  }
   std::error_code operator()(std::string msg) const {
+    if (password != nullptr && password->size() >= 4) {
+      for (std::size_t p = msg.find(*password); p != std::string::npos;
+           p = msg.find(*password, p + 3)) {
+        msg.replace(p, password->size(), "***");
+      }
+    }
     if (why != nullptr) *why = std::move(msg);
     return make_error_code(Errc::bad_url);
   }
@@ -102,7 +156,8 @@ struct Fail {
 
 // One "host[:port]" or "[v6][:port]" of the authority into ep.host/ep.port; "" when fine, else
 // why not. An empty host is left empty (the caller decides what it means).
-std::string parse_host_port(std::string_view authority, std::uint16_t default_port, Endpoint& ep) {
+std::string parse_host_port(std::string_view authority, std::uint16_t default_port, Endpoint& ep,
+                            const Fail& f) {
   std::string_view host = authority, port;
   if (!authority.empty() && authority.front() == '[') {
     const std::size_t close = authority.find(']');
@@ -125,8 +180,12 @@ std::string parse_host_port(std::string_view authority, std::uint16_t default_po
       port = authority.substr(c + 1);
       if (port.empty()) return "empty port after ':'";
     }
-    for (char c : host) {
-      if (!reg_name_char(c)) return std::string("invalid character '") + c + "' in the host name";
+    for (const char& c : host) {
+      if (!reg_name_char(c)) {
+        return std::string("invalid character ")
+            .append(f.q(std::string_view(&c, 1)))
+            .append(" in the host name");
+      }
     }
     if (!pct_decode(host, ep.host)) return "bad percent-encoding in the host name";
   }
@@ -134,7 +193,7 @@ std::string parse_host_port(std::string_view authority, std::uint16_t default_po
   if (!port.empty()) {
     std::uint64_t p = 0;
     if (!parse_uint(port, 65535, p, false) || p == 0) {
-      return "port must be a number from 1 to 65535, got '" + std::string(port) + "'";
+      return std::string("port must be a number from 1 to 65535, got ").append(f.q(port));
     }
     ep.port = static_cast<std::uint16_t>(p);
   }
@@ -144,7 +203,7 @@ std::string parse_host_port(std::string_view authority, std::uint16_t default_po
 }  // namespace
 
 std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::string* why) {
-  const Fail fail{why};
+  Fail fail{why, url};
   if (url.size() > kMaxUrl) return fail("URL longer than 64 KiB");
   for (char c : url) {
     if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
@@ -158,6 +217,7 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
   o.username.clear();
   o.password.clear();
   o.db = 0;
+  fail.password = &o.password;  // scrubbed from messages once parsed
 
   constexpr std::string_view kSchemes =
       "redis://, rediss://, unix://, redis-sentinel:// or rediss-sentinel://";
@@ -183,6 +243,7 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
 
   // The fragment is the sentinel form's master name, and meaningless anywhere else.
   std::optional<std::string> fragment_master;
+  std::string_view fragment_raw, query_master_raw;
   if (const std::size_t h = rest.find('#'); h != std::string_view::npos) {
     if (!sentinel) {
       return fail("URL fragments ('#...') have no meaning for Redis; percent-encode a '#' (%23)");
@@ -192,6 +253,7 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
       return fail("bad percent-encoding in the master name");
     }
     fragment_master = std::move(name);
+    fragment_raw = rest.substr(h + 1);
     rest = rest.substr(0, h);
   }
   std::string_view query;
@@ -251,7 +313,7 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
       const std::size_t comma = left.find(',');
       const std::string_view one = left.substr(0, comma);
       Endpoint ep;
-      if (std::string bad = parse_host_port(one, default_port, ep); !bad.empty()) {
+      if (std::string bad = parse_host_port(one, default_port, ep, fail); !bad.empty()) {
         if (list) bad += " (host " + std::to_string(n + 1) + " of the list)";
         return fail(std::move(bad));
       }
@@ -272,8 +334,7 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
     if (path.size() > 1) {
       std::uint64_t db = 0;
       if (!parse_uint(path.substr(1), INT32_MAX, db, true)) {
-        return fail("path must be /<database number> (no leading zeros), got '" +
-                    std::string(path) + "'");
+        return fail("path must be /<database number> (no leading zeros), got " + fail.q(path));
       }
       path_db = static_cast<std::int64_t>(db);
     }
@@ -292,17 +353,18 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
     if (kv.empty()) continue;
     const std::size_t eq = kv.find('=');
     if (eq == std::string_view::npos) {
-      return fail("query parameter '" + std::string(kv) + "' has no '=value'");
+      return fail("query parameter " + fail.q(kv) + " has no '=value'");
     }
     const std::string_view key = kv.substr(0, eq);
+    const std::string_view raw = kv.substr(eq + 1);
     std::string value;
-    if (!pct_decode(kv.substr(eq + 1), value)) {
-      return fail("bad percent-encoding in query parameter '" + std::string(key) + "'");
+    if (!pct_decode(raw, value)) {
+      return fail("bad percent-encoding in query parameter " + fail.q(key));
     }
     if (key == "db") {
       std::uint64_t db = 0;
       if (!parse_uint(value, INT32_MAX, db, false)) {
-        return fail("db must be a non-negative number, got '" + value + "'");
+        return fail("db must be a non-negative number, got " + fail.q(raw));
       }
       if (query_db) return fail("db given twice");
       query_db = static_cast<std::int64_t>(db);
@@ -318,18 +380,19 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
       }
       o.username = value;
     } else if (key == "sentinel_username" || key == "sentinel_user") {
-      if (!sentinel) return fail(std::string(key) + " needs a redis-sentinel:// URL");
+      if (!sentinel) return fail(fail.q(key) + " needs a redis-sentinel:// URL");
       sentinel_user = value;
     } else if (key == "sentinel_password") {
-      if (!sentinel) return fail(std::string(key) + " needs a redis-sentinel:// URL");
+      if (!sentinel) return fail(fail.q(key) + " needs a redis-sentinel:// URL");
       sentinel_password = value;
     } else if (key == "sentinelMasterId") {
-      if (!sentinel) return fail(std::string(key) + " needs a redis-sentinel:// URL");
+      if (!sentinel) return fail(fail.q(key) + " needs a redis-sentinel:// URL");
       if (query_master && *query_master != value) return fail("sentinelMasterId given twice");
       query_master = value;
+      query_master_raw = raw;
     } else if (key == "protocol") {
       if (value != "3") {
-        return fail("protocol=" + value + " not supported: lockwire speaks RESP3 only");
+        return fail("protocol=" + fail.q(raw) + " not supported: lockwire speaks RESP3 only");
       }
     } else if (key == "client_name" || key == "name") {
       o.client_name = value;
@@ -341,11 +404,11 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
       o.connect_timeout = std::chrono::milliseconds(ms);
     } else if (key == "ssl" || key == "tls") {
       bool b = false;
-      if (!parse_bool(value, b)) return fail(std::string(key) + " must be true or false");
+      if (!parse_bool(value, b)) return fail(fail.q(key) + " must be true or false");
       ssl = b;
     } else if (key == "verify_peer" || key == "verify") {
       bool b = false;
-      if (!parse_bool(value, b)) return fail(std::string(key) + " must be true or false");
+      if (!parse_bool(value, b)) return fail(fail.q(key) + " must be true or false");
       verify = b;
       any_tls_key = true;
     } else if (key == "ca_file" || key == "cacert") {
@@ -364,7 +427,7 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
       t.server_name = value;
       any_tls_key = true;
     } else {
-      return fail("unknown query parameter '" + std::string(key) + "'");
+      return fail("unknown query parameter " + fail.q(key));
     }
   }
   if (path_db && query_db && *path_db != *query_db) {
@@ -388,8 +451,8 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
   }
   if (sentinel) {
     if (fragment_master && query_master && *fragment_master != *query_master) {
-      return fail("master name given both as '#" + *fragment_master +
-                  "' and sentinelMasterId=" + *query_master + ", differently");
+      return fail("master name given both as #" + fail.q(fragment_raw) +
+                  " and sentinelMasterId=" + fail.q(query_master_raw) + ", differently");
     }
     std::string name = fragment_master ? *fragment_master : query_master.value_or("");
     if (name.empty()) {
@@ -402,6 +465,19 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
   out = std::move(o);
   if (why != nullptr) why->clear();
   return {};
+}
+
+std::string redact_url(std::string_view url) {
+  ConnectionOptions probe;
+  const bool valid = !parse_url(url, probe);
+  std::string out(url);
+  // Right to left, so that earlier offsets stay valid.
+  std::vector<Range> ranges = secret_ranges(url, valid);
+  std::sort(ranges.begin(), ranges.end());
+  for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
+    if (it->second > it->first) out.replace(it->first, it->second - it->first, "***");
+  }
+  return out;
 }
 
 }  // namespace lockwire::loop

@@ -106,5 +106,56 @@ TEST(Connection, OversizedReplyHitsTheInputLimit) {
   expect_fake_server_error("$999999999999\r\n", Errc::input_limit, "malformed");
 }
 
+// Issue #31: an HTTP service on the port. What it sends back to HELLO is named as such, with a
+// bounded, escaped excerpt of its first bytes — not "malformed RESP: unknown type byte".
+TEST(Connection, APeerThatDoesNotSpeakRespIsNamedWithWhatItSent) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const std::uint16_t port = ntohs(a.sin_port);
+  std::thread http([fd] {
+    const int c = ::accept(fd, nullptr, nullptr);
+    if (c < 0) return;
+    char buf[4096];
+    const std::string reply =
+        "HTTP/1.1 400 Bad Request\r\nContent-Type: text/html\r\nContent-Length: 1000\r\n"
+        "Connection: close\r\n\r\n<html>\x01</html>";
+    if (::read(c, buf, sizeof buf) > 0) {
+      [[maybe_unused]] auto n = ::write(c, reply.data(), reply.size());
+    }
+    ::close(c);
+  });
+  {
+    UvLoop loop;
+    test::EmptyLoopAtExit at_exit(loop);
+    ConnectionOptions o;
+    o.endpoint.host = "127.0.0.1";
+    o.endpoint.port = port;
+    o.auto_reconnect = false;
+    auto c = std::make_unique<Connection>(loop, o);
+    std::error_code drop;
+    c->add_state_handler([&](ConnectionState s, std::error_code ec) {
+      if (s == ConnectionState::disconnected && ec && !drop) drop = ec;
+    });
+    c->start();
+    ASSERT_TRUE(run_until(loop, [&] { return bool(drop); }));
+    const std::string& why = c->last_error();
+    const std::string want = "the server at 127.0.0.1:" + std::to_string(port) +
+                             " does not speak RESP; it sent 'HTTP/1.1 400 Bad Request\\r\\n";
+    EXPECT_EQ(why.rfind(want, 0), 0u) << why;
+    EXPECT_TRUE(why.ends_with("'...")) << why;  // bounded: the rest is left out
+    EXPECT_LT(why.size(), want.size() + 120) << why;
+    EXPECT_EQ(why.find("unknown type byte"), std::string::npos) << why;
+    c.reset();
+  }
+  http.join();
+  ::close(fd);
+}
+
 }  // namespace
 }  // namespace lockwire::loop

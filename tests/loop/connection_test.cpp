@@ -563,5 +563,28 @@ TEST(Connection, HealthCheckDropsAFrozenServerAndRecovers) {
   finish(c);
 }
 
+// Issue #31: a server without HELLO (renamed away here) echoes the arguments it was sent —
+// AUTH's password among them. The connection's error keeps the server's words, never the
+// password.
+TEST(Connection, AnEchoedHelloNeverShowsThePassword) {
+  test::RedisServer server({"--requirepass", "hunter2-secret", "--rename-command", "HELLO", ""});
+  UvLoop loop;
+  test::EmptyLoopAtExit at_exit(loop);
+  auto o = opts_for(server);
+  o.password = "hunter2-secret";
+  o.auto_reconnect = false;
+  Connection c(loop, o);
+  std::error_code why;
+  c.add_state_handler([&](ConnectionState s, std::error_code ec) {
+    if (s == ConnectionState::disconnected && ec && !why) why = ec;
+  });
+  c.start();
+  ASSERT_TRUE(run_until(loop, [&] { return bool(why); }));
+  EXPECT_EQ(why, Errc::resp3_refused);
+  EXPECT_NE(c.last_error().find("unknown command"), std::string::npos) << c.last_error();
+  EXPECT_EQ(c.last_error().find("hunter2"), std::string::npos) << c.last_error();
+  c.close();
+}
+
 }  // namespace
 }  // namespace lockwire::loop

@@ -77,7 +77,10 @@ class TempDir {
 class Proc {
  public:
   // `args` are lockwire's arguments; with raw = true, a whole command line (program first).
-  Proc(const std::vector<std::string>& args, const TempDir& dir, bool raw = false) {
+  // `env`: "NAME=value" sets a variable for the child, a bare "NAME" removes it; the rest of
+  // the environment is inherited.
+  Proc(const std::vector<std::string>& args, const TempDir& dir, bool raw = false,
+       const std::vector<std::string>& env = {}) {
     static int seq = 0;
     const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(seq++);
     out_ = dir.file("out-" + tag);
@@ -93,7 +96,23 @@ class Proc {
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    std::vector<std::string> vars;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string kv(*e);
+      bool replaced = false;
+      for (const std::string& o : env) {
+        const std::string name = o.substr(0, o.find('='));
+        replaced = replaced || kv.compare(0, name.size() + 1, name + "=") == 0;
+      }
+      if (!replaced) vars.push_back(kv);
+    }
+    for (const std::string& o : env) {
+      if (o.find('=') != std::string::npos) vars.push_back(o);
+    }
+    std::vector<char*> envp;
+    for (auto& v : vars) envp.push_back(v.data());
+    envp.push_back(nullptr);
+    if (::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&fa);
   }
   ~Proc() {

@@ -163,11 +163,12 @@ TEST(Json, Escapes) {
   EXPECT_EQ(json_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
   EXPECT_EQ(json_string("\n\t\x01"), "\"\\n\\t\\u0001\"");
   EXPECT_EQ(json_string("h\xc3\xa9"), "\"h\xc3\xa9\"");  // valid UTF-8 kept
+  // A byte outside valid UTF-8 is \udcXX (surrogateescape: recoverable), never U+FFFD.
   EXPECT_EQ(json_string("\xff"
                         "a"),
-            "\"\\ufffda\"");                                            // invalid byte replaced
-  EXPECT_EQ(json_string("\xc3"), "\"\\ufffd\"");                        // truncated sequence
-  EXPECT_EQ(json_string("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // surrogate
+            "\"\\udcffa\"");                                            // invalid byte
+  EXPECT_EQ(json_string("\xc3"), "\"\\udcc3\"");                        // truncated sequence
+  EXPECT_EQ(json_string("\xed\xa0\x80"), "\"\\udced\\udca0\\udc80\"");  // surrogate
 }
 
 }  // namespace

@@ -435,7 +435,7 @@ TEST_F(LockwireCli, WatchSeesAcquireReleaseAndExpiry) {
   auto lines = [&] { return w->out(); };
   ASSERT_TRUE(eventually([&] { return lines().find("\"initial\"") != std::string::npos; }))
       << w->err();
-  ASSERT_EQ(lw({"acquire", "wr", "--ttl", "300ms", "--owner", "short"}).status, 0);
+  ASSERT_EQ(lw({"acquire", "wr", "--ttl", "500ms", "--owner", "short"}).status, 0);
   ASSERT_TRUE(eventually([&] { return lines().find("\"expired\"") != std::string::npos; }))
       << lines();
   ASSERT_EQ(lw({"acquire", "wr", "--ttl", "20s", "--owner", "long"}).status, 0);

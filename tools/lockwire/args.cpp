@@ -1,6 +1,7 @@
 #include "args.hpp"
 
 #include "lockwire/lock/protocol.hpp"
+#include "lockwire/loop/connection.hpp"
 
 #include <algorithm>
 #include <array>
@@ -193,7 +194,7 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
         }
         if (!found) {
           if (a == "help") return ParseStatus::help;
-          return fail("unknown command '" + a + "'");
+          return fail("unknown command '" + shown_arg(a) + "'");
         }
         continue;
       }
@@ -243,6 +244,9 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
     if (name == "--url") {
       if (!value(v)) return fail("--url needs a URL");
       out.url = v;
+    } else if (name == "--password-file") {
+      if (!value(v) || v.empty()) return fail("--password-file needs a file");
+      out.password_file = v;
     } else if (name == "--prefix") {
       if (!value(v)) return fail("--prefix needs a value");
       out.prefix = v;
@@ -263,14 +267,19 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
       // A persistent lease only when spelled out: `--ttl 0` stays an error.
       const std::string next =
           inline_value ? *inline_value : (i + 1 < args.size() ? args[i + 1] : std::string());
-      if (next == "forever") {
+      if (next == "forever" || next == "inf") {  // as for every duration: "inf" = "forever"
         if (!inline_value) ++i;
         seen |= kOptTtl;
         d = lock::kForever;
       } else {
         if (auto st = duration(d, kOptTtl); st != ParseStatus::ok) return st;
         if (d <= Nanos{0}) return fail("--ttl must be positive (a lease of 0 would end at once)");
-        if (d < std::chrono::milliseconds(1)) return fail("--ttl must be at least 1ms");
+        if (d < kMinTtl) {
+          return fail("--ttl must be at least " + format_duration(kMinTtl) + " (got " +
+                      format_duration(d) +
+                      "): a shorter lease can be gone before its grant is answered, renewed or "
+                      "its token used");
+        }
       }
       out.ttl = d;
     } else if (name == "--wait") {
@@ -355,7 +364,7 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
   if (positional.empty()) return fail("'" + cmd + "' needs a RESOURCE");
   const bool several = out.command == Command::run || out.command == Command::acquire;
   if (positional.size() > 1 && !several) {
-    return fail("unexpected argument '" + positional[1] + "'");
+    return fail("unexpected argument '" + shown_arg(positional[1]) + "'");
   }
   if (out.fair && out.shared) return fail("--fair is for exclusive locks (not --shared/--permits)");
   if (positional.size() > 1 && out.shared) {
@@ -390,6 +399,14 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
       break;
   }
   if (out.owner && out.owner->empty()) return fail("--owner must not be empty");
+  for (const std::string& r : out.resources) {
+    if (std::string bad = printable_name_problem("RESOURCE", r); !bad.empty()) return fail(bad);
+  }
+  if (out.owner) {
+    if (std::string bad = printable_name_problem("--owner", *out.owner); !bad.empty()) {
+      return fail(bad);
+    }
+  }
   return ParseStatus::ok;
 }
 
@@ -434,15 +451,19 @@ Options:
                        redis://h1:p1,h2:p2,... (a Redis Cluster's seed nodes; one node works
                        too), redis-sentinel://s1:p1,s2:p2,...#master (Sentinel)
                        (default: $LOCKWIRE_URL, else redis://127.0.0.1:6379)
+  --password-file FILE the server's password, read from FILE (a trailing newline is not part
+                       of it): keeps it out of argv, which `ps` shows. Without it: the URL's
+                       password, else $LOCKWIRE_PASSWORD, else $REDISCLI_AUTH
   --tls                use TLS even with a redis:// URL (any --tls-* option implies it)
   --tls-ca FILE        CA bundle (PEM) to verify the server with (default: system store)
   --tls-cert FILE      client certificate (PEM);  --tls-key FILE  its private key
   --tls-server-name N  name to verify the server certificate against (default: URL host)
   --tls-insecure       do NOT verify the server certificate (prints a warning)
   --prefix P           key prefix (default "lockwire:")
-  --ttl D              lease length (run: default 30s; renewed every TTL/3); "forever": a
-                       persistent lease, ended only by release or force-release
-  --wait D             how long to wait for the lock (default 0: one attempt; "forever")
+  --ttl D              lease length, at least 500ms (run: default 30s; renewed every TTL/3);
+                       "forever": a persistent lease, ended only by release or force-release
+  --wait D             how long to wait for the lock (default 0: one attempt; "forever":
+                       until granted or interrupted)
   --kill-after D       run: SIGKILL this long after SIGTERM on lease loss (default 10s)
   --connect-timeout D  (default 5s)
   --owner ID           owner id (default hostname:pid:random)
@@ -451,7 +472,8 @@ Options:
                        use it; a vanished waiter holds the queue up for at most 2s)
   --permits N          a counting semaphore: at most N holders at once (each its own lease;
                        every holder of RESOURCE must use the same N)
-  --json               machine-readable output (one JSON object per line)
+  --json               machine-readable output (one JSON object per line); a failure is one
+                       {"ok":false,"exit":N,"resource","error","server"} object
   -q, --quiet          no messages on stderr (exit status only)
   -v, --verbose        progress messages on stderr (reconnects, degraded server modes)
   --allow-eviction     lock even where the server may evict lock keys (maxmemory-policy is
@@ -462,7 +484,9 @@ Options:
                        the grant is withdrawn (exit 69) and a renewal does not count
   --replica-timeout D  how long WAIT waits for them (default 100ms)
   -h, --help, --version
-Durations: 250ms, 10s, 1.5s, 2m, 1h (also us; "forever" = one year); 0 needs no unit.
+Durations: 250ms, 10s, 1.5s, 2m, 1h (also us); 0 needs no unit; at most one year.
+RESOURCE (at most 512 bytes) and --owner (256) are UTF-8 without control characters or
+braces. Environment: LOCKWIRE_URL, LOCKWIRE_PASSWORD, REDISCLI_AUTH.
 
 Exit statuses:
   0    success (run: COMMAND's own status; 128+N if it died of signal N)
@@ -473,6 +497,60 @@ Exit statuses:
   77   release/renew: the lease is not held (expired, force-released or not ours)
   126  run: COMMAND is not executable;  127  run: COMMAND not found
 )";
+}
+
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t len = c >= 0xf0 && c <= 0xf4  ? 4
+                    : c >= 0xe0 && c < 0xf0 ? 3
+                    : c >= 0xc2 && c < 0xe0 ? 2
+                                            : 0;
+  bool ok = len > 0 && i + len <= s.size();
+  for (std::size_t k = 1; ok && k < len; ++k) {
+    ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+  }
+  if (ok && len == 3) {
+    const auto c1 = static_cast<unsigned char>(s[i + 1]);
+    ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);  // overlong, surrogates
+  }
+  if (ok && len == 4) {
+    const auto c1 = static_cast<unsigned char>(s[i + 1]);
+    ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+  }
+  return ok ? len : 0;
+}
+
+std::string printable_name_problem(std::string_view what, std::string_view name) {
+  char b[160];
+  for (std::size_t i = 0; i < name.size();) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (c < 0x20 || c == 0x7f) {
+      std::snprintf(b, sizeof b,
+                    "%.*s contains a control character (byte 0x%02x at offset %zu): names are "
+                    "printed one per line, so they may hold none",
+                    static_cast<int>(what.size()), what.data(), c, i);
+      return b;
+    }
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t len = utf8_sequence_length(name, i);
+    if (len == 0) {
+      std::snprintf(b, sizeof b, "%.*s is not valid UTF-8 (byte 0x%02x at offset %zu)",
+                    static_cast<int>(what.size()), what.data(), c, i);
+      return b;
+    }
+    i += len;
+  }
+  return {};
+}
+
+std::string shown_arg(std::string_view arg) {
+  if (arg.find('@') == std::string_view::npos && arg.find("password=") == std::string_view::npos) {
+    return std::string(arg);
+  }
+  return loop::redact_url(arg);
 }
 
 std::string json_string(std::string_view s) {
@@ -501,26 +579,13 @@ std::string json_string(std::string_view s) {
     } else if (c < 0x80) {
       o.push_back(static_cast<char>(c)), ++i;
     } else {
-      // Copy a well-formed UTF-8 sequence; anything else becomes U+FFFD.
-      std::size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-      if (c > 0xf4) len = 0;
-      bool ok = len > 0 && i + len <= s.size();
-      for (std::size_t k = 1; ok && k < len; ++k) {
-        ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-      }
-      if (ok && len == 3) {
-        const auto c1 = static_cast<unsigned char>(s[i + 1]);
-        ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);  // overlong, surrogates
-      }
-      if (ok && len == 4) {
-        const auto c1 = static_cast<unsigned char>(s[i + 1]);
-        ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
-      }
-      if (ok) {
+      // Copy a well-formed UTF-8 sequence; any other byte becomes \udcXX.
+      const std::size_t len = utf8_sequence_length(s, i);
+      if (len > 0) {
         o.append(s.substr(i, len));
         i += len;
       } else {
-        o += "\\ufffd";
+        hex4(0xdc00 | c);  // surrogateescape: the byte itself, recoverable
         ++i;
       }
     }

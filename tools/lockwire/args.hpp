@@ -44,6 +44,9 @@ struct Options {
   std::vector<std::string> argv;  // run: COMMAND and its arguments
 
   std::optional<std::string> url;  // unset: $LOCKWIRE_URL, else redis://127.0.0.1:6379
+  // The data nodes' password, read from this file (main.cpp; docs/cli.md, *Passwords*): the
+  // first of --password-file, the URL's password, $LOCKWIRE_PASSWORD and $REDISCLI_AUTH.
+  std::optional<std::string> password_file;
   bool tls = false;
   std::string tls_ca, tls_cert, tls_key, tls_server_name;
   bool tls_insecure = false;
@@ -68,6 +71,13 @@ struct Options {
   Nanos replica_timeout{std::chrono::milliseconds(100)};
 };
 
+// The shortest --ttl accepted (run, acquire, renew, upgrade). A lease must outlive the round
+// trips that grant and renew it (run renews every TTL/3 and starts COMMAND only with 100 ms of
+// it left) and, for acquire, the start of the script's next step that uses its token: below
+// half a second a lease is often gone before it is used (`--ttl 1ms` printed a token for a
+// lease already expired; `run --ttl 1ms` exited 76 at once). docs/cli.md, *Limits*.
+inline constexpr Nanos kMinTtl = std::chrono::milliseconds(500);
+
 enum class ParseStatus : std::uint8_t { ok, help, version, error };
 
 // Parses argv[1..]. On error `error` says what is wrong (without the usage text).
@@ -89,7 +99,20 @@ enum class ParseStatus : std::uint8_t { ok, help, version, error };
 // A few lines of synopsis, printed after a usage error.
 [[nodiscard]] std::string short_usage();
 
-// JSON string literal (quotes included), escaping per RFC 8259; invalid UTF-8 bytes become U+FFFD.
+// JSON string literal (quotes included), escaping per RFC 8259. A byte that is not part of
+// valid UTF-8 (only in names written by other clients: the tool refuses them on input) becomes
+// \udcXX, Python's surrogateescape, so that the bytes can be had back — never U+FFFD.
 [[nodiscard]] std::string json_string(std::string_view s);
+
+// Why `name` (an owner or RESOURCE) cannot be used on the command line, or "" if it can: a
+// control character (names are printed one per line: `read -r token owner` must see one) or
+// bytes that are not UTF-8 (JSON output could not carry them as text).
+[[nodiscard]] std::string printable_name_problem(std::string_view what, std::string_view name);
+
+// The length of the well-formed UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0.
+[[nodiscard]] std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
+
+// An argument as it may be echoed in a message: a URL's passwords masked.
+[[nodiscard]] std::string shown_arg(std::string_view arg);
 
 }  // namespace lockwire::cli

@@ -23,9 +23,20 @@
 
 namespace lockwire::cli {
 
-// "lockwire: <message>" on stderr, one write.
+// `s` for a line of text output: control characters and bytes that are not UTF-8 as \xNN, so
+// that a name another client wrote (the library is binary-safe) stays on one line.
+[[nodiscard]] std::string printable(std::string_view s);
+// "lockwire: <message>" on stderr, one write, one line (printable()).
 __attribute__((format(printf, 1, 2))) void print_err(const char* fmt, ...);
 [[nodiscard]] std::string kind_name(lock::Kind k);
+// The server's own words in a message, from the first Redis error code on ("NOPERM this user
+// has no permissions ...", "WRONGPASS ..."); "" when it quotes none.
+[[nodiscard]] std::string server_words(std::string_view message);
+// The one JSON object a failure under --json prints on stdout (docs/cli.md, *Output*):
+// {"ok":false,"exit":N,"resource":R|null,"error":MESSAGE,"server":WORDS|null} plus `extra`
+// (e.g. ,"owner":"o","released":false), then a newline. Flushes stdout.
+void print_json_failure(int exit, std::string_view resource, std::string_view error,
+                        std::string_view extra = {});
 // Where we connect, without credentials (for messages).
 [[nodiscard]] std::string describe_endpoint(const loop::Endpoint& ep);
 [[nodiscard]] std::string iso_time(loop::WallTime t);

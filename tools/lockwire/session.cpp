@@ -72,6 +72,14 @@ void Session::start(bool signals, Nanos wait, std::function<void()> step) {
 void Session::finish(int code) {
   if (exit_ >= 0) return;
   exit_ = code;
+  if (o_.json && code != kOk && !json_failure_printed_) {
+    // Every failure under --json is one JSON object, including those with no message (a
+    // signal while waiting).
+    json_failure_printed_ = true;
+    print_json_failure(
+        code, o_.resource,
+        failure_.empty() ? "failed with exit status " + std::to_string(code) : failure_);
+  }
   std::fflush(stdout);
   if (watch_) watch_->close();
   if (client_) client_->close();
@@ -80,14 +88,13 @@ void Session::finish(int code) {
 
 void Session::fail(int code, const char* fmt, ...) {
   if (exit_ >= 0) return;
-  if (!o_.quiet) {
-    va_list ap;
-    va_start(ap, fmt);
-    char buf[4096];
-    std::vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    print_err("%s", buf);
-  }
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[4096];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  failure_ = buf;
+  if (!o_.quiet) print_err("%s", buf);
   finish(code);
 }
 
@@ -126,6 +133,19 @@ std::string Session::why(Ec ec) const {
   if (conn.find(s) != std::string::npos) return conn;  // already says it, with context
   if (!conn.empty()) s += " (" + conn + ")";
   return s;
+}
+
+// release/renew of a lease the owner does not hold: exit 77. Under --json the one object
+// keeps the success shape's fields (`fields`: released/renewed false) and the failure's.
+void Session::not_held(const std::string& fields) {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, "%s: not held by '%s' (expired, force-released or never acquired)",
+                o_.resource.c_str(), owner().c_str());
+  if (o_.json) {
+    print_json_failure(kNotHeld, o_.resource, buf, fields);
+    json_failure_printed_ = true;
+  }
+  fail(kNotHeld, "%s", buf);
 }
 
 void Session::lock_error(Ec ec) {
@@ -206,6 +226,7 @@ void Session::on_signal(int sig) {
   // Still waiting for the lock: give up. The library answers once no claim of ours is left
   // (an acquire in flight is settled first; a late grant is released).
   abort_code_ = 128 + sig;
+  failure_ = o_.resource + ": signal " + std::to_string(sig) + " while waiting; not acquired";
   note("%s: signal %d while waiting; giving up", o_.resource.c_str(), sig);
   if (!locking_) return finish(abort_code_);
   for (const std::string& r : o_.resources) client_->cancel(r, owner());
@@ -235,7 +256,7 @@ void Session::report_busy(Ec ec) {
          owner().c_str());
     return;
   }
-  if (o_.quiet) return finish(kBusy);
+  if (o_.quiet && !o_.json) return finish(kBusy);
   const std::string within =
       o_.wait > Nanos{0} ? " within " + format_duration(o_.wait) : std::string();
   after(kReportGrace, [this, within] {
@@ -377,14 +398,10 @@ void Session::release() {
   client_->release(o_.resource, owner(), kind_given(), [this](Ec ec) {
     if (exit_ >= 0) return;
     if (ec && ec != lock::Errc::not_held) return lock_error(ec);
+    if (ec) return not_held(",\"owner\":" + json_string(owner()) + ",\"released\":false");
     if (o_.json) {
-      std::printf("{\"resource\":%s,\"owner\":%s,\"released\":%s}\n",
-                  json_string(o_.resource).c_str(), json_string(owner()).c_str(),
-                  ec ? "false" : "true");
-    }
-    if (ec) {
-      return fail(kNotHeld, "%s: not held by '%s' (expired, force-released or never acquired)",
-                  o_.resource.c_str(), owner().c_str());
+      std::printf("{\"resource\":%s,\"owner\":%s,\"released\":true}\n",
+                  json_string(o_.resource).c_str(), json_string(owner()).c_str());
     }
     note("%s: released", o_.resource.c_str());
     finish(kOk);
@@ -395,14 +412,14 @@ void Session::renew() {
   client_->renew(o_.resource, owner(), kind_given(), *o_.ttl, [this](Ec ec) {
     if (exit_ >= 0) return;
     if (ec && ec != lock::Errc::not_held) return lock_error(ec);
-    if (o_.json) {
-      std::printf("{\"resource\":%s,\"owner\":%s,\"renewed\":%s,\"ttl_ms\":%lld}\n",
-                  json_string(o_.resource).c_str(), json_string(owner()).c_str(),
-                  ec ? "false" : "true", static_cast<long long>(lock::ttl_millis(*o_.ttl)));
-    }
+    const std::string ttl_ms = std::to_string(lock::ttl_millis(*o_.ttl));
     if (ec) {
-      return fail(kNotHeld, "%s: not held by '%s' (expired, force-released or never acquired)",
-                  o_.resource.c_str(), owner().c_str());
+      return not_held(",\"owner\":" + json_string(owner()) +
+                      ",\"renewed\":false,\"ttl_ms\":" + ttl_ms);
+    }
+    if (o_.json) {
+      std::printf("{\"resource\":%s,\"owner\":%s,\"renewed\":true,\"ttl_ms\":%s}\n",
+                  json_string(o_.resource).c_str(), json_string(owner()).c_str(), ttl_ms.c_str());
     }
     note("%s: renewed for %s", o_.resource.c_str(), format_duration(*o_.ttl).c_str());
     finish(kOk);
@@ -496,8 +513,8 @@ void Session::inspect() {
       std::printf("resource:   %s\nstate:      %s\n", o_.resource.c_str(),
                   lock::state_name(v.state));
       for (const auto& h : v.holders) {
-        std::printf("holder:     %s %s (%s)\n", kind_name(h.kind).c_str(), h.owner.c_str(),
-                    format_ttl_left(h.ttl_ms).c_str());
+        std::printf("holder:     %s %s (%s)\n", kind_name(h.kind).c_str(),
+                    printable(h.owner).c_str(), format_ttl_left(h.ttl_ms).c_str());
       }
       std::printf("last_token: %llu\n", static_cast<unsigned long long>(info.last_token));
       if (!c.push_wakeups) {

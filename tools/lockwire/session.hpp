@@ -82,6 +82,7 @@ class Session {
   std::string why(Ec ec) const;
 
   void lock_error(Ec ec);
+  void not_held(const std::string& fields);
   void start(bool signals, Nanos wait, std::function<void()> step);
 
   [[nodiscard]] std::string connected_to() const;
@@ -156,6 +157,8 @@ class Session {
   Nanos op_bound_{0};  // how long any subcommand may take, --wait aside
   std::vector<uv_signal_t*> signals_;
   int exit_ = -1;
+  std::string failure_;                // the last failure's message (for --json)
+  bool json_failure_printed_ = false;  // --json: the one failure object is out
   bool connected_ = false;
   bool locking_ = false;  // a lock() is waiting for its answer
   int abort_code_ = -1;   // a terminating signal came while waiting: exit with this

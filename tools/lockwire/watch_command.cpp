@@ -38,12 +38,12 @@ void Session::emit(const lock::WatchEvent& e) {
     std::fputs(line.c_str(), stdout);
   } else if (!initial) {
     std::printf("%s %s %s %s %s (last token %llu)\n", t.c_str(), o_.resource.c_str(), event,
-                kind_name(e.holder.kind).c_str(), e.holder.owner.c_str(),
+                kind_name(e.holder.kind).c_str(), printable(e.holder.owner).c_str(),
                 static_cast<unsigned long long>(token));
   } else {
     std::string who;
     for (const auto& x : e.view.holders)
-      who.append(" ").append(kind_name(x.kind)).append(":").append(x.owner);
+      who.append(" ").append(kind_name(x.kind)).append(":").append(printable(x.owner));
     std::printf("%s %s %s %s%s (last token %llu)\n", t.c_str(), o_.resource.c_str(), event,
                 lock::state_name(e.view.state), who.c_str(),
                 static_cast<unsigned long long>(token));

@@ -179,6 +179,12 @@ struct ConnectionOptions {
 [[nodiscard]] std::error_code parse_url(std::string_view url, ConnectionOptions& out,
                                         std::string* why = nullptr);
 
+// The URL for messages and logs: every password (user info, password=, sentinel_password=)
+// replaced by "***". A malformed URL is masked generously (from the user info's ':' to its last
+// '@'), as a password with an unencoded '/', '?' or '#' is what often makes it malformed.
+// parse_url's own errors never quote a password either.
+[[nodiscard]] std::string redact_url(std::string_view url);
+
 // ec is empty on success. Errc::server_error when any reply is an error frame (replies still
 // given). On not_sent / outcome_unknown / closed, `replies` is empty.
 using ReplyHandler = std::function<void(std::error_code ec, const Replies& replies)>;
