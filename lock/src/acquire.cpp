@@ -369,7 +369,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
            const auto d = protocol::decide_shared(w->req.owner, read, w->req.permits);
            if (d != protocol::Decision::free || w->leaving()) {
              if (q->one_shot) {
-               self->complete(w, Errc::timed_out);
+               self->complete(w, Errc::busy);
                return self->advance(q);
              }
              return self->wait_read(q, w, false);
@@ -497,7 +497,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
                    if (w->expired) {
                      self->settle(w, absent);
                    } else if (absent) {
-                     self->complete(w, Errc::timed_out);
+                     self->complete(w, q->one_shot ? Errc::busy : Errc::timed_out);
                    } else {
                      self->settle(w, false);
                    }
@@ -571,7 +571,7 @@ void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::M
 }
 
 // An attempt that wrote nothing found the resource held. The waiter ends here if its wait is
-// over (its give-up answer) or it had one attempt (timed_out), and the queue moves on; otherwise
+// over (its give-up answer) or it had one attempt (busy), and the queue moves on; otherwise
 // the caller makes it wait. The contention is counted unless the wait was already over.
 bool Client::Core::ended_when_blocked(const QueuePtr& q, const WaiterPtr& w) {
   if (w->leaving()) {  // wait over: nothing of ours was written
@@ -581,7 +581,7 @@ bool Client::Core::ended_when_blocked(const QueuePtr& q, const WaiterPtr& w) {
   }
   if (auto* m = metrics()) m->on_contended(w->req.resource);
   if (q->one_shot) {
-    complete(w, Errc::timed_out);
+    complete(w, Errc::busy);  // try-lock: held by someone else
     advance(q);
     return true;
   }
@@ -861,7 +861,10 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler) {
     });
   };
   if (c.closed) return fail(Errc::closed);
-  if (auto ec = validate(req)) return fail(ec);
+  if (std::string why; auto ec = validate(req, &why)) {
+    c.last_error = std::move(why);  // what was wrong, for last_error()
+    return fail(ec);
+  }
   auto w = std::make_shared<Waiter>();
   w->keys = protocol::make_keys(c.opts.prefix, req.resource);
   c.scratch_key.assign(w->keys.holders).push_back('\0');

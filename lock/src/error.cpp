@@ -42,6 +42,8 @@ class Category final : public std::error_category {
         return "the wait was cancelled";
       case Errc::not_replicated:
         return "not acknowledged by enough replicas";
+      case Errc::busy:
+        return "held by someone else (one attempt: wait 0)";
       case Errc::unsupported_server:
         return "the server is too old for lockwire (needs Redis >= 7.0 or Valkey >= 7.2)";
     }

@@ -120,7 +120,7 @@ void Client::Core::on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::
   } else if (w->expired) {
     complete(w, w->give_up);  // wait over: nothing of ours was written
   } else if (!w->done) {
-    complete(w, Errc::timed_out);  // one attempt, blocked
+    complete(w, Errc::busy);  // one attempt, blocked by another holder
   }
   advance(q);
 }

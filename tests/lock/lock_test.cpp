@@ -28,7 +28,7 @@ TEST_F(LockTest, ExclusiveExcludesAndTokensIncrease) {
   ASSERT_FALSE(la.ec) << la.ec.message();
   EXPECT_TRUE(la.lease.held());
   EXPECT_GT(la.lease.token(), 0u);
-  EXPECT_EQ(acquire(*b, req("r", "b")).ec, Errc::timed_out);  // wait 0: one attempt
+  EXPECT_EQ(acquire(*b, req("r", "b")).ec, Errc::busy);  // wait 0: one attempt
   EXPECT_FALSE(release(*a, la.lease));
   EXPECT_EQ(la.lease.state(), LeaseState::released);
   auto lb = acquire(*b, req("r", "b"));
@@ -66,7 +66,7 @@ TEST_F(LockTest, SharedAndExclusiveCompatibility) {
   ASSERT_FALSE(s1.ec) << s1.ec.message();
   ASSERT_FALSE(s2.ec) << s2.ec.message();
   EXPECT_GT(s2.lease.token(), s1.lease.token());
-  EXPECT_EQ(acquire(*b, req("r", "x", 10s)).ec, Errc::timed_out);
+  EXPECT_EQ(acquire(*b, req("r", "x", 10s)).ec, Errc::busy);
   // Upgrade of a shared holder is refused instead of waiting for itself.
   EXPECT_EQ(acquire(*b, req("r", "s2", 10s, 1s)).ec, Errc::already_held);
   LockInfo info = inspect(*a, "r");
@@ -76,12 +76,12 @@ TEST_F(LockTest, SharedAndExclusiveCompatibility) {
     EXPECT_GT(h.ttl_ms, 0) << h.owner << " " << server_.cli({"KEYS", "*"});  // own TTL each
   }
   EXPECT_FALSE(release(*a, s1.lease));
-  EXPECT_EQ(acquire(*a, req("r", "x", 10s)).ec, Errc::timed_out);
+  EXPECT_EQ(acquire(*a, req("r", "x", 10s)).ec, Errc::busy);
   EXPECT_FALSE(release(*b, s2.lease));
   auto x = acquire(*a, req("r", "x", 10s));
   ASSERT_FALSE(x.ec);
   EXPECT_GT(x.lease.token(), s2.lease.token());
-  EXPECT_EQ(acquire(*b, req("r", "s3", 10s, 0s, Kind::shared)).ec, Errc::timed_out);
+  EXPECT_EQ(acquire(*b, req("r", "s3", 10s, 0s, Kind::shared)).ec, Errc::busy);
   EXPECT_EQ(release(*b, s2.lease), Errc::not_held);
   EXPECT_FALSE(release(*a, x.lease));
 }
@@ -482,7 +482,7 @@ TEST_F(LockTest, SharedHoldersExpireIndividually) {
   EXPECT_EQ(renew(*a, s1.lease), Errc::not_held);
   EXPECT_TRUE(s2.lease.held());
   EXPECT_FALSE(renew(*b, s2.lease));
-  EXPECT_EQ(acquire(*a, req("r", "x", 10s)).ec, Errc::timed_out);  // s2 still blocks writers
+  EXPECT_EQ(acquire(*a, req("r", "x", 10s)).ec, Errc::busy);  // s2 still blocks writers
   EXPECT_FALSE(release(*b, s2.lease));
   auto x = acquire(*a, req("r", "x", 10s, 2s));
   ASSERT_FALSE(x.ec) << x.ec.message();

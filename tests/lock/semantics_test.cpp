@@ -114,7 +114,7 @@ TEST_F(LeaseSemanticsTest, WaitsForTheOtherReadersToLeave) {
   auto s2 = acquire(*b, req("r", "s2", 10s, 0s, Kind::shared));
   ASSERT_FALSE(s1.ec);
   ASSERT_FALSE(s2.ec);
-  EXPECT_EQ(upgrade_now(*a, s1.lease, 0s).ec, Errc::timed_out);  // one attempt: not alone
+  EXPECT_EQ(upgrade_now(*a, s1.lease, 0s).ec, Errc::busy);  // one attempt: not alone
   EXPECT_TRUE(s1.lease.held());
   Pending up;
   upgrade(*a, s1.lease, 10s, up);
@@ -123,7 +123,7 @@ TEST_F(LeaseSemanticsTest, WaitsForTheOtherReadersToLeave) {
   EXPECT_EQ(server_.cli({"GET", "lockwire:{r}:u"}), "s1\n");  // the declared intent
   EXPECT_TRUE(s1.lease.held());
   // A new exclusive claimant is still refused meanwhile (the readers are there).
-  EXPECT_EQ(acquire(*b, req("r", "w", 10s)).ec, Errc::timed_out);
+  EXPECT_EQ(acquire(*b, req("r", "w", 10s)).ec, Errc::busy);
   EXPECT_FALSE(release(*b, s2.lease));
   run_until([&] { return up.done; });
   ASSERT_FALSE(up.ec) << up.ec.message() << " " << a->last_error();
@@ -318,8 +318,8 @@ TEST_F(LeaseSemanticsTest, SemaphoreGrantsAtMostItsPermits) {
   ASSERT_FALSE(p1.ec) << p1.ec.message();
   ASSERT_FALSE(p2.ec) << p2.ec.message();
   EXPECT_GT(p2.lease.token(), p1.lease.token());
-  EXPECT_EQ(acquire(*c, sem("p3", 10s, 0s)).ec, Errc::timed_out);  // both permits taken
-  EXPECT_EQ(acquire(*c, req("s", "w", 10s)).ec, Errc::timed_out);  // holders exclude writers
+  EXPECT_EQ(acquire(*c, sem("p3", 10s, 0s)).ec, Errc::busy);  // both permits taken
+  EXPECT_EQ(acquire(*c, req("s", "w", 10s)).ec, Errc::busy);  // holders exclude writers
   // p2's lease runs out: its field is stale, and the waiter cleans it and gets the permit.
   auto p3 = acquire(*c, sem("p3", 10s, 5s));
   ASSERT_FALSE(p3.ec) << p3.ec.message() << " " << c->last_error();
@@ -527,7 +527,7 @@ TEST_F(LeaseSemanticsTest, FairOrderFollowsArrivalAndFreshAttemptsDoNotJump) {
     });
     run_until([&] { return fresh.done && fresh_released && done == 3; });
     if (fair) {
-      EXPECT_EQ(fresh.ec, Errc::timed_out) << "a fresh attempt jumped the queue";
+      EXPECT_EQ(fresh.ec, Errc::busy) << "a fresh attempt jumped the queue";
       EXPECT_EQ(order, (std::vector<std::string>{"w0", "w1", "w2"}));
     } else {
       EXPECT_FALSE(fresh.ec) << "the default lets a free lock go to whoever asks first";

@@ -298,7 +298,7 @@ void Session::acquire_all(bool run_child) {
       if (!ec) return client_->release(set, [this](Ec) { finish(abort_code_); });
       return finish(abort_code_);
     }
-    if (ec == lock::Errc::timed_out || ec == lock::Errc::already_held) {
+    if (ec == lock::Errc::timed_out || ec == lock::Errc::busy || ec == lock::Errc::already_held) {
       const std::string within =
           o_.wait > Nanos{0} ? " within " + format_duration(o_.wait) : std::string();
       const std::string& words = client_->last_error();
@@ -361,7 +361,9 @@ void Session::acquire(bool run_child) {
       }
       return finish(abort_code_);
     }
-    if (ec == lock::Errc::timed_out || ec == lock::Errc::already_held) return report_busy(ec);
+    if (ec == lock::Errc::timed_out || ec == lock::Errc::busy || ec == lock::Errc::already_held) {
+      return report_busy(ec);
+    }
     if (ec) return lock_error(ec);
     note("%s: acquired (%s, token %llu, ttl %s)", o_.resource.c_str(),
          kind_name(lease.kind()).c_str(), static_cast<unsigned long long>(lease.token()),
@@ -440,7 +442,7 @@ void Session::upgrade() {
     if (ec == lock::Errc::upgrade_conflict) {
       return fail(kBusy, "%s: %s", o_.resource.c_str(), client_->last_error().c_str());
     }
-    if (ec == lock::Errc::timed_out) return report_busy(ec);
+    if (ec == lock::Errc::timed_out || ec == lock::Errc::busy) return report_busy(ec);
     if (ec) return lock_error(ec);
     note("%s: upgraded to exclusive (token %llu, ttl %s)", o_.resource.c_str(),
          static_cast<unsigned long long>(lease.token()), format_duration(lease.ttl()).c_str());

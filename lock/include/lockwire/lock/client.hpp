@@ -265,7 +265,8 @@ class Client {
   void close() noexcept;
 
   // Acquires `req.kind` on req.resource; waits up to req.wait. Errors: invalid_argument (nothing
-  // sent), already_held, timed_out, connection, protocol, closed.
+  // sent), already_held, busy (wait 0, a try-lock: held by someone else), timed_out (the wait
+  // ran out while it was held), connection, protocol, closed.
   void lock(LockRequest req, AcquireHandler handler);
   // Gives up the waits of `owner` on `resource` as a deadline would: each handler gets
   // Errc::cancelled once no claim of ours remains (or outcome_unknown after settle_timeout).
@@ -275,7 +276,7 @@ class Client {
   // lease with a new (higher) token; the shared lease of this client, if it has it, turns
   // `released` at that moment (its on_lost carries over unless req.on_lost is set). While other
   // readers hold the resource it waits like a writer, up to req.wait (0: one attempt,
-  // timed_out if other readers are there). req.kind is ignored; ttl and auto_renew are the
+  // busy if other readers are there). req.kind is ignored; ttl and auto_renew are the
   // exclusive lease's. Errors: not_held (no live shared lease of that owner: then it is lost),
   // upgrade_conflict (another reader's upgrade is pending: its shared lease is kept), and those
   // of lock(). The owner may hold the shared lease through another client or process.

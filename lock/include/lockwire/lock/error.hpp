@@ -7,7 +7,7 @@ namespace lockwire::lock {
 
 enum class Errc {
   ok = 0,
-  timed_out,         // the wait deadline passed (wait 0: the one attempt found the lock held)
+  timed_out,         // the wait deadline passed with the lock still held by someone else
   not_held,          // release/renew of a lease that is expired, force-released or not ours
   lost,              // the lease was lost while held (expired, taken over, force-released,
                      // or unconfirmed past its TTL because the connection was down)
@@ -41,6 +41,10 @@ enum class Errc {
   // before 7.0), found by the connect probe: no lease is granted there and nothing is written.
   // last_error() names the server, its version, the minimum and the server's own words.
   unsupported_server,
+  // A try-lock (wait 0) or a one-attempt upgrade found the resource held by someone else:
+  // nothing of ours was left behind. (A wait that ran out is timed_out; an unreachable server
+  // is connection / server_unavailable.)
+  busy,
 };
 
 [[nodiscard]] const std::error_category& lock_category() noexcept;
