@@ -325,6 +325,9 @@ class Client {
   // server_refused / server_unavailable / unsafe_server (e.g. "READONLY You can't write against
   // a read only replica."), what was left behind for outcome_unknown. Read it in the handler.
   [[nodiscard]] const std::string& last_error() const noexcept;
+  // Expires when this client is destroyed: for guards (co::LeaseGuard) that must never call a
+  // Client that is gone.
+  [[nodiscard]] std::weak_ptr<const void> alive() const noexcept { return life_; }
 
  private:
   struct Core;    // lock/src/core.hpp
@@ -332,6 +335,7 @@ class Client {
   void enter_cluster(loop::ConnectionOptions connection);
   std::shared_ptr<Core> core_;
   std::shared_ptr<Router> router_;
+  std::shared_ptr<const int> life_ = std::make_shared<const int>(0);
 };
 
 }  // namespace lockwire::lock
