@@ -21,6 +21,15 @@ std::string data(const std::string& name) {
   return ss.str();
 }
 
+// The map a captured CLUSTER SHARDS reply (data/NAME) gives; `ok` false when it does not parse.
+SlotMap shards_map(const std::string& name, bool& ok) {
+  const std::string bytes = data(name);
+  resp::Parser p;
+  SlotMap m;
+  ok = !bytes.empty() && p.parse(bytes).ok() && m.parse_shards(p.frame());
+  return m;
+}
+
 TEST(KeySlot, HashTagsAndKnownValues) {
   EXPECT_EQ(key_slot("123456789"), 0x31C3 % kSlots);  // CRC16/XMODEM check value
   EXPECT_EQ(key_slot("foo"), 12182);                  // MOVED 12182 from the real cluster
@@ -64,11 +73,9 @@ TEST(SlotMap, ParsesClusterShards) {
 // lists the failed primary in the shard next to the promoted one, both with role master. The
 // online one serves the slots (7.0 lists the failed one in a shard of its own, without slots).
 TEST(SlotMap, Redis72ShardsPreferTheOnlinePrimary) {
-  const std::string bytes = data("cluster_shards_failed_listed_last_redis72.resp");
-  resp::Parser p;
-  ASSERT_TRUE(p.parse(bytes).ok());
-  SlotMap m;
-  ASSERT_TRUE(m.parse_shards(p.frame()));
+  bool ok = false;
+  const SlotMap m = shards_map("cluster_shards_failed_listed_last_redis72.resp", ok);
+  ASSERT_TRUE(ok);
   EXPECT_TRUE(m.covers_all());
   ASSERT_NE(m.primary_for(0), nullptr);
   EXPECT_EQ(m.primary_for(0)->port, 27101);  // online; 27104 (health fail) is listed after it
@@ -80,11 +87,9 @@ TEST(SlotMap, Redis72ShardsPreferTheOnlinePrimary) {
 // promoted replica's shard shows no slots at all, the failed primary listed first. CLUSTER
 // SLOTS from that node names the promoted one; fill_holes takes it for the unserved slots only.
 TEST(SlotMap, Redis72ShardsWithoutSlotsAreFilledFromClusterSlots) {
-  const std::string bytes = data("cluster_shards_promoted_without_slots_redis72.resp");
-  resp::Parser p;
-  ASSERT_TRUE(p.parse(bytes).ok());
-  SlotMap m;
-  ASSERT_TRUE(m.parse_shards(p.frame()));
+  bool ok = false;
+  SlotMap m = shards_map("cluster_shards_promoted_without_slots_redis72.resp", ok);
+  ASSERT_TRUE(ok);
   EXPECT_FALSE(m.covers_all());
   EXPECT_EQ(m.primary_for(0), nullptr);
   // CLUSTER SLOTS of that state, in the shape 7.2.6 sends (RESP3, id and an empty map).
