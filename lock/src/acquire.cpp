@@ -43,7 +43,7 @@ void Client::Core::complete(const WaiterPtr& w, Ec ec, Lease lease) {
   }
   const Nanos took = loop.now() - w->start;
   if (auto* m = metrics()) {
-    m->on_op(Op::acquire, w->req.kind, ec, took);
+    m->on_op(Op::acquire, w->req.kind, w->req.resource, ec, took);
     if (w->waited) m->on_wait(took, !ec);
   }
   auto cb = std::move(w->cb);
@@ -855,7 +855,7 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
 void Client::Core::lock(LockRequest req, AcquireHandler handler) {
   Core& c = *this;
   auto fail = [&](Ec ec) {
-    if (auto* m = c.metrics()) m->on_op(Op::acquire, req.kind, ec, Nanos{0});
+    if (auto* m = c.metrics()) m->on_op(Op::acquire, req.kind, req.resource, ec, Nanos{0});
     c.loop.post([h = std::move(handler), ec] {
       if (h) h(ec, Lease{});
     });

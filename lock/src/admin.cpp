@@ -61,7 +61,7 @@ void Client::Core::release(std::string resource, std::string owner, std::optiona
              if (--tally->left != 0) return;
              const Ec out = tally->released ? Ec{} : tally->error ? tally->error : Errc::not_held;
              if (auto* m = self->metrics()) {
-               m->on_op(Op::release, k, out, self->loop.now() - t0);
+               m->on_op(Op::release, k, resource, out, self->loop.now() - t0);
              }
              if (tally->h) tally->h(out);
            }));
@@ -90,7 +90,8 @@ void Client::Core::force_release(std::string resource,
   auto keys = protocol::make_keys(c.opts.prefix, resource);
   const loop::MonoTime t0 = c.loop.now();
   c.send(protocol::force_release(keys),
-         c.guard([keys, t0, h = std::move(h)](Core* self, Ec ec2, const loop::Replies& r) mutable {
+         c.guard([keys, t0, resource = std::move(resource), h = std::move(h)](
+             Core* self, Ec ec2, const loop::Replies& r) mutable {
            std::vector<std::string> fields;
            Ec res;
            if (is_transport(ec2) || r.size() == 0) {
@@ -99,7 +100,7 @@ void Client::Core::force_release(std::string resource,
              res = self->refused(r, keys.holders);
            }
            if (auto* m = self->metrics()) {
-             m->on_op(Op::force_release, Kind::exclusive, res, self->loop.now() - t0);
+             m->on_op(Op::force_release, Kind::exclusive, resource, res, self->loop.now() - t0);
            }
            std::vector<std::string> owners;
            for (const auto& f : fields) {

@@ -5,7 +5,7 @@ namespace lockwire::lock {
 
 // --- CountingMetrics ---------------------------------------------------------------------------
 
-void CountingMetrics::on_op(Op op, Kind, std::error_code ec, Nanos) noexcept {
+void CountingMetrics::on_op(Op op, Kind, std::string_view, std::error_code ec, Nanos) noexcept {
   switch (op) {
     case Op::acquire:
       (ec ? acquire_failed : acquired).fetch_add(1, std::memory_order_relaxed);

@@ -275,7 +275,7 @@ void Client::Core::renew_owner(std::string resource, std::string owner, Kind kin
 
 void Client::Core::finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
                                 const std::function<void(Ec)>& done) {
-  if (auto* m = metrics()) m->on_op(Op::renew, d->kind, ec, loop.now() - t_send);
+  if (auto* m = metrics()) m->on_op(Op::renew, d->kind, d->resource, ec, loop.now() - t_send);
   if (done) done(ec);
 }
 
@@ -304,7 +304,7 @@ void Client::Core::release(const Lease& lease, DoneHandler handler) {
     }
     Core::drop_lease_timers(d);
     self->forget(d);
-    if (auto* m = self->metrics()) m->on_op(Op::release, d->kind, ec, self->loop.now() - t0);
+    if (auto* m = self->metrics()) m->on_op(Op::release, d->kind, d->resource, ec, self->loop.now() - t0);
     if (h) h(ec);
   };
   c.send(req(), c.guard([d, req, finish, h = std::move(handler)](Core* self, Ec ec,

@@ -22,7 +22,7 @@ LeasePtr Client::Core::shared_lease_of(const protocol::Keys& keys,
 
 void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
   auto fail = [&](Ec ec) {
-    if (auto* m = metrics()) m->on_op(Op::acquire, Kind::exclusive, ec, Nanos{0});
+    if (auto* m = metrics()) m->on_op(Op::acquire, Kind::exclusive, req.resource, ec, Nanos{0});
     loop.post([h = std::move(handler), ec] {
       if (h) h(ec, Lease{});
     });

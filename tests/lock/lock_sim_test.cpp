@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockwire/lock/client.hpp"
@@ -57,6 +58,17 @@ struct Env : testing::SyncCalls<Env> {
       a->done = true;
     });
     return a;
+  }
+  // Runs an acquire-like call (upgrade, ...) and waits for its answer.
+  Acq acquire_with(const std::function<void(Client::AcquireHandler)>& call) {
+    auto a = std::make_shared<Acq>();
+    call([a](std::error_code ec, Lease l) {
+      a->ec = ec;
+      a->lease = std::move(l);
+      a->done = true;
+    });
+    run_until([&] { return a->done; });
+    return *a;
   }
   Acq acquire(Client& c, LockRequest r) {
     auto a = start(c, std::move(r));
@@ -476,6 +488,90 @@ TEST(LockSim, MutualExclusionManyClients) {
     EXPECT_EQ(max_inside, 1) << seed;
     EXPECT_TRUE(increasing) << seed;
     timers.clear();
+  }
+}
+
+// Metrics::on_op names the resource of every operation (issue #31): acquire (granted, busy,
+// refused before sending), renew, release by lease and by owner, force_release, upgrade and
+// each resource of a lock_all.
+struct OpRecorder final : Metrics {
+  struct Seen {
+    Op op;
+    Kind kind;
+    std::string resource;
+    std::error_code ec;
+  };
+  std::vector<Seen> seen;
+  void on_op(Op op, Kind kind, std::string_view resource, std::error_code ec,
+             Nanos) noexcept override {
+    seen.push_back({op, kind, std::string(resource), ec});
+  }
+  // Takes what was reported since the last call.
+  std::vector<Seen> take() { return std::exchange(seen, {}); }
+};
+
+TEST(LockSim, MetricsOnOpCarriesTheResource) {
+  for (std::uint64_t seed : kSeeds) {
+    Env e(seed);
+    auto m = std::make_shared<OpRecorder>();
+    Client& a = e.client(m);
+    Client& b = e.client(m);
+    auto one = [&](Op op, Kind kind, const char* resource, std::error_code ec) {
+      auto s = m->take();
+      ASSERT_EQ(s.size(), 1u) << "seed " << seed << " " << resource;
+      EXPECT_EQ(s[0].op, op) << resource;
+      EXPECT_EQ(s[0].kind, kind) << resource;
+      EXPECT_EQ(s[0].resource, resource);
+      EXPECT_EQ(s[0].ec, ec) << resource << ": " << s[0].ec.message();
+    };
+
+    auto la = e.acquire(a, req("invoice:1", "a"));
+    ASSERT_FALSE(la.ec);
+    one(Op::acquire, Kind::exclusive, "invoice:1", {});
+    EXPECT_EQ(e.acquire(b, req("invoice:1", "b")).ec, Errc::busy);
+    one(Op::acquire, Kind::exclusive, "invoice:1", Errc::busy);
+    EXPECT_EQ(e.acquire(b, req("invoice:1", "b", 0s)).ec, Errc::invalid_argument);  // no TTL
+    one(Op::acquire, Kind::exclusive, "invoice:1", Errc::invalid_argument);
+    EXPECT_FALSE(e.renew(a, la.lease));
+    one(Op::renew, Kind::exclusive, "invoice:1", {});
+    EXPECT_FALSE(e.release(a, la.lease));
+    one(Op::release, Kind::exclusive, "invoice:1", {});
+
+    ASSERT_FALSE(e.acquire(a, req("invoice:2", "a")).ec);
+    m->take();
+    bool done = false;
+    std::error_code ec;
+    b.release("invoice:2", "a", Kind::exclusive, [&](std::error_code x) {
+      ec = x;
+      done = true;
+    });
+    e.run_until([&] { return done; });
+    EXPECT_FALSE(ec);
+    one(Op::release, Kind::exclusive, "invoice:2", {});
+
+    ASSERT_FALSE(e.acquire(a, req("invoice:3", "a")).ec);
+    m->take();
+    EXPECT_EQ(e.force_release(b, "invoice:3"), 1u);
+    one(Op::force_release, Kind::exclusive, "invoice:3", {});
+
+    auto ls = e.acquire(a, req("report:7", "a", 10s, 0s, Kind::shared));
+    ASSERT_FALSE(ls.ec);
+    one(Op::acquire, Kind::shared, "report:7", {});
+    auto up = e.acquire_with([&](Client::AcquireHandler h) { a.upgrade(ls.lease, 1s, h); });
+    ASSERT_FALSE(up.ec) << up.ec.message();
+    one(Op::acquire, Kind::exclusive, "report:7", {});
+
+    done = false;
+    b.lock_all({"set:b", "set:a"}, req("", "b"), [&](std::error_code x, LeaseSet) {
+      ec = x;
+      done = true;
+    });
+    e.run_until([&] { return done; });
+    EXPECT_FALSE(ec) << ec.message();
+    auto s = m->take();
+    ASSERT_EQ(s.size(), 2u) << seed;
+    EXPECT_EQ(s[0].resource, "set:a");  // in name order
+    EXPECT_EQ(s[1].resource, "set:b");
   }
 }
 

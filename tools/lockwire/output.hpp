@@ -47,7 +47,8 @@ void print_json_failure(int exit, std::string_view resource, std::string_view er
 class VerboseMetrics final : public lock::Metrics {
  public:
   explicit VerboseMetrics(std::string resource) : resource_(std::move(resource)) {}
-  void on_op(lock::Op op, lock::Kind, std::error_code ec, lock::Nanos latency) noexcept override {
+  void on_op(lock::Op op, lock::Kind, std::string_view, std::error_code ec,
+             lock::Nanos latency) noexcept override {
     if (op != lock::Op::renew) return;
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(latency).count();
     if (ec) {

@@ -47,8 +47,11 @@ class Metrics {
  public:
   virtual ~Metrics() = default;
   // Every finished operation with its outcome and latency (acquire: including the wait).
-  virtual void on_op(Op /*op*/, Kind /*kind*/, std::error_code /*ec*/, Nanos /*latency*/) noexcept {
-  }
+  // `resource` is the name the call was made with (a view valid only during the call: copy it
+  // to keep it; lock_all reports each of its resources). Before issue #31 this hook had no
+  // resource: an override of the old signature no longer compiles with `override`.
+  virtual void on_op(Op /*op*/, Kind /*kind*/, std::string_view /*resource*/,
+                     std::error_code /*ec*/, Nanos /*latency*/) noexcept {}
   // An acquire attempt found the resource held by someone else.
   virtual void on_contended(std::string_view /*resource*/) noexcept {}
   // An acquire that had to wait finished (acquired or not) after `waited`.
@@ -76,7 +79,8 @@ class CountingMetrics final : public Metrics {
       renewed{0}, renew_failed{0}, contended{0}, waits{0}, leases_lost{0}, requests{0}, commands{0},
       redirects{0},  // ASK and MOVED (on_redirect)
       cluster_retries{0};  // TRYAGAIN and CLUSTERDOWN backoffs (on_redirect)
-  void on_op(Op op, Kind kind, std::error_code ec, Nanos latency) noexcept override;
+  void on_op(Op op, Kind kind, std::string_view resource, std::error_code ec,
+             Nanos latency) noexcept override;
   void on_contended(std::string_view resource) noexcept override;
   void on_wait(Nanos waited, bool acquired) noexcept override;
   void on_lease_lost(std::string_view resource, std::error_code why) noexcept override;
