@@ -76,7 +76,7 @@ Ec Client::Core::refused(const loop::Replies& r, std::string_view resource) {
 void Client::Core::give_up(const QueuePtr& q, const WaiterPtr& w, Ec why) {
   if (w->leaving()) return;
   const bool head = !q->waiters.empty() && q->waiters.front() == w;
-  if (head && q->state == Queue::State::in_flight && opts.regressions.answer_at_deadline) {
+  if (head && q->state == Queue::State::in_flight && regressions.answer_at_deadline) {
     return complete(w, why);  // the bug: answered now; the step's reply is cleaned up later
   }
   if (head && q->state == Queue::State::in_flight) {
@@ -299,7 +299,7 @@ void Client::Core::attempt(const QueuePtr& q) {
   }
   q->state = Queue::State::in_flight;
   if (opts.allow_eviction && caps.may_evict() && caps.clock_known &&
-      !opts.regressions.counter_tokens) {
+      !regressions.counter_tokens) {
     // Lock keys may vanish on this live connection (the fence key evicted): the floor must be
     // the server's clock now, not at the connect probe, or the next token repeats one handed
     // out since. One more round trip, only in this degraded mode (docs/protocol.md).
@@ -333,7 +333,7 @@ bool Client::Core::floor_raised(const protocol::Keys& k) const {
 
 void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   const loop::MonoTime t_send = loop.now();
-  if (fair(*w) && !(opts.regressions.fair_fresh_jumps && !w->waited && w->ticket == 0)) {
+  if (fair(*w) && !(regressions.fair_fresh_jumps && !w->waited && w->ticket == 0)) {
     watch(protocol::fair_read(w->keys),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
             self->on_fair_read(q, w, t_send, ec, r, std::move(txn));
@@ -352,7 +352,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
          }),
          this_stream_only());
-  } else if (w->req.permits > 0 && opts.regressions.semaphore_unwatched) {
+  } else if (w->req.permits > 0 && regressions.semaphore_unwatched) {
     // The bug: the count is read, then the grant sent, and nothing ties the two together.
     send(loop::RequestBuilder()
              .add("HGETALL", w->keys.holders)
@@ -459,7 +459,7 @@ void Client::Core::fail_withdrawing(const QueuePtr& q, const WaiterPtr& w, Ec ec
     }
     advance(q);
   };
-  if (!may_claim || opts.regressions.keep_claim_on_failed_block) return answer(true);
+  if (!may_claim || regressions.keep_claim_on_failed_block) return answer(true);
   withdraw(q, w, guard([answer = std::move(answer)](Core*, bool absent) { answer(absent); }));
 }
 
@@ -474,7 +474,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
   if (w->raise_floor && w->sent_probe == probes &&
       (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
        a.outcome == protocol::Outcome::already_held) &&
-      !opts.regressions.counter_tokens) {
+      !regressions.counter_tokens) {
     // The block ran on this connection, its ZADD GT included: the fence is at the floor now.
     if (raised.size() >= kMaxRaised) raised.clear();
     raised.insert(w->keys.fence);
@@ -616,7 +616,7 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
     if (wr.first != q->suspect) q->suspect.clear();
     q->first = std::move(wr.first);
   }
-  if (!wr.tracked && opts.regressions.ignore_refused_tracking) {
+  if (!wr.tracked && regressions.ignore_refused_tracking) {
     wait_read(q, w, false);  // the bug: a read that was not tracked is simply read again
     return;
   }
@@ -767,7 +767,7 @@ void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64
   replicated(w->req.resource, guard([q, w, token, t_send](Core* self, Ec ec) {
                if (!ec) return self->grant(q, w, token, t_send);
                if (ec == Errc::not_replicated && !q->one_shot &&
-                   !self->opts.regressions.not_replicated_final) {
+                   !self->regressions.not_replicated_final) {
                  // Too few replicas is often passing (a promoted replica whose own replicas
                  // are still syncing, issue #28 case 3): withdraw, then try again within the
                  // wait (polled, as without pushes). The deadline answers with the WAIT's
@@ -841,7 +841,7 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
     drop_lease_timers(from);
   }
   register_lease(d);
-  if (opts.regressions.persist_forever && is_forever(d->ttl)) {
+  if (regressions.persist_forever && is_forever(d->ttl)) {
     // The bug: no TTL at all; a contender's acquire block (PEXPIRE .. NX) then sets its own.
     send(loop::RequestBuilder().add("PERSIST", d->keys.holders).done(), [](Ec, const loop::Replies&) {});
   }

@@ -56,7 +56,7 @@ loop::RequestOptions asking() {
 
 loop::Connection* Client::Core::ask_again(Ec ec, const std::optional<Redirect>& a,
                                           std::uint32_t commands) {
-  if (!a || closed || ec != loop::Errc::server_error || !ask_target || opts.regressions.no_ask) {
+  if (!a || closed || ec != loop::Errc::server_error || !ask_target || regressions.no_ask) {
     return nullptr;
   }
   loop::Connection* t = ask_target(a->host, a->port);

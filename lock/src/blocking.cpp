@@ -124,7 +124,7 @@ LeaseGuard::~LeaseGuard() {
 }
 
 std::error_code LeaseGuard::release() {
-  if (client_ == nullptr || !lease_.valid()) return {};
+  if (client_ == nullptr || lease_.empty()) return {};
   BlockingClient* c = std::exchange(client_, nullptr);
   const std::error_code ec = c->release(lease_);
   if (ec && on_release_error) on_release_error(ec);

@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "lockwire/lock/client.hpp"
+#include "lockwire/lock/protocol.hpp"
 #include "lockwire/loop/cluster_map.hpp"
+#include "lockwire/testing/lock_regressions.hpp"
 
 namespace lockwire::lock {
 namespace detail {
@@ -195,11 +197,15 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   Core(loop::Loop& l, ClientOptions o)
       : loop(l), opts(std::move(o)), notice_key(protocol::notice_key(opts.prefix)) {}
 
-  // A Core with its connection (handlers wired, not started).
+  // A Core with its connection (handlers wired, not started); `broken`: testing only.
   static std::shared_ptr<Core> create(loop::Loop& loop, loop::ConnectionOptions connection,
-                                      ClientOptions options);
+                                      ClientOptions options,
+                                      const testing::Regressions& broken = {});
   loop::Loop& loop;
   ClientOptions opts;
+  // Safeguards switched off by the test-only seam (lockwire/testing/lock_regressions.hpp);
+  // all off in every Client made with the public constructor.
+  testing::Regressions regressions;
   std::unique_ptr<loop::Connection> conn;
   // Set on the Client's first Core: called (once) instead of the connect probe when the
   // server's HELLO says "cluster" (Client::Router takes over).

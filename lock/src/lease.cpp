@@ -283,7 +283,7 @@ void Client::Core::release(const Lease& lease, DoneHandler handler) {
   Core& c = *this;
   auto post = [&](Ec ec) { post_done(c.loop, std::move(handler), ec); };
   if (c.closed) return post(Errc::closed);
-  if (!lease.valid()) return post(Errc::invalid_argument);
+  if (lease.empty()) return post(Errc::invalid_argument);
   LeasePtr d = lease.d_;
   if (d->state.load() == LeaseState::released) return post(Errc::not_held);
   c.stop_lease_timers(d);
@@ -344,7 +344,7 @@ void Client::Core::renew(const Lease& lease, DoneHandler handler) {
   Core& c = *this;
   auto post = [&](Ec ec) { post_done(c.loop, std::move(handler), ec); };
   if (c.closed) return post(Errc::closed);
-  if (!lease.valid()) return post(Errc::invalid_argument);
+  if (lease.empty()) return post(Errc::invalid_argument);
   if (lease.state() != LeaseState::held) return post(Errc::not_held);
   c.do_renew(lease.d_, std::move(handler));
 }

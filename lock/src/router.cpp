@@ -197,7 +197,7 @@ std::shared_ptr<Client::Core> Client::Router::make_core(std::uint16_t shard) {
     }
     return true;
   };
-  auto c = Core::create(loop, std::move(o), opts);
+  auto c = Core::create(loop, std::move(o), opts, regressions);
   hook(*c);
   c->notice_key = protocol::notice_key(opts.prefix) + "{" + tag_for(shard) + "}";
   if (opts.cluster_vouch) {
@@ -480,7 +480,7 @@ loop::Connection* Client::Router::ask_target(const std::string& host, std::uint1
     o.locate = nullptr;
     o.endpoint.host = host;
     o.endpoint.port = port;
-    c = Core::create(loop, std::move(o), opts);
+    c = Core::create(loop, std::move(o), opts, regressions);
     hook(*c);
     c->conn->start();
   }
@@ -701,8 +701,8 @@ void Client::Router::by_owner(bool release, std::string resource, std::string ow
 void Client::Router::renew_lease(const Lease& lease, DoneHandler handler,
                                  std::optional<Tries> tries) {
   if (!tries) tries = Tries{0, 0, loop.now() + kBusyBudget};
-  if (lease.valid()) follow_slot(*lease.d_);
-  auto c = lease.valid() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
+  if (!lease.empty()) follow_slot(*lease.d_);
+  auto c = !lease.empty() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
   if (!c) return post_done(loop, std::move(handler), Errc::closed);
   last = c.get();
   c->renew(lease, [self = shared_from_this(), c, lease, t = *tries,

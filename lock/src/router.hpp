@@ -51,6 +51,7 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   loop::Loop& loop;
   loop::ConnectionOptions base;  // the user's options: credentials, TLS, timeouts, seeds
   ClientOptions opts;
+  testing::Regressions regressions;  // the first Core's, given to every shard's (testing only)
   bool closed = false;
 
   loop::cluster::SlotMap map;
