@@ -207,8 +207,10 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
 }
 void Client::upgrade(LockRequest req, AcquireHandler handler) {
   if (router_ && !validate(req)) {
+    detail::InCall call(core_->loop);
     return router_->with_core(req.resource, [self = router_, req = std::move(req),
-                                             handler = std::move(handler)](Core* c) mutable {
+                                             handler = call.wrap(std::move(handler))](
+                                                Core* c) mutable {
       self->last = c;
       if (c == nullptr) return handler(self->closed ? Errc::closed : Errc::connection, Lease{});
       c->upgrade(std::move(req), std::move(handler));

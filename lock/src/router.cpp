@@ -618,7 +618,9 @@ std::error_code Client::Router::spans_slots(const std::string& resource) {
 // --- routed operations -----------------------------------------------------------------------------
 
 void Client::Router::lock(LockRequest req, AcquireHandler handler, std::optional<Tries> tries) {
+  detail::InCall call(loop);
   if (!tries) {
+    handler = call.wrap(std::move(handler));
     if (auto ec = spans_slots(req.resource)) {
       return loop.post([h = std::move(handler), ec] { h(ec, Lease{}); });
     }
@@ -670,7 +672,9 @@ void Client::Router::lock(LockRequest req, AcquireHandler handler, std::optional
 void Client::Router::by_owner(bool release, std::string resource, std::string owner,
                               std::optional<Kind> kind, Nanos ttl, DoneHandler handler,
                               std::optional<Tries> tries) {
+  detail::InCall call(loop);
   if (!tries) {
+    handler = call.wrap(std::move(handler));
     if (auto ec = spans_slots(resource)) return post_done(loop, std::move(handler), ec);
     tries = Tries{0, 0, loop.now() + kBusyBudget};
   }
@@ -700,7 +704,11 @@ void Client::Router::by_owner(bool release, std::string resource, std::string ow
 
 void Client::Router::renew_lease(const Lease& lease, DoneHandler handler,
                                  std::optional<Tries> tries) {
-  if (!tries) tries = Tries{0, 0, loop.now() + kBusyBudget};
+  detail::InCall call(loop);
+  if (!tries) {
+    handler = call.wrap(std::move(handler));
+    tries = Tries{0, 0, loop.now() + kBusyBudget};
+  }
   if (!lease.empty()) follow_slot(*lease.d_);
   auto c = !lease.empty() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
   if (!c) return post_done(loop, std::move(handler), Errc::closed);
@@ -722,7 +730,9 @@ void Client::Router::renew_lease(const Lease& lease, DoneHandler handler,
 void Client::Router::force_release(std::string resource,
                                    std::function<void(std::error_code, std::size_t)> h,
                                    std::optional<Tries> tries) {
+  detail::InCall call(loop);
   if (!tries) {
+    h = call.wrap(std::move(h));
     if (auto ec = spans_slots(resource)) return loop.post([h = std::move(h), ec] { h(ec, 0); });
     tries = Tries{0, 0, loop.now() + kBusyBudget};
   }
@@ -747,7 +757,9 @@ void Client::Router::force_release(std::string resource,
 void Client::Router::inspect(std::string resource,
                              std::function<void(std::error_code, const LockInfo&)> h,
                              std::optional<Tries> tries) {
+  detail::InCall call(loop);
   if (!tries) {
+    h = call.wrap(std::move(h));
     if (auto ec = spans_slots(resource)) {
       return loop.post([h = std::move(h), ec] { h(ec, LockInfo{}); });
     }

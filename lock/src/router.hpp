@@ -44,6 +44,31 @@
 
 namespace lockwire::lock {
 
+namespace detail {
+// Client.hpp promises that no handler runs inside the call that started it; a routed call can
+// answer at once (a closed router, a slot map read from the cache with no shard for the slot).
+// wrap() makes such an answer come from the loop instead. Only an answer given before the entry
+// call returns is deferred, so an answer that comes later anyway takes the same path as before.
+class InCall {
+ public:
+  explicit InCall(loop::Loop& l) : loop_(l) {}
+  ~InCall() { *inside_ = false; }
+  InCall(const InCall&) = delete;
+  InCall& operator=(const InCall&) = delete;
+  template <class H>  // a std::function
+  [[nodiscard]] H wrap(H h) const {
+    return [&loop = loop_, inside = inside_, h = std::move(h)](auto... args) {
+      if (!*inside) return h(std::move(args)...);
+      loop.post([h, args...] { h(args...); });
+    };
+  }
+
+ private:
+  loop::Loop& loop_;
+  std::shared_ptr<bool> inside_ = std::make_shared<bool>(true);
+};
+}  // namespace detail
+
 struct Client::Router : std::enable_shared_from_this<Client::Router> {
   Router(loop::Loop& l, loop::ConnectionOptions b, ClientOptions o)
       : loop(l), base(std::move(b)), opts(std::move(o)) {}
