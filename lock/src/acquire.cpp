@@ -46,27 +46,46 @@ void Client::Core::complete(const WaiterPtr& w, Ec ec, Lease lease) {
     m->on_op(Op::acquire, w->req.kind, ec, took);
     if (w->waited) m->on_wait(took, !ec);
   }
+  if (w->routed) {
+    // The failure known before the answer (a refused block), else the words it is told with.
+    Failure f;
+    if (ec) {
+      f = w->failure.ec == ec ? std::move(w->failure) : Failure(ec, last_error);
+      if (!f.redirect) f.redirect = std::move(w->watch_moved);
+    }
+    auto routed = std::move(w->routed);
+    return routed(f, std::move(lease));
+  }
   auto cb = std::move(w->cb);
   if (cb) cb(ec, std::move(lease));
 }
 
-// The error for a reply the protocol cannot use: the server's words (classified) when it
-// said something, else Errc::protocol. Sets last_error ("<resource>: <words>").
-Ec Client::Core::refused(const loop::Replies& r, std::string_view resource) {
-  std::string words = protocol::server_words(r);
+Failure Failure::from_words(Ec e, std::string_view server, std::string words) {
+  Failure f(e, std::move(words));
   // "MOVED <slot> <host:port>" (then " (EXECABORT ...)" for a block): for the cluster router.
-  redirect = loop::cluster::parse_redirect(std::string_view(words).substr(0, words.find(" (")));
-  cluster_busy = words.starts_with("TRYAGAIN") || words.starts_with("CLUSTERDOWN");
-  if (redirect && redirect->kind == loop::cluster::Redirect::Kind::moved && on_redirect) {
-    on_redirect(*redirect);
-  }
+  f.redirect = loop::cluster::parse_redirect(server.substr(0, server.find(" (")));
+  if (server.starts_with("TRYAGAIN")) f.busy = Busy::tryagain;
+  if (server.starts_with("CLUSTERDOWN")) f.busy = Busy::clusterdown;
+  return f;
+}
+
+// The failure for a reply the protocol cannot use: the server's words (classified) when it
+// said something, else Errc::protocol.
+Failure Client::Core::refusal(const loop::Replies& r, std::string_view resource) {
+  const std::string words = protocol::server_words(r);
+  Failure f;
   if (words.empty()) {
-    last_error = std::string(resource) + ": unexpected reply from the server";
-    return Errc::protocol;
+    f = Failure(Errc::protocol, std::string(resource) + ": unexpected reply from the server");
+  } else {
+    const Ec ec = protocol::transient_server_error(words) ? Errc::server_unavailable
+                                                          : Errc::server_refused;
+    f = Failure::from_words(ec, words, std::string(resource) + ": " + words);
   }
-  const bool transient = protocol::transient_server_error(words);
-  last_error = std::string(resource) + ": " + std::move(words);
-  return transient ? Errc::server_unavailable : Errc::server_refused;
+  if (f.redirect && f.redirect->kind == loop::cluster::Redirect::Kind::moved && on_redirect) {
+    on_redirect(*f.redirect);
+  }
+  last_error = f.words;  // Client::last_error, a convenience
+  return f;
 }
 
 // The wait of `w` ends with `why` (deadline, cancel). With a step in flight, the answer waits
@@ -333,6 +352,7 @@ bool Client::Core::floor_raised(const protocol::Keys& k) const {
 
 void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   const loop::MonoTime t_send = loop.now();
+  w->watch_moved.reset();  // of an earlier step
   if (fair(*w) && !(regressions.fair_fresh_jumps && !w->waited && w->ticket == 0)) {
     watch(protocol::fair_read(w->keys),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
@@ -433,10 +453,11 @@ void Client::Core::on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, E
 }
 
 // A transport error as the caller sees it, with the connection's words in last_error.
-Ec Client::Core::map(Ec ec) {
+Failure Client::Core::transport(Ec ec) {
   const std::string& detail = conn->last_error();
-  last_error = detail.empty() ? ec.message() : detail;
-  return map_transport(ec);
+  Failure f(map_transport(ec), detail.empty() ? ec.message() : detail);
+  last_error = f.words;
+  return f;
 }
 
 // A step failed with an error reply or a malformed one. If it may have left a claim of ours
@@ -445,7 +466,10 @@ Ec Client::Core::map(Ec ec) {
 void Client::Core::fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r,
                              bool may_claim) {
   // The words are taken now: `r` is valid only during this call.
-  fail_withdrawing(q, w, refused(r, w->req.resource), may_claim);
+  Failure f = refusal(r, w->req.resource);
+  const Ec ec = f.ec;
+  w->failure = std::move(f);  // its own words and redirect, whatever fails meanwhile
+  fail_withdrawing(q, w, ec, may_claim);
 }
 
 void Client::Core::fail_withdrawing(const QueuePtr& q, const WaiterPtr& w, Ec ec,
@@ -519,6 +543,9 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
 bool Client::Core::unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
                                  const loop::Replies& r, loop::WatchTxn& txn, bool ok) {
   if (is_transport(ec) || !txn.valid()) {
+    // A WATCH refused with MOVED (the slot is another shard's now): the router's retry follows
+    // it, should this end the wait.
+    if (ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
     // A WATCH and reads change nothing: safe to retry.
     on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
     return true;
@@ -852,16 +879,20 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
   advance(q);
 }
 
-void Client::Core::lock(LockRequest req, AcquireHandler handler) {
+void Client::Core::lock(LockRequest req, AcquireHandler handler,
+                        std::function<void(const Failure&, Lease)> routed) {
   Core& c = *this;
   auto fail = [&](Ec ec) {
     if (auto* m = c.metrics()) m->on_op(Op::acquire, req.kind, ec, Nanos{0});
+    if (routed) {
+      return c.loop.post([h = std::move(routed), ec] { h(Failure(ec), Lease{}); });
+    }
     c.loop.post([h = std::move(handler), ec] {
       if (h) h(ec, Lease{});
     });
   };
   if (c.closed) return fail(Errc::closed);
-  if (auto ec = validate(req)) return fail(ec);
+  if (auto ec = validate(req, &last_error)) return fail(ec);  // why: Client::last_error
   auto w = std::make_shared<Waiter>();
   w->keys = protocol::make_keys(c.opts.prefix, req.resource);
   c.scratch_key.assign(w->keys.holders).push_back('\0');
@@ -877,6 +908,7 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler) {
   w->deadline = w->start + req.wait;
   w->req = std::move(req);
   w->cb = std::move(handler);
+  w->routed = std::move(routed);
 
   QueuePtr q;
   if (w->req.wait == Nanos{0}) {

@@ -74,8 +74,13 @@ void Client::Core::shutdown() noexcept {
     w->deadline_timer.reset();
     w->settle_timer.reset();
     auto cb = std::move(w->cb);
+    auto routed = std::move(w->routed);
     try {
-      if (cb) cb(Errc::closed, Lease{});
+      if (routed) {
+        routed(Failure(Errc::closed, "the client is closed"), Lease{});
+      } else if (cb) {
+        cb(Errc::closed, Lease{});
+      }
     } catch (...) {  // destructors never throw
     }
   }
@@ -200,7 +205,13 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
   if (router_) {
     // An invalid request is answered at once (by the first Core, which sends nothing for it),
     // not after the router has read the slot map.
-    if (validate(req)) return core_->lock(std::move(req), std::move(handler));
+    if (validate(req)) {
+      return core_->lock(std::move(req), [r = router_, c = core_.get(), h = std::move(handler)](
+                                             std::error_code ec, Lease l) {
+        r->words_from = c;  // its words are the first Core's (the validation's)
+        h(ec, std::move(l));
+      });
+    }
     return router_->lock(std::move(req), std::move(handler));
   }
   core_->lock(std::move(req), std::move(handler));
@@ -212,8 +223,16 @@ void Client::upgrade(LockRequest req, AcquireHandler handler) {
                                              handler = call.wrap(std::move(handler))](
                                                 Core* c) mutable {
       self->last = c;
-      if (c == nullptr) return handler(self->closed ? Errc::closed : Errc::connection, Lease{});
-      c->upgrade(std::move(req), std::move(handler));
+      if (c == nullptr) {
+        const Failure f = self->unserved();
+        self->answer(f);
+        return handler(f.ec, Lease{});
+      }
+      c->upgrade(std::move(req), [self, c, h = std::move(handler)](std::error_code ec, Lease l) {
+        self->words_from = c;
+        if (!ec) self->words_of_loss(l);
+        h(ec, std::move(l));
+      });
     });
   }
   core_->upgrade(std::move(req), std::move(handler));
@@ -229,7 +248,15 @@ void Client::upgrade(const Lease& shared, Nanos wait, AcquireHandler handler) {
   req.wait = wait;
   if (router_ && !shared.empty()) router_->follow_slot(*shared.d_);
   auto c = !shared.empty() ? std::static_pointer_cast<Core>(shared.d_->core.lock()) : nullptr;
-  if (router_ && c) router_->last = c.get();
+  if (router_) {
+    if (c) router_->last = c.get();
+    handler = [r = router_, from = c ? c.get() : core_.get(), h = std::move(handler)](
+                  std::error_code ec, Lease l) {
+      r->words_from = from;
+      if (!ec) r->words_of_loss(l);
+      h(ec, std::move(l));
+    };
+  }
   (c ? *c : *core_).upgrade(std::move(req), std::move(handler));
 }
 void Client::cancel(std::string_view resource, std::string_view owner) {
@@ -242,7 +269,14 @@ void Client::cancel(std::string_view resource, std::string_view owner) {
 void Client::release(const Lease& lease, DoneHandler handler) {
   if (router_ && !lease.empty()) router_->follow_slot(*lease.d_);
   auto c = !lease.empty() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
-  if (router_ && c) router_->last = c.get();
+  if (router_) {
+    if (c) router_->last = c.get();
+    handler = [r = router_, from = c ? c.get() : core_.get(), h = std::move(handler)](
+                  std::error_code ec) {
+      r->words_from = from;
+      h(ec);
+    };
+  }
   (c ? *c : *core_).release(lease, std::move(handler));
 }
 void Client::renew(const Lease& lease, DoneHandler handler) {
@@ -312,8 +346,7 @@ const ServerCapabilities& Client::capabilities() const noexcept {
 }
 const std::string& Client::last_error() const noexcept {
   if (router_) {
-    if (router_->last != nullptr) return router_->last->last_error;
-    return router_->refused_before_sending ? router_->refused_error : router_->map_error;
+    return router_->words_from != nullptr ? router_->words_from->last_error : router_->answered;
   }
   return core_->last_error;
 }

@@ -30,7 +30,7 @@ void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
   if (closed) return fail(Errc::closed);
   req.kind = Kind::exclusive;
   req.permits = 0;  // the exclusive lease it becomes (a semaphore's holder may upgrade too)
-  if (auto ec = validate(req)) return fail(ec);
+  if (auto ec = validate(req, &last_error)) return fail(ec);  // why: Client::last_error
   auto w = std::make_shared<Waiter>();
   w->upgrade = true;
   w->keys = protocol::make_keys(opts.prefix, req.resource);

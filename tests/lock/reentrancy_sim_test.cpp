@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lockwire/lock/client.hpp"
+#include "lockwire/loop/cluster_map.hpp"
 #include "lockwire/sim/sim_cluster.hpp"
 #include "lockwire/sim/sim_redis.hpp"
 #include "lockwire/sim/sim_sentinel.hpp"
@@ -182,6 +183,57 @@ TEST_P(Reentrancy, RefusedArgumentsAnswerLater) {
   e.expect_later("inspect(invalid)",
                  [&](Done d) { c.inspect("", [d](auto ec, const LockInfo&) { d(ec); }); },
                  Errc::invalid_argument);
+}
+
+// Errors as values (issue #29): on a Cluster, operations in flight at once on different shards
+// each read their own failure's words in their handler (Client::last_error), whatever another
+// shard or call said meanwhile — a request refused before anything is sent included.
+TEST(ClusterWords, EachFailureInFlightGetsItsOwnWords) {
+  Env e(Topology::cluster);
+  bool granted = false;
+  e.client->lock(req("r1", 5s), [&](std::error_code ec, Lease) {
+    ASSERT_FALSE(ec) << ec.message();
+    granted = true;
+  });
+  e.world.run_until([&] { return granted; }, e.world.now() + 10s);
+  ASSERT_TRUE(granted);
+  // Two resources on two different primaries: one full (OOM), one loading.
+  auto owner_of = [&](const std::string& r) {
+    return e.cluster->owner(loop::cluster::key_slot("lockwire:{" + r + "}"));
+  };
+  std::string full = "a", loading;
+  for (int i = 0; loading.empty() && i < 100; ++i) {
+    std::string r = testing::numbered("b", i);
+    if (owner_of(r) != owner_of(full)) loading = r;
+  }
+  ASSERT_FALSE(loading.empty());
+  e.cluster->server(owner_of(full)).set_maxmemory(1);
+  e.cluster->server(owner_of(loading)).set_loading(true);
+  struct Seen {
+    bool done = false;
+    std::error_code ec;
+    std::string words;
+  };
+  Seen invalid, oom, busy;
+  Client& c = *e.client;
+  auto note = [&c](Seen& s) {
+    return [&c, &s](std::error_code ec) {
+      s.done = true;
+      s.ec = ec;
+      s.words = c.last_error();
+    };
+  };
+  c.lock(req(full), [f = note(oom)](std::error_code ec, Lease) { f(ec); });
+  c.inspect(loading, [f = note(busy)](std::error_code ec, const LockInfo&) { f(ec); });
+  c.lock(req(""), [f = note(invalid)](std::error_code ec, Lease) { f(ec); });
+  e.world.run_until([&] { return invalid.done && oom.done && busy.done; }, e.world.now() + 5s);
+  ASSERT_TRUE(invalid.done && oom.done && busy.done);
+  EXPECT_EQ(invalid.ec, Errc::invalid_argument);
+  EXPECT_NE(invalid.words.find("resource is empty"), std::string::npos) << invalid.words;
+  EXPECT_EQ(oom.ec, Errc::server_refused);
+  EXPECT_NE(oom.words.find(full + ": OOM"), std::string::npos) << oom.words;
+  EXPECT_EQ(busy.ec, Errc::server_unavailable);
+  EXPECT_NE(busy.words.find("LOADING"), std::string::npos) << busy.words;
 }
 
 INSTANTIATE_TEST_SUITE_P(Topologies, Reentrancy,

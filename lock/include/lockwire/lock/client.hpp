@@ -317,7 +317,10 @@ class Client {
   [[nodiscard]] const ServerCapabilities& capabilities() const noexcept;
   // The detail of the last failure this client reported — the server's own words for
   // server_refused / server_unavailable / unsafe_server (e.g. "READONLY You can't write against
-  // a read only replica."), what was left behind for outcome_unknown. Read it in the handler.
+  // a read only replica."), what was left behind for outcome_unknown, why an argument was
+  // refused. Read it in the handler: there it is that answer's own words, on a Cluster too
+  // (whichever shard answered another call meanwhile). A convenience only: the library itself
+  // decides nothing from it.
   [[nodiscard]] const std::string& last_error() const noexcept;
 
  private:
