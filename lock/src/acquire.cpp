@@ -46,27 +46,46 @@ void Client::Core::complete(const WaiterPtr& w, Ec ec, Lease lease) {
     m->on_op(Op::acquire, w->req.kind, w->req.resource, ec, took);
     if (w->waited) m->on_wait(took, !ec);
   }
+  if (w->routed) {
+    // The failure known before the answer (a refused block), else the words it is told with.
+    Failure f;
+    if (ec) {
+      f = w->failure.ec == ec ? std::move(w->failure) : Failure(ec, last_error);
+      if (!f.redirect) f.redirect = std::move(w->watch_moved);
+    }
+    auto routed = std::move(w->routed);
+    return routed(f, std::move(lease));
+  }
   auto cb = std::move(w->cb);
   if (cb) cb(ec, std::move(lease));
 }
 
-// The error for a reply the protocol cannot use: the server's words (classified) when it
-// said something, else Errc::protocol. Sets last_error ("<resource>: <words>").
-Ec Client::Core::refused(const loop::Replies& r, std::string_view resource) {
-  std::string words = protocol::server_words(r);
+Failure Failure::from_words(Ec e, std::string_view server, std::string words) {
+  Failure f(e, std::move(words));
   // "MOVED <slot> <host:port>" (then " (EXECABORT ...)" for a block): for the cluster router.
-  redirect = loop::cluster::parse_redirect(std::string_view(words).substr(0, words.find(" (")));
-  cluster_busy = words.starts_with("TRYAGAIN") || words.starts_with("CLUSTERDOWN");
-  if (redirect && redirect->kind == loop::cluster::Redirect::Kind::moved && on_redirect) {
-    on_redirect(*redirect);
-  }
+  f.redirect = loop::cluster::parse_redirect(server.substr(0, server.find(" (")));
+  if (server.starts_with("TRYAGAIN")) f.busy = Busy::tryagain;
+  if (server.starts_with("CLUSTERDOWN")) f.busy = Busy::clusterdown;
+  return f;
+}
+
+// The failure for a reply the protocol cannot use: the server's words (classified) when it
+// said something, else Errc::protocol.
+Failure Client::Core::refusal(const loop::Replies& r, std::string_view resource) {
+  const std::string words = protocol::server_words(r);
+  Failure f;
   if (words.empty()) {
-    last_error = std::string(resource) + ": unexpected reply from the server";
-    return Errc::protocol;
+    f = Failure(Errc::protocol, std::string(resource) + ": unexpected reply from the server");
+  } else {
+    const Ec ec = protocol::transient_server_error(words) ? Errc::server_unavailable
+                                                          : Errc::server_refused;
+    f = Failure::from_words(ec, words, std::string(resource) + ": " + words);
   }
-  const bool transient = protocol::transient_server_error(words);
-  last_error = std::string(resource) + ": " + std::move(words);
-  return transient ? Errc::server_unavailable : Errc::server_refused;
+  if (f.redirect && f.redirect->kind == loop::cluster::Redirect::Kind::moved && on_redirect) {
+    on_redirect(*f.redirect);
+  }
+  last_error = f.words;  // Client::last_error, a convenience
+  return f;
 }
 
 // The wait of `w` ends with `why` (deadline, cancel). With a step in flight, the answer waits
@@ -76,7 +95,7 @@ Ec Client::Core::refused(const loop::Replies& r, std::string_view resource) {
 void Client::Core::give_up(const QueuePtr& q, const WaiterPtr& w, Ec why) {
   if (w->leaving()) return;
   const bool head = !q->waiters.empty() && q->waiters.front() == w;
-  if (head && q->state == Queue::State::in_flight && opts.regressions.answer_at_deadline) {
+  if (head && q->state == Queue::State::in_flight && regressions.answer_at_deadline) {
     return complete(w, why);  // the bug: answered now; the step's reply is cleaned up later
   }
   if (head && q->state == Queue::State::in_flight) {
@@ -299,7 +318,7 @@ void Client::Core::attempt(const QueuePtr& q) {
   }
   q->state = Queue::State::in_flight;
   if (opts.allow_eviction && caps.may_evict() && caps.clock_known &&
-      !opts.regressions.counter_tokens) {
+      !regressions.counter_tokens) {
     // Lock keys may vanish on this live connection (the fence key evicted): the floor must be
     // the server's clock now, not at the connect probe, or the next token repeats one handed
     // out since. One more round trip, only in this degraded mode (docs/protocol.md).
@@ -333,7 +352,8 @@ bool Client::Core::floor_raised(const protocol::Keys& k) const {
 
 void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   const loop::MonoTime t_send = loop.now();
-  if (fair(*w) && !(opts.regressions.fair_fresh_jumps && !w->waited && w->ticket == 0)) {
+  w->watch_moved.reset();  // of an earlier step
+  if (fair(*w) && !(regressions.fair_fresh_jumps && !w->waited && w->ticket == 0)) {
     watch(protocol::fair_read(w->keys),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
             self->on_fair_read(q, w, t_send, ec, r, std::move(txn));
@@ -352,7 +372,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
          }),
          this_stream_only());
-  } else if (w->req.permits > 0 && opts.regressions.semaphore_unwatched) {
+  } else if (w->req.permits > 0 && regressions.semaphore_unwatched) {
     // The bug: the count is read, then the grant sent, and nothing ties the two together.
     send(loop::RequestBuilder()
              .add("HGETALL", w->keys.holders)
@@ -433,10 +453,11 @@ void Client::Core::on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, E
 }
 
 // A transport error as the caller sees it, with the connection's words in last_error.
-Ec Client::Core::map(Ec ec) {
+Failure Client::Core::transport(Ec ec) {
   const std::string& detail = conn->last_error();
-  last_error = detail.empty() ? ec.message() : detail;
-  return map_transport(ec);
+  Failure f(map_transport(ec), detail.empty() ? ec.message() : detail);
+  last_error = f.words;
+  return f;
 }
 
 // A step failed with an error reply or a malformed one. If it may have left a claim of ours
@@ -445,7 +466,10 @@ Ec Client::Core::map(Ec ec) {
 void Client::Core::fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r,
                              bool may_claim) {
   // The words are taken now: `r` is valid only during this call.
-  fail_withdrawing(q, w, refused(r, w->req.resource), may_claim);
+  Failure f = refusal(r, w->req.resource);
+  const Ec ec = f.ec;
+  w->failure = std::move(f);  // its own words and redirect, whatever fails meanwhile
+  fail_withdrawing(q, w, ec, may_claim);
 }
 
 void Client::Core::fail_withdrawing(const QueuePtr& q, const WaiterPtr& w, Ec ec,
@@ -459,7 +483,7 @@ void Client::Core::fail_withdrawing(const QueuePtr& q, const WaiterPtr& w, Ec ec
     }
     advance(q);
   };
-  if (!may_claim || opts.regressions.keep_claim_on_failed_block) return answer(true);
+  if (!may_claim || regressions.keep_claim_on_failed_block) return answer(true);
   withdraw(q, w, guard([answer = std::move(answer)](Core*, bool absent) { answer(absent); }));
 }
 
@@ -474,7 +498,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
   if (w->raise_floor && w->sent_probe == probes &&
       (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
        a.outcome == protocol::Outcome::already_held) &&
-      !opts.regressions.counter_tokens) {
+      !regressions.counter_tokens) {
     // The block ran on this connection, its ZADD GT included: the fence is at the floor now.
     if (raised.size() >= kMaxRaised) raised.clear();
     raised.insert(w->keys.fence);
@@ -519,6 +543,9 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
 bool Client::Core::unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
                                  const loop::Replies& r, loop::WatchTxn& txn, bool ok) {
   if (is_transport(ec) || !txn.valid()) {
+    // A WATCH refused with MOVED (the slot is another shard's now): the router's retry follows
+    // it, should this end the wait.
+    if (ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
     // A WATCH and reads change nothing: safe to retry.
     on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
     return true;
@@ -616,7 +643,7 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
     if (wr.first != q->suspect) q->suspect.clear();
     q->first = std::move(wr.first);
   }
-  if (!wr.tracked && opts.regressions.ignore_refused_tracking) {
+  if (!wr.tracked && regressions.ignore_refused_tracking) {
     wait_read(q, w, false);  // the bug: a read that was not tracked is simply read again
     return;
   }
@@ -767,7 +794,7 @@ void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64
   replicated(w->req.resource, guard([q, w, token, t_send](Core* self, Ec ec) {
                if (!ec) return self->grant(q, w, token, t_send);
                if (ec == Errc::not_replicated && !q->one_shot &&
-                   !self->opts.regressions.not_replicated_final) {
+                   !self->regressions.not_replicated_final) {
                  // Too few replicas is often passing (a promoted replica whose own replicas
                  // are still syncing, issue #28 case 3): withdraw, then try again within the
                  // wait (polled, as without pushes). The deadline answers with the WAIT's
@@ -841,7 +868,7 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
     drop_lease_timers(from);
   }
   register_lease(d);
-  if (opts.regressions.persist_forever && is_forever(d->ttl)) {
+  if (regressions.persist_forever && is_forever(d->ttl)) {
     // The bug: no TTL at all; a contender's acquire block (PEXPIRE .. NX) then sets its own.
     send(loop::RequestBuilder().add("PERSIST", d->keys.holders).done(), [](Ec, const loop::Replies&) {});
   }
@@ -852,19 +879,20 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
   advance(q);
 }
 
-void Client::Core::lock(LockRequest req, AcquireHandler handler) {
+void Client::Core::lock(LockRequest req, AcquireHandler handler,
+                        std::function<void(const Failure&, Lease)> routed) {
   Core& c = *this;
   auto fail = [&](Ec ec) {
     if (auto* m = c.metrics()) m->on_op(Op::acquire, req.kind, req.resource, ec, Nanos{0});
+    if (routed) {
+      return c.loop.post([h = std::move(routed), ec] { h(Failure(ec), Lease{}); });
+    }
     c.loop.post([h = std::move(handler), ec] {
       if (h) h(ec, Lease{});
     });
   };
   if (c.closed) return fail(Errc::closed);
-  if (std::string why; auto ec = validate(req, &why)) {
-    c.last_error = std::move(why);  // what was wrong, for last_error()
-    return fail(ec);
-  }
+  if (auto ec = validate(req, &last_error)) return fail(ec);  // why: Client::last_error
   auto w = std::make_shared<Waiter>();
   w->keys = protocol::make_keys(c.opts.prefix, req.resource);
   c.scratch_key.assign(w->keys.holders).push_back('\0');
@@ -880,6 +908,7 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler) {
   w->deadline = w->start + req.wait;
   w->req = std::move(req);
   w->cb = std::move(handler);
+  w->routed = std::move(routed);
 
   QueuePtr q;
   if (w->req.wait == Nanos{0}) {

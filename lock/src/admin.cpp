@@ -21,9 +21,11 @@ Ec Client::Core::check_resource(std::string_view resource) {
 }
 
 void Client::Core::release(std::string resource, std::string owner, std::optional<Kind> kind,
-                     DoneHandler handler) {
+                     FailureHandler handler) {
   Core& c = *this;
-  if (Ec ec = c.check_by_owner(resource, owner)) return post_done(c.loop, std::move(handler), ec);
+  if (Ec ec = c.check_by_owner(resource, owner)) {
+    return post_failure(c.loop, std::move(handler), Failure(ec, c.last_error));
+  }
   const auto keys = protocol::make_keys(c.opts.prefix, resource);
   const loop::MonoTime t0 = c.loop.now();
   // Both kinds when the kind is not known: pipelined, one round trip; an owner holds one kind.
@@ -33,8 +35,8 @@ void Client::Core::release(std::string resource, std::string owner, std::optiona
   struct Tally {
     std::size_t left = 0;
     bool released = false;
-    Ec error;
-    DoneHandler h;
+    Failure error;
+    FailureHandler h;
   };
   auto tally = std::make_shared<Tally>();
   tally->left = kinds.size();
@@ -42,9 +44,9 @@ void Client::Core::release(std::string resource, std::string owner, std::optiona
   for (Kind k : kinds) {
     c.send(protocol::release(k, keys, owner),
            c.guard([k, tally, resource, t0](Core* self, Ec ec2, const loop::Replies& r) {
-             if (!tally->error) {
+             if (!tally->error.ec) {
                if (is_transport(ec2) || r.size() == 0) {
-                 tally->error = self->map(ec2);
+                 tally->error = self->transport(ec2);
                } else {
                  switch (protocol::parse_release(k, r)) {
                    case protocol::ReleaseResult::released:
@@ -53,15 +55,16 @@ void Client::Core::release(std::string resource, std::string owner, std::optiona
                    case protocol::ReleaseResult::not_held:
                      break;
                    case protocol::ReleaseResult::bad_reply:
-                     tally->error = self->refused(r, resource);
+                     tally->error = self->refusal(r, resource);
                      break;
                  }
                }
              }
              if (--tally->left != 0) return;
-             const Ec out = tally->released ? Ec{} : tally->error ? tally->error : Errc::not_held;
+             Failure out;
+             if (!tally->released) out = tally->error.ec ? tally->error : Failure(Errc::not_held);
              if (auto* m = self->metrics()) {
-               m->on_op(Op::release, k, resource, out, self->loop.now() - t0);
+               m->on_op(Op::release, k, resource, out.ec, self->loop.now() - t0);
              }
              if (tally->h) tally->h(out);
            }));
@@ -69,21 +72,21 @@ void Client::Core::release(std::string resource, std::string owner, std::optiona
 }
 
 void Client::Core::renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
-                   DoneHandler handler) {
+                   FailureHandler handler) {
   Core& c = *this;
   Ec ec = c.check_by_owner(resource, owner);
   if (!ec) ec = validate_ttl(ttl, c.opts.limits, &c.last_error);
-  if (ec) return post_done(c.loop, std::move(handler), ec);
+  if (ec) return post_failure(c.loop, std::move(handler), Failure(ec, c.last_error));
   c.renew_owner(std::move(resource), std::move(owner), kind.value_or(Kind::exclusive),
                 !kind.has_value(), ttl, std::move(handler));
 }
 
 void Client::Core::force_release(std::string resource,
-                           std::function<void(std::error_code, std::size_t)> h) {
+                           std::function<void(const Failure&, std::size_t)> h) {
   Core& c = *this;
   if (Ec ec = c.check_resource(resource)) {
-    c.loop.post([h = std::move(h), ec] {
-      if (h) h(ec, 0);
+    c.loop.post([h = std::move(h), f = Failure(ec, c.last_error)] {
+      if (h) h(f, 0);
     });
     return;
   }
@@ -93,14 +96,14 @@ void Client::Core::force_release(std::string resource,
          c.guard([keys, t0, resource = std::move(resource), h = std::move(h)](
              Core* self, Ec ec2, const loop::Replies& r) mutable {
            std::vector<std::string> fields;
-           Ec res;
+           Failure res;
            if (is_transport(ec2) || r.size() == 0) {
-             res = self->map(ec2);
+             res = self->transport(ec2);
            } else if (!protocol::parse_force_release(r.back(), fields)) {
-             res = self->refused(r, keys.holders);
+             res = self->refusal(r, keys.holders);
            }
            if (auto* m = self->metrics()) {
-             m->on_op(Op::force_release, Kind::exclusive, resource, res, self->loop.now() - t0);
+             m->on_op(Op::force_release, Kind::exclusive, resource, res.ec, self->loop.now() - t0);
            }
            std::vector<std::string> owners;
            for (const auto& f : fields) {
@@ -119,20 +122,20 @@ void Client::Core::force_release(std::string resource,
 }
 
 void Client::Core::inspect(std::string resource,
-                     std::function<void(std::error_code, const LockInfo&)> h) {
+                     std::function<void(const Failure&, const LockInfo&)> h) {
   Core& c = *this;
   if (Ec ec = c.check_resource(resource)) {
-    c.loop.post([h = std::move(h), ec] {
-      if (h) h(ec, LockInfo{});
+    c.loop.post([h = std::move(h), f = Failure(ec, c.last_error)] {
+      if (h) h(f, LockInfo{});
     });
     return;
   }
   auto keys = protocol::make_keys(c.opts.prefix, resource);
   c.send(protocol::inspect(keys), c.guard([keys, h = std::move(h)](Core* self, Ec ec2,
                                                                    const loop::Replies& r) mutable {
-    if (is_transport(ec2) || r.size() == 0) return h(self->map(ec2), LockInfo{});
+    if (is_transport(ec2) || r.size() == 0) return h(self->transport(ec2), LockInfo{});
     protocol::InspectReply rep = protocol::parse_inspect(r.back());
-    if (!rep.ok) return h(self->refused(r, keys.holders), LockInfo{});
+    if (!rep.ok) return h(self->refusal(r, keys.holders), LockInfo{});
     auto info = std::make_shared<LockInfo>();
     info->holders = std::move(rep.holders);
     info->last_token = rep.last_token;
@@ -141,10 +144,10 @@ void Client::Core::inspect(std::string resource,
     for (const auto& hd : info->holders) {
       if (hd.kind == Kind::shared) owners.push_back(hd.owner);
     }
-    if (owners.empty()) return h({}, *info);
+    if (owners.empty()) return h(Failure{}, *info);
     self->send(protocol::companion_ttls(keys, owners),
                self->guard([info, h = std::move(h)](Core* s, Ec ec3, const loop::Replies& r3) {
-                 if (is_transport(ec3)) return h(s->map(ec3), LockInfo{});
+                 if (is_transport(ec3)) return h(s->transport(ec3), LockInfo{});
                  std::size_t i = 0;
                  for (auto& hd : info->holders) {
                    if (hd.kind != Kind::shared) continue;
@@ -156,7 +159,7 @@ void Client::Core::inspect(std::string resource,
                    }
                    ++i;
                  }
-                 h({}, *info);
+                 h(Failure{}, *info);
                }));
   }));
 }

@@ -54,9 +54,14 @@ loop::RequestOptions asking() {
 
 }  // namespace
 
+std::optional<Redirect> Client::Core::moved_in(const loop::Replies& r) {
+  if (r.size() == 0) return std::nullopt;
+  return redirect_of(r[0], Redirect::Kind::moved);
+}
+
 loop::Connection* Client::Core::ask_again(Ec ec, const std::optional<Redirect>& a,
                                           std::uint32_t commands) {
-  if (!a || closed || ec != loop::Errc::server_error || !ask_target || opts.regressions.no_ask) {
+  if (!a || closed || ec != loop::Errc::server_error || !ask_target || regressions.no_ask) {
     return nullptr;
   }
   loop::Connection* t = ask_target(a->host, a->port);
@@ -90,10 +95,11 @@ void Client::Core::watch_asking(loop::Request r, loop::WatchHandler h) {
     auto self = w.lock();
     if (self && !self->closed && ec == loop::Errc::server_error && rep.size() > 0) {
       // A WATCH refused with MOVED (the slot is another shard's now) reaches its caller as a
-      // failed read, not through refused(): tell the router here (its map, the slot's leases),
-      // and keep it in `redirect` for the router's retry of the call.
-      self->redirect = redirect_of(rep[0], Redirect::Kind::moved);
-      if (self->redirect && self->on_redirect) self->on_redirect(*self->redirect);
+      // failed read, not through refusal(): tell the router here (its map, the slot's leases);
+      // the caller's Failure carries it for the router's retry of the call (moved_in).
+      if (auto moved = redirect_of(rep[0], Redirect::Kind::moved); moved && self->on_redirect) {
+        self->on_redirect(*moved);
+      }
     }
     // The WATCH itself refused with ASK: the reads after it were refused too, or read nothing
     // of ours (the source no longer has the keys).

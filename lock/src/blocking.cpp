@@ -178,7 +178,7 @@ LeaseGuard::~LeaseGuard() {
 }
 
 std::error_code LeaseGuard::release() {
-  if (!life_ || !lease_.valid()) return {};
+  if (!life_ || lease_.empty()) return {};
   const auto life = std::exchange(life_, nullptr);
   std::error_code ec;
   {

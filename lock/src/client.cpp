@@ -74,8 +74,13 @@ void Client::Core::shutdown() noexcept {
     w->deadline_timer.reset();
     w->settle_timer.reset();
     auto cb = std::move(w->cb);
+    auto routed = std::move(w->routed);
     try {
-      if (cb) cb(Errc::closed, Lease{});
+      if (routed) {
+        routed(Failure(Errc::closed, "the client is closed"), Lease{});
+      } else if (cb) {
+        cb(Errc::closed, Lease{});
+      }
     } catch (...) {  // destructors never throw
     }
   }
@@ -92,11 +97,14 @@ void Client::Core::shutdown() noexcept {
 
 std::shared_ptr<Client::Core> Client::Core::create(loop::Loop& loop,
                                                  loop::ConnectionOptions connection,
-                                                 ClientOptions options) {
+                                                 ClientOptions options,
+                                                 const testing::Regressions& broken) {
   auto core = std::make_shared<Core>(loop, std::move(options));
+  core->regressions = broken;
   // A lock request written on an abandoned connection must never be applied after the new
-  // connection's (split-brain reconnect): kill the old one first (see ConnectionOptions).
-  connection.fence_abandoned = core->opts.fence_abandoned;
+  // connection's (split-brain reconnect): kill the old one first (see ConnectionOptions). Not a
+  // choice of the caller's: the lock is not safe without it (no_fence reproduces the race).
+  connection.fence_abandoned = !broken.no_fence;
   core->conn = std::make_unique<loop::Connection>(loop, std::move(connection));
   std::weak_ptr<Core> w = core;
   core->push_id = core->conn->add_push_handler([w](resp::Frame f) {
@@ -112,22 +120,50 @@ std::shared_ptr<Client::Core> Client::Core::create(loop::Loop& loop,
   return core;
 }
 
+// lock/src's way into a Client: building one (with the test-only seam's safeguards off).
+struct detail::ClientAccess {
+  static void init(Client& c, loop::Loop& loop, loop::ConnectionOptions connection,
+                   ClientOptions options, const testing::Regressions& broken) {
+    loop::ConnectionOptions base = connection;
+    if (!connection.sentinel && !connection.locate && connection.seeds.size() > 1) {
+      // A seed list (a Cluster): the first connection tries the seeds in turn, so that any one
+      // node that is up — and a primary (ROLE) — suffices to find the cluster.
+      auto next = std::make_shared<std::size_t>(0);
+      connection.locate = [seeds = connection.seeds,
+                           next](const loop::ConnectionOptions::Answer& a) {
+        a(seeds[(*next)++ % seeds.size()], {});
+      };
+    }
+    const bool seed_list = !connection.sentinel && connection.seeds.size() > 1;
+    c.core_ = Client::Core::create(loop, std::move(connection), std::move(options), broken);
+    c.core_->seed_list = seed_list;
+    if (!base.sentinel && !base.locate) {
+      c.core_->on_cluster = [&c, base = std::move(base)]() mutable {
+        c.enter_cluster(std::move(base));
+      };
+    }
+  }
+  static std::unique_ptr<Client> make(loop::Loop& loop, loop::ConnectionOptions connection,
+                                      ClientOptions options, const testing::Regressions& broken) {
+    std::unique_ptr<Client> c(new Client());
+    init(*c, loop, std::move(connection), std::move(options), broken);
+    return c;
+  }
+  static const testing::Regressions& regressions(const Client& c) noexcept {
+    return c.core_->regressions;
+  }
+};
+
 Client::Client(loop::Loop& loop, loop::ConnectionOptions connection, ClientOptions options) {
-  loop::ConnectionOptions base = connection;
-  if (!connection.sentinel && !connection.locate && connection.seeds.size() > 1) {
-    // A seed list (a Cluster): the first connection tries the seeds in turn, so that any one
-    // node that is up — and a primary (ROLE) — suffices to find the cluster.
-    auto next = std::make_shared<std::size_t>(0);
-    connection.locate = [seeds = connection.seeds, next](const loop::ConnectionOptions::Answer& a) {
-      a(seeds[(*next)++ % seeds.size()], {});
-    };
-  }
-  const bool seed_list = !connection.sentinel && connection.seeds.size() > 1;
-  core_ = Core::create(loop, std::move(connection), std::move(options));
-  core_->seed_list = seed_list;
-  if (!base.sentinel && !base.locate) {
-    core_->on_cluster = [this, base = std::move(base)]() mutable { enter_cluster(std::move(base)); };
-  }
+  detail::ClientAccess::init(*this, loop, std::move(connection), std::move(options), {});
+}
+
+std::unique_ptr<Client> testing::make_client(loop::Loop& loop, loop::ConnectionOptions connection,
+                                             ClientOptions options, const Regressions& broken) {
+  return detail::ClientAccess::make(loop, std::move(connection), std::move(options), broken);
+}
+const testing::Regressions& testing::regressions_of(const Client& client) noexcept {
+  return detail::ClientAccess::regressions(client);
 }
 
 // The first server said "cluster" at its first ready: from now on every call is routed. The
@@ -135,6 +171,7 @@ Client::Client(loop::Loop& loop, loop::ConnectionOptions connection, ClientOptio
 // gets): they start again through the router with what is left of their wait.
 void Client::enter_cluster(loop::ConnectionOptions connection) {
   router_ = std::make_shared<Router>(core_->loop, std::move(connection), core_->opts);
+  router_->regressions = core_->regressions;  // every shard's Core has the same
   Core& seed = *core_;
   std::vector<WaiterPtr> moving;
   for (auto& [k, q] : seed.queues) {
@@ -168,34 +205,58 @@ void Client::lock(LockRequest req, AcquireHandler handler) {
   if (router_) {
     // An invalid request is answered at once (by the first Core, which sends nothing for it),
     // not after the router has read the slot map.
-    if (validate(req)) return core_->lock(std::move(req), std::move(handler));
+    if (validate(req)) {
+      return core_->lock(std::move(req), [r = router_, c = core_.get(), h = std::move(handler)](
+                                             std::error_code ec, Lease l) {
+        r->words_from = c;  // its words are the first Core's (the validation's)
+        h(ec, std::move(l));
+      });
+    }
     return router_->lock(std::move(req), std::move(handler));
   }
   core_->lock(std::move(req), std::move(handler));
 }
 void Client::upgrade(LockRequest req, AcquireHandler handler) {
   if (router_ && !validate(req)) {
+    detail::InCall call(core_->loop);
     return router_->with_core(req.resource, [self = router_, req = std::move(req),
-                                             handler = std::move(handler)](Core* c) mutable {
+                                             handler = call.wrap(std::move(handler))](
+                                                Core* c) mutable {
       self->last = c;
-      if (c == nullptr) return handler(self->closed ? Errc::closed : Errc::connection, Lease{});
-      c->upgrade(std::move(req), std::move(handler));
+      if (c == nullptr) {
+        const Failure f = self->unserved();
+        self->answer(f);
+        return handler(f.ec, Lease{});
+      }
+      c->upgrade(std::move(req), [self, c, h = std::move(handler)](std::error_code ec, Lease l) {
+        self->words_from = c;
+        if (!ec) self->words_of_loss(l);
+        h(ec, std::move(l));
+      });
     });
   }
   core_->upgrade(std::move(req), std::move(handler));
 }
 void Client::upgrade(const Lease& shared, Nanos wait, AcquireHandler handler) {
   LockRequest req;
-  if (shared.valid()) {
+  if (!shared.empty()) {
     req.resource = shared.resource();
     req.owner = shared.owner();
     req.ttl = shared.ttl();
     req.auto_renew = shared.d_->auto_renew;
   }
   req.wait = wait;
-  if (router_ && shared.valid()) router_->follow_slot(*shared.d_);
-  auto c = shared.valid() ? std::static_pointer_cast<Core>(shared.d_->core.lock()) : nullptr;
-  if (router_ && c) router_->last = c.get();
+  if (router_ && !shared.empty()) router_->follow_slot(*shared.d_);
+  auto c = !shared.empty() ? std::static_pointer_cast<Core>(shared.d_->core.lock()) : nullptr;
+  if (router_) {
+    if (c) router_->last = c.get();
+    handler = [r = router_, from = c ? c.get() : core_.get(), h = std::move(handler)](
+                  std::error_code ec, Lease l) {
+      r->words_from = from;
+      if (!ec) r->words_of_loss(l);
+      h(ec, std::move(l));
+    };
+  }
   (c ? *c : *core_).upgrade(std::move(req), std::move(handler));
 }
 void Client::cancel(std::string_view resource, std::string_view owner) {
@@ -206,13 +267,20 @@ void Client::cancel(std::string_view resource, std::string_view owner) {
 }
 // A lease goes back to the Core that granted it.
 void Client::release(const Lease& lease, DoneHandler handler) {
-  if (router_ && lease.valid()) router_->follow_slot(*lease.d_);
-  auto c = lease.valid() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
-  if (router_ && c) router_->last = c.get();
+  if (router_ && !lease.empty()) router_->follow_slot(*lease.d_);
+  auto c = !lease.empty() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
+  if (router_) {
+    if (c) router_->last = c.get();
+    handler = [r = router_, from = c ? c.get() : core_.get(), h = std::move(handler)](
+                  std::error_code ec) {
+      r->words_from = from;
+      h(ec);
+    };
+  }
   (c ? *c : *core_).release(lease, std::move(handler));
 }
 void Client::renew(const Lease& lease, DoneHandler handler) {
-  auto c = lease.valid() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
+  auto c = !lease.empty() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
   if (router_ && c) return router_->renew_lease(lease, std::move(handler));
   (c ? *c : *core_).renew(lease, std::move(handler));
 }
@@ -278,8 +346,7 @@ const ServerCapabilities& Client::capabilities() const noexcept {
 }
 const std::string& Client::last_error() const noexcept {
   if (router_) {
-    if (router_->last != nullptr) return router_->last->last_error;
-    return router_->refused_before_sending ? router_->refused_error : router_->map_error;
+    return router_->words_from != nullptr ? router_->words_from->last_error : router_->answered;
   }
   return core_->last_error;
 }

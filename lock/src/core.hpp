@@ -17,14 +17,18 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "lockwire/lock/client.hpp"
+#include "lockwire/lock/protocol.hpp"
 #include "lockwire/loop/cluster_map.hpp"
+#include "lockwire/testing/lock_regressions.hpp"
 
 namespace lockwire::lock {
 namespace detail {
@@ -82,6 +86,35 @@ inline bool retryable(Ec ec) {
          ec == loop::Errc::health_check_failed;
 }
 
+// One failure as its completion carries it, so that no decision reads a shared string (issue
+// #29): the error, the words the caller is told (Client::last_error: "<resource>: <the
+// server's words>", or the connection's), and what the Cluster router decides a retry on — the
+// MOVED/ASK the server named, and whether it said TRYAGAIN or CLUSTERDOWN (nothing ran). It
+// converts to its error code, so a std::error_code handler takes it as it is.
+struct Failure {
+  enum class Busy : std::uint8_t { no, tryagain, clusterdown };
+  Ec ec;
+  std::string words;
+  std::optional<loop::cluster::Redirect> redirect;
+  Busy busy = Busy::no;
+
+  Failure() = default;
+  Failure(Ec e) : ec(e) {}  // NOLINT(google-explicit-constructor): no words to carry
+  Failure(Errc e) : ec(e) {}  // NOLINT(google-explicit-constructor)
+  Failure(Ec e, std::string w) : ec(e), words(std::move(w)) {}
+  operator Ec() const noexcept { return ec; }  // NOLINT(google-explicit-constructor)
+  // A server's error words, classified: the redirect and busy kind they name.
+  static Failure from_words(Ec e, std::string_view words_of_server, std::string words);
+};
+using FailureHandler = std::function<void(const Failure&)>;
+
+// Reports an early failure from the loop, never inside the call itself.
+inline void post_failure(loop::Loop& loop, FailureHandler handler, Failure f) {
+  loop.post([h = std::move(handler), f = std::move(f)] {
+    if (h) h(f);
+  });
+}
+
 struct Queue;
 
 struct Waiter {
@@ -90,6 +123,12 @@ struct Waiter {
   std::string field;
   std::int64_t ttl_ms = 0;
   Client::AcquireHandler cb;
+  // Set instead of `cb` by the Cluster router: the answer with its Failure (words, redirect).
+  std::function<void(const Failure&, Lease)> routed;
+  // The failure this waiter is about to be answered with, when it was known before the answer
+  // (a refused block whose claim is withdrawn first); a WATCH refused with MOVED.
+  Failure failure;
+  std::optional<loop::cluster::Redirect> watch_moved;
   loop::MonoTime start{};
   loop::MonoTime deadline{};
   bool done = false;    // callback called (granted, failed or timed out)
@@ -181,6 +220,9 @@ inline void post_done(loop::Loop& loop, Client::DoneHandler handler, Ec ec) {
 }  // namespace detail
 
 using detail::Ec;
+using detail::Failure;
+using detail::FailureHandler;
+using detail::post_failure;
 using detail::is_transport;
 using detail::LeasePtr;
 using detail::map_transport;
@@ -195,11 +237,15 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   Core(loop::Loop& l, ClientOptions o)
       : loop(l), opts(std::move(o)), notice_key(protocol::notice_key(opts.prefix)) {}
 
-  // A Core with its connection (handlers wired, not started).
+  // A Core with its connection (handlers wired, not started); `broken`: testing only.
   static std::shared_ptr<Core> create(loop::Loop& loop, loop::ConnectionOptions connection,
-                                      ClientOptions options);
+                                      ClientOptions options,
+                                      const testing::Regressions& broken = {});
   loop::Loop& loop;
   ClientOptions opts;
+  // Safeguards switched off by the test-only seam (lockwire/testing/lock_regressions.hpp);
+  // all off in every Client made with the public constructor.
+  testing::Regressions regressions;
   std::unique_ptr<loop::Connection> conn;
   // Set on the Client's first Core: called (once) instead of the connect probe when the
   // server's HELLO says "cluster" (Client::Router takes over).
@@ -209,10 +255,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   bool closed = false;
   ServerCapabilities caps;   // of the current connection (connect probe)
   std::string last_error;    // detail of the last failure reported (Client::last_error)
-  // The MOVED / ASK in the server's words of the last refused() (the cluster router follows it).
-  std::optional<loop::cluster::Redirect> redirect;
-  // The last refused() was -TRYAGAIN or -CLUSTERDOWN: nothing ran (the router backs off).
-  bool cluster_busy = false;
   // Cluster mode only (set by Client::Router, router.cpp): the shard connection of the node an
   // -ASK names (nullptr if none), so that a request refused whole with -ASK is sent once more
   // there, after ASKING (send_asking / watch_asking); and what refused() tells the router of
@@ -504,9 +546,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void complete(const WaiterPtr& w, Ec ec, Lease lease = {});
 
-  // The error for a reply the protocol cannot use: the server's words (classified) when it
-  // said something, else Errc::protocol. Sets last_error ("<resource>: <words>").
-  Ec refused(const loop::Replies& r, std::string_view resource);
+  // The failure for a reply the protocol cannot use: the server's words (classified) when it
+  // said something, else Errc::protocol. Also kept in last_error ("<resource>: <words>"), and a
+  // MOVED is told to the router (on_redirect). refused(): its error code only.
+  Failure refusal(const loop::Replies& r, std::string_view resource);
+  Ec refused(const loop::Replies& r, std::string_view resource) { return refusal(r, resource).ec; }
 
   // The wait of `w` ends with `why` (deadline, cancel). With a step in flight, the answer waits
   // for its outcome (bounded by settle_timeout), so that a late grant or a claim of ours is
@@ -542,8 +586,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // Transport failure of an acquire step. `maybe_applied` = the step may have left a claim.
   void on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, Ec ec, bool maybe_applied);
 
-  // A transport error as the caller sees it, with the connection's words in last_error.
-  Ec map(Ec ec);
+  // A transport error as the caller sees it, with the connection's words (also in last_error).
+  Failure transport(Ec ec);
+  Ec map(Ec ec) { return transport(ec).ec; }
+  // The MOVED a refused WATCH names (a read refused whole: the slot is another shard's now).
+  [[nodiscard]] static std::optional<loop::cluster::Redirect> moved_in(const loop::Replies& r);
 
   // A step failed with an error reply or a malformed one. If it may have left a claim of ours
   // (any block that ran HSETNX/HSET, or that was to remove our claim), withdraw it first: no
@@ -600,16 +647,16 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void auto_renew(const LeasePtr& d);
 
   // keep_end: renew to the end the holder already counts on, not a full TTL (re-confirmation).
-  void do_renew(const LeasePtr& d, std::function<void(Ec)> done, bool keep_end = false);
+  void do_renew(const LeasePtr& d, FailureHandler done, bool keep_end = false);
 
   // Renews a lease held by `owner` that this client did not grant (a tool, another process):
   // the same WATCH/MULTI steps on a lease record of its own. `then_shared`: not held as
   // exclusive, try shared.
   void renew_owner(std::string resource, std::string owner, Kind kind, bool then_shared, Nanos ttl,
-                   DoneHandler handler);
+                   FailureHandler handler);
 
-  void finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
-                    const std::function<void(Ec)>& done);
+  void finish_renew(const LeasePtr& d, const Failure& f, loop::MonoTime t_send,
+                    const FailureHandler& done);
 
   // A WATCHed read of an attempt that cannot be used: the connection's error (reads change
   // nothing: handled as any attempt's transport error) or a reply `ok` says is malformed (the
@@ -647,17 +694,20 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   LeasePtr shared_lease_of(const protocol::Keys& keys, std::string_view owner);
 
   // ---- the public operations on this Core (Client routes each call to its Core) -------------
-  void lock(LockRequest req, AcquireHandler handler);
+  // `routed`: the Cluster router's answer (with the Failure), instead of `handler`.
+  void lock(LockRequest req, AcquireHandler handler,
+            std::function<void(const Failure&, Lease)> routed = {});
   void upgrade(LockRequest req, AcquireHandler handler);
   void cancel(std::string_view resource, std::string_view owner);
   void release(const Lease& lease, DoneHandler handler);
-  void renew(const Lease& lease, DoneHandler handler);
+  // These answer with a Failure (a std::error_code handler takes it as it is).
+  void renew(const Lease& lease, FailureHandler handler);
   void release(std::string resource, std::string owner, std::optional<Kind> kind,
-               DoneHandler handler);
+               FailureHandler handler);
   void renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
-             DoneHandler handler);
-  void force_release(std::string resource, std::function<void(std::error_code, std::size_t)> h);
-  void inspect(std::string resource, std::function<void(std::error_code, const LockInfo&)> h);
+             FailureHandler handler);
+  void force_release(std::string resource, std::function<void(const Failure&, std::size_t)> h);
+  void inspect(std::string resource, std::function<void(const Failure&, const LockInfo&)> h);
   [[nodiscard]] std::error_code validate(const LockRequest& req, std::string* why = nullptr) const;
   [[nodiscard]] Ec check_by_owner(std::string_view resource, std::string_view owner);
   [[nodiscard]] Ec check_resource(std::string_view resource);

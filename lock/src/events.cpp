@@ -181,7 +181,7 @@ void Client::Core::on_state(loop::ConnectionState s) {
   }
   if (conn->moves() != seen_moves) {
     seen_moves = conn->moves();
-    if (!opts.regressions.no_reconfirm) suspend_leases();
+    if (!regressions.no_reconfirm) suspend_leases();
   }
   if (s != loop::ConnectionState::ready || closed) return;
   if (control_only) return;  // a cluster's first connection, kept for Client::connection()
@@ -211,7 +211,7 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   const bool had_wakeups = caps.push_wakeups || !caps.probed;
   caps = ServerCapabilities{};
   caps.probed = true;
-  caps.push_wakeups = (p.ok && p.push_wakeups) || opts.regressions.ignore_refused_tracking;
+  caps.push_wakeups = (p.ok && p.push_wakeups) || regressions.ignore_refused_tracking;
   caps.tracking_error = p.ok ? p.tracking_error : "malformed reply to the connect probe";
   caps.memory_known = p.memory_known;
   caps.maxmemory = p.maxmemory;
@@ -250,9 +250,9 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   const std::uint64_t epoch = conn->primary_epoch();
   const bool moved = primary_epoch != 0 && epoch != primary_epoch;
   primary_epoch = epoch;
-  if (moved && opts.regressions.drop_on_move) {
+  if (moved && regressions.drop_on_move) {
     lose_all_held();
-  } else if (moved && !opts.regressions.no_reconfirm) {
+  } else if (moved && !regressions.no_reconfirm) {
     suspend_leases();
     // Re-confirmed only once the sentinels vouch for the new primary (on_vouch): before, what
     // it confirms may itself be about to be replaced.
@@ -272,7 +272,7 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
 // server's time, found by the failover swarm with monotonic steps), and fresh after every event
 // that can lose the counter, since each of them (restart, failover) means a new connection.
 std::uint64_t Client::Core::fence_floor() const noexcept {
-  if (!caps.clock_known || opts.regressions.counter_tokens) return 0;
+  if (!caps.clock_known || regressions.counter_tokens) return 0;
   // Not extrapolated with our own clock: a floor read ahead of the server's (a client clock
   // that steps, even capped at 1 s) let an unreplicated grant on the old primary outrun the
   // first grants on the promoted replica (failover swarm, seeds 2000741, 2014800). Room is left
@@ -321,7 +321,7 @@ void Client::Core::reconfirm_leases() {
 // Why no lease is granted on this server (empty: granting is fine).
 std::string Client::Core::refusal() const {
   if (!caps.unsupported.empty()) return caps.unsupported;  // too old: nothing can be granted
-  if (!caps.may_evict() || opts.allow_eviction || opts.regressions.ignore_eviction_policy) {
+  if (!caps.may_evict() || opts.allow_eviction || regressions.ignore_eviction_policy) {
     return {};
   }
   return "the server may evict lock keys (maxmemory " + std::to_string(caps.maxmemory) +

@@ -168,7 +168,7 @@ void Client::Core::auto_renew(const LeasePtr& d) {
   });
 }
 
-void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, bool keep_end) {
+void Client::Core::do_renew(const LeasePtr& d, FailureHandler done, bool keep_end) {
   d->renew_in_flight = true;
   const loop::MonoTime t_send = loop.now();
   watch(protocol::renew_watch(d->kind, d->keys, d->owner),
@@ -178,9 +178,9 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
             d->renew_in_flight = false;
             // A refused WATCH (CLUSTERDOWN on a cluster's minority side, issue #28 case 5)
             // answers with the server's words, not "unexpected reply".
-            const Ec why = !is_transport(ec) && r.size() > 0
-                               ? self->refused(r, d->resource)
-                               : self->map(ec ? ec : loop::Errc::protocol_error);
+            const Failure why = !is_transport(ec) && r.size() > 0
+                                    ? self->refusal(r, d->resource)
+                                    : self->transport(ec ? ec : loop::Errc::protocol_error);
             self->finish_renew(d, why, t_send, done);
             return;
           }
@@ -200,7 +200,7 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
               self->lose(d, Errc::lost);
               self->finish_renew(d, Errc::not_held, t_send, done);
             } else {
-              self->finish_renew(d, self->refused(r, d->resource), t_send, done);
+              self->finish_renew(d, self->refusal(r, d->resource), t_send, done);
             }
             return;
           }
@@ -212,7 +212,8 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
                                Core* s, Ec ec2, const loop::Replies& r2) mutable {
                  d->renew_in_flight = false;
                  if (is_transport(ec2) || r2.size() == 0) {
-                   s->finish_renew(d, s->map(ec2 ? ec2 : loop::Errc::protocol_error), t_send, done);
+                   s->finish_renew(d, s->transport(ec2 ? ec2 : loop::Errc::protocol_error), t_send,
+                                   done);
                    return;
                  }
                  switch (protocol::parse_renew_exec(d->kind, r2.back())) {
@@ -231,7 +232,10 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
                          s2->arm_lease_timers(d);
                        }
                        const bool ours = !ec3 || ec3.category() == lock_category();
-                       s2->finish_renew(d, ours ? ec3 : s2->map(ec3), t_send, done);
+                       s2->finish_renew(d,
+                                        ours ? Failure(ec3, ec3 ? s2->last_error : std::string())
+                                             : s2->transport(ec3),
+                                        t_send, done);
                      }));
                      return;
                    case protocol::RenewResult::aborted:
@@ -244,7 +248,7 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
                      s->finish_renew(d, Errc::not_held, t_send, done);
                      return;
                    case protocol::RenewResult::bad_reply:
-                     s->finish_renew(d, s->refused(r2, d->resource), t_send, done);
+                     s->finish_renew(d, s->refusal(r2, d->resource), t_send, done);
                      return;
                  }
                }));
@@ -255,7 +259,7 @@ void Client::Core::do_renew(const LeasePtr& d, std::function<void(Ec)> done, boo
 // the same WATCH/MULTI steps on a lease record of its own. `then_shared`: not held as
 // exclusive, try shared.
 void Client::Core::renew_owner(std::string resource, std::string owner, Kind kind, bool then_shared,
-                               Nanos ttl, DoneHandler handler) {
+                               Nanos ttl, FailureHandler handler) {
   auto d = std::make_shared<detail::LeaseData>();
   d->keys = protocol::make_keys(opts.prefix, resource);
   d->resource = std::move(resource);
@@ -263,27 +267,28 @@ void Client::Core::renew_owner(std::string resource, std::string owner, Kind kin
   d->kind = kind;
   d->ttl = ttl;
   d->valid_until = d->end = loop::MonoTime{Nanos::max()};  // whether it is still valid is the server's word
-  do_renew(d, guard([d, then_shared, h = std::move(handler)](Core* self, Ec ec) mutable {
+  do_renew(d, guard([d, then_shared, h = std::move(handler)](Core* self,
+                                                              const Failure& f) mutable {
              Core::drop_lease_timers(d);
-             if (ec == Errc::not_held && then_shared) {
+             if (f.ec == Errc::not_held && then_shared) {
                return self->renew_owner(d->resource, d->owner, Kind::shared, false, d->ttl,
                                         std::move(h));
              }
-             if (h) h(ec);
+             if (h) h(f);
            }));
 }
 
-void Client::Core::finish_renew(const LeasePtr& d, Ec ec, loop::MonoTime t_send,
-                                const std::function<void(Ec)>& done) {
-  if (auto* m = metrics()) m->on_op(Op::renew, d->kind, d->resource, ec, loop.now() - t_send);
-  if (done) done(ec);
+void Client::Core::finish_renew(const LeasePtr& d, const Failure& f, loop::MonoTime t_send,
+                                const FailureHandler& done) {
+  if (auto* m = metrics()) m->on_op(Op::renew, d->kind, d->resource, f.ec, loop.now() - t_send);
+  if (done) done(f);
 }
 
 void Client::Core::release(const Lease& lease, DoneHandler handler) {
   Core& c = *this;
   auto post = [&](Ec ec) { post_done(c.loop, std::move(handler), ec); };
   if (c.closed) return post(Errc::closed);
-  if (!lease.valid()) return post(Errc::invalid_argument);
+  if (lease.empty()) return post(Errc::invalid_argument);
   LeasePtr d = lease.d_;
   if (d->state.load() == LeaseState::released) return post(Errc::not_held);
   c.stop_lease_timers(d);
@@ -340,11 +345,11 @@ void Client::Core::release(const Lease& lease, DoneHandler handler) {
   c.on_key_changed(d->keys.holders);
 }
 
-void Client::Core::renew(const Lease& lease, DoneHandler handler) {
+void Client::Core::renew(const Lease& lease, FailureHandler handler) {
   Core& c = *this;
-  auto post = [&](Ec ec) { post_done(c.loop, std::move(handler), ec); };
+  auto post = [&](Ec ec) { post_failure(c.loop, std::move(handler), Failure(ec)); };
   if (c.closed) return post(Errc::closed);
-  if (!lease.valid()) return post(Errc::invalid_argument);
+  if (lease.empty()) return post(Errc::invalid_argument);
   if (lease.state() != LeaseState::held) return post(Errc::not_held);
   c.do_renew(lease.d_, std::move(handler));
 }

@@ -22,7 +22,7 @@ struct LockAll {
 }  // namespace
 
 void Client::lock_all(std::vector<std::string> resources, LockRequest req, SetHandler handler) {
-  if (!core_->opts.regressions.lock_all_unsorted) {
+  if (!core_->regressions.lock_all_unsorted) {
     std::sort(resources.begin(), resources.end());
     resources.erase(std::unique(resources.begin(), resources.end()), resources.end());
   }
@@ -67,7 +67,7 @@ void Client::lock_all(std::vector<std::string> resources, LockRequest req, SetHa
       }
       Client& c2 = *st->client;
       if (st->taken.leases.empty() || c2.core_->closed ||
-          c2.core_->opts.regressions.lock_all_no_rollback) {
+          c2.core_->regressions.lock_all_no_rollback) {
         return st->handler(ec, LeaseSet{});
       }
       // Nothing partial is left behind: the caller is told once what was taken is released.

@@ -222,7 +222,7 @@ std::shared_ptr<Client::Core> Client::Router::make_core(std::uint16_t shard) {
     }
     return true;
   };
-  auto c = Core::create(loop, std::move(o), opts);
+  auto c = Core::create(loop, std::move(o), opts, regressions);
   hook(*c);
   c->notice_key = protocol::notice_key(opts.prefix) + "{" + tag_for(shard) + "}";
   if (opts.cluster_vouch) {
@@ -505,7 +505,7 @@ loop::Connection* Client::Router::ask_target(const std::string& host, std::uint1
     o.locate = nullptr;
     o.endpoint.host = host;
     o.endpoint.port = port;
-    c = Core::create(loop, std::move(o), opts);
+    c = Core::create(loop, std::move(o), opts, regressions);
     hook(*c);
     c->conn->start();
   }
@@ -584,9 +584,10 @@ std::optional<Nanos> Client::Router::busy_backoff(Tries& t) {
   return d;
 }
 
-std::optional<Nanos> Client::Router::again(Core& c, std::error_code ec, Tries& t) {
+std::optional<Nanos> Client::Router::again(Core& c, const Failure& f, Tries& t) {
   if (closed) return std::nullopt;
-  const auto& r = c.redirect;
+  const Ec ec = f.ec;
+  const auto& r = f.redirect;
   // MOVED: refused (server_refused), or a WATCH refused (protocol: see ask.cpp).
   if ((ec == Errc::server_refused || ec == Errc::protocol) && r &&
       r->kind == loop::cluster::Redirect::Kind::moved && t.redirects < kMaxRedirects) {
@@ -596,13 +597,12 @@ std::optional<Nanos> Client::Router::again(Core& c, std::error_code ec, Tries& t
     if (auto* m = c.metrics()) m->on_redirect("MOVED");
     return Nanos{0};
   }
-  if (ec != Errc::server_unavailable || !c.cluster_busy) return std::nullopt;
+  if (ec != Errc::server_unavailable || f.busy == Failure::Busy::no) return std::nullopt;
   // TRYAGAIN / CLUSTERDOWN: the command did not run.
   const auto d = busy_backoff(t);
   if (!d) return std::nullopt;
   if (auto* m = c.metrics()) {
-    m->on_redirect(c.last_error.find("CLUSTERDOWN") != std::string::npos ? "CLUSTERDOWN"
-                                                                          : "TRYAGAIN");
+    m->on_redirect(f.busy == Failure::Busy::clusterdown ? "CLUSTERDOWN" : "TRYAGAIN");
   }
   return d;
 }
@@ -630,8 +630,6 @@ std::error_code Client::Router::spans_slots(const std::string& resource) {
   for (const std::string* key : {&k.fence, &k.queue}) {
     const std::uint16_t o = loop::cluster::key_slot(*key);
     if (o == s) continue;
-    last = nullptr;
-    refused_before_sending = true;
     refused_error = resource + ": its keys would span slots (" + k.holders + " in slot " +
                 std::to_string(s) + ", " + *key + " in slot " + std::to_string(o) +
                 "): the key prefix must not contain '{' or '}'; nothing was sent";
@@ -643,19 +641,23 @@ std::error_code Client::Router::spans_slots(const std::string& resource) {
 // --- routed operations -----------------------------------------------------------------------------
 
 void Client::Router::lock(LockRequest req, AcquireHandler handler, std::optional<Tries> tries) {
+  detail::InCall call(loop);
   if (!tries) {
+    handler = call.wrap(std::move(handler));
     if (auto ec = spans_slots(req.resource)) {
-      return loop.post([h = std::move(handler), ec] { h(ec, Lease{}); });
+      return loop.post([self = shared_from_this(), h = std::move(handler), ec] {
+        self->answer(Failure(ec, self->refused_error));
+        h(ec, Lease{});
+      });
     }
-    tries = Tries{0, 0, loop.now() + req.wait};
+    tries = Tries{0, 0, loop.now() + req.wait, {}};
   }
   std::string resource = req.resource;
   with_core(resource, [self = shared_from_this(), req = std::move(req), t = *tries,
                        handler = std::move(handler)](Core* c) mutable {
     if (c == nullptr) {
-      self->refused_before_sending = false;
       if (self->closed) {
-        self->last = nullptr;
+        self->answer(Failure(Errc::closed, "the client is closed"));
         return handler(Errc::closed, Lease{});
       }
       // The map has no primary for the slot (a hole: what CLUSTERDOWN says): tried again
@@ -669,51 +671,84 @@ void Client::Router::lock(LockRequest req, AcquireHandler handler, std::optional
             self->lock(std::move(req), std::move(handler), t);
           });
         }
-        if (t.busy > 0) return handler(Errc::server_unavailable, Lease{});
+        if (t.busy > 0) {
+          // The words of the busy answer that started the backoff, when a server gave one.
+          self->answer(Failure(Errc::server_unavailable,
+                               t.words.empty() ? self->map_error : t.words));
+          return handler(Errc::server_unavailable, Lease{});
+        }
       }
-      self->last = nullptr;
-      return handler(
-          self->map_too_old && !self->have_map ? Errc::unsupported_server : Errc::connection,
-          Lease{});
+      const Ec ec = self->map_too_old && !self->have_map ? Ec(Errc::unsupported_server)
+                                                         : Ec(Errc::connection);
+      self->answer(Failure(ec, self->map_error));
+      return handler(ec, Lease{});
     }
     LockRequest again = req;
-    c->lock(std::move(req), [self, c, again = std::move(again), t,
-                             handler = std::move(handler)](std::error_code ec, Lease l) mutable {
+    c->lock(std::move(req), {}, [self, c, again = std::move(again), t,
+                                 handler = std::move(handler)](const Failure& f, Lease l) mutable {
       self->last = c;
-      if (auto d = self->again(*c, ec, t)) {
+      if (auto d = self->again(*c, f, t)) {
+        t.words = f.words;
         return self->later(*d, [self, again = std::move(again), t,
                                 handler = std::move(handler)]() mutable {
           again.wait = std::max(Nanos{0}, t.deadline - self->loop.now());
           self->lock(std::move(again), std::move(handler), t);
         });
       }
-      handler(ec, std::move(l));
+      self->answer(f);
+      if (!f.ec) self->words_of_loss(l);
+      handler(f.ec, std::move(l));
     });
   });
+}
+
+void Client::Router::words_of_loss(const Lease& lease) {
+  if (lease.empty() || !lease.d_->on_lost) return;
+  auto& d = *lease.d_;
+  // The Core holding the lease when it is lost (it may have moved shards) says why.
+  d.on_lost = [w = weak_from_this(), data = std::weak_ptr<detail::LeaseData>(lease.d_),
+               inner = std::move(d.on_lost)](std::error_code why) {
+    auto self = w.lock();
+    auto dd = data.lock();
+    if (self && dd) self->words_from = static_cast<const Core*>(dd->core.lock().get());
+    inner(why);
+  };
 }
 
 void Client::Router::by_owner(bool release, std::string resource, std::string owner,
                               std::optional<Kind> kind, Nanos ttl, DoneHandler handler,
                               std::optional<Tries> tries) {
+  detail::InCall call(loop);
   if (!tries) {
-    if (auto ec = spans_slots(resource)) return post_done(loop, std::move(handler), ec);
-    tries = Tries{0, 0, loop.now() + kBusyBudget};
+    handler = call.wrap(std::move(handler));
+    if (auto ec = spans_slots(resource)) {
+      return loop.post([self = shared_from_this(), h = std::move(handler), ec] {
+        self->answer(Failure(ec, self->refused_error));
+        h(ec);
+      });
+    }
+    tries = Tries{0, 0, loop.now() + kBusyBudget, {}};
   }
   const std::string res = resource;
   with_core(res, [self = shared_from_this(), release, resource = std::move(resource),
                   owner = std::move(owner), kind, ttl, t = *tries,
                   handler = std::move(handler)](Core* c) mutable {
     self->last = c;
-    if (c == nullptr) return handler(self->closed ? Errc::closed : Errc::connection);
+    if (c == nullptr) {
+      const Failure f = self->unserved();
+      self->answer(f);
+      return handler(f.ec);
+    }
     auto done = [self, c, release, resource, owner, kind, ttl, t,
-                 handler = std::move(handler)](std::error_code ec) mutable {
+                 handler = std::move(handler)](const Failure& f) mutable {
       self->last = c;
-      if (auto d = self->again(*c, ec, t)) {
+      if (auto d = self->again(*c, f, t)) {
         return self->later(*d, [=, handler = std::move(handler)]() mutable {
           self->by_owner(release, resource, owner, kind, ttl, std::move(handler), t);
         });
       }
-      handler(ec);
+      self->answer(f);
+      handler(f.ec);
     };
     if (release) {
       c->release(resource, owner, kind, std::move(done));
@@ -725,46 +760,68 @@ void Client::Router::by_owner(bool release, std::string resource, std::string ow
 
 void Client::Router::renew_lease(const Lease& lease, DoneHandler handler,
                                  std::optional<Tries> tries) {
-  if (!tries) tries = Tries{0, 0, loop.now() + kBusyBudget};
-  if (lease.valid()) follow_slot(*lease.d_);
-  auto c = lease.valid() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
-  if (!c) return post_done(loop, std::move(handler), Errc::closed);
+  detail::InCall call(loop);
+  if (!tries) {
+    handler = call.wrap(std::move(handler));
+    tries = Tries{0, 0, loop.now() + kBusyBudget, {}};
+  }
+  if (!lease.empty()) follow_slot(*lease.d_);
+  auto c = !lease.empty() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
+  if (!c) {
+    return loop.post([self = shared_from_this(), h = std::move(handler)] {
+      self->answer(Failure(Errc::closed, "the client is closed"));
+      h(Errc::closed);
+    });
+  }
   last = c.get();
   c->renew(lease, [self = shared_from_this(), c, lease, t = *tries,
-                   handler = std::move(handler)](std::error_code ec) mutable {
+                   handler = std::move(handler)](const Failure& f) mutable {
     self->last = c.get();
-    if (auto d = self->again(*c, ec, t); d && lease.state() == LeaseState::held) {
-      // After a MOVED the lease moves to its new shard's Core (posted by refused()): go there.
+    if (auto d = self->again(*c, f, t); d && lease.state() == LeaseState::held) {
+      // After a MOVED the lease moves to its new shard's Core (posted by refusal()): go there.
       if (*d == Nanos{0}) d = Nanos(1);
       return self->later(*d, [self, lease, t, handler = std::move(handler)]() mutable {
         self->renew_lease(lease, std::move(handler), t);
       });
     }
-    handler(ec);
+    self->answer(f);
+    handler(f.ec);
   });
 }
 
 void Client::Router::force_release(std::string resource,
                                    std::function<void(std::error_code, std::size_t)> h,
                                    std::optional<Tries> tries) {
+  detail::InCall call(loop);
   if (!tries) {
-    if (auto ec = spans_slots(resource)) return loop.post([h = std::move(h), ec] { h(ec, 0); });
-    tries = Tries{0, 0, loop.now() + kBusyBudget};
+    h = call.wrap(std::move(h));
+    if (auto ec = spans_slots(resource)) {
+      return loop.post([self = shared_from_this(), h = std::move(h), ec] {
+        self->answer(Failure(ec, self->refused_error));
+        h(ec, 0);
+      });
+    }
+    tries = Tries{0, 0, loop.now() + kBusyBudget, {}};
   }
   const std::string res = resource;
   with_core(res, [self = shared_from_this(), resource = std::move(resource), t = *tries,
                   h = std::move(h)](Core* c) mutable {
     self->last = c;
-    if (c == nullptr) return h(self->closed ? Errc::closed : Errc::connection, 0);
+    if (c == nullptr) {
+      const Failure f = self->unserved();
+      self->answer(f);
+      return h(f.ec, 0);
+    }
     c->force_release(resource, [self, c, resource, t, h = std::move(h)](
-                                   std::error_code ec, std::size_t n) mutable {
+                                   const Failure& f, std::size_t n) mutable {
       self->last = c;
-      if (auto d = self->again(*c, ec, t)) {
+      if (auto d = self->again(*c, f, t)) {
         return self->later(*d, [self, resource, t, h = std::move(h)]() mutable {
           self->force_release(resource, std::move(h), t);
         });
       }
-      h(ec, n);
+      self->answer(f);
+      h(f.ec, n);
     });
   });
 }
@@ -772,28 +829,43 @@ void Client::Router::force_release(std::string resource,
 void Client::Router::inspect(std::string resource,
                              std::function<void(std::error_code, const LockInfo&)> h,
                              std::optional<Tries> tries) {
+  detail::InCall call(loop);
   if (!tries) {
+    h = call.wrap(std::move(h));
     if (auto ec = spans_slots(resource)) {
-      return loop.post([h = std::move(h), ec] { h(ec, LockInfo{}); });
+      return loop.post([self = shared_from_this(), h = std::move(h), ec] {
+        self->answer(Failure(ec, self->refused_error));
+        h(ec, LockInfo{});
+      });
     }
-    tries = Tries{0, 0, loop.now() + kBusyBudget};
+    tries = Tries{0, 0, loop.now() + kBusyBudget, {}};
   }
   const std::string res = resource;
   with_core(res, [self = shared_from_this(), resource = std::move(resource), t = *tries,
                   h = std::move(h)](Core* c) mutable {
     self->last = c;
-    if (c == nullptr) return h(self->closed ? Errc::closed : Errc::connection, LockInfo{});
+    if (c == nullptr) {
+      const Failure f = self->unserved();
+      self->answer(f);
+      return h(f.ec, LockInfo{});
+    }
     c->inspect(resource, [self, c, resource, t, h = std::move(h)](
-                             std::error_code ec, const LockInfo& info) mutable {
+                             const Failure& f, const LockInfo& info) mutable {
       self->last = c;
-      if (auto d = self->again(*c, ec, t)) {
+      if (auto d = self->again(*c, f, t)) {
         return self->later(*d, [self, resource, t, h = std::move(h)]() mutable {
           self->inspect(resource, std::move(h), t);
         });
       }
-      h(ec, info);
+      self->answer(f);
+      h(f.ec, info);
     });
   });
+}
+
+Failure Client::Router::unserved() const {
+  if (closed) return Failure(Errc::closed, "the client is closed");
+  return Failure(Errc::connection, map_error);
 }
 
 }  // namespace lockwire::lock

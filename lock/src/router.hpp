@@ -44,6 +44,31 @@
 
 namespace lockwire::lock {
 
+namespace detail {
+// Client.hpp promises that no handler runs inside the call that started it; a routed call can
+// answer at once (a closed router, a slot map read from the cache with no shard for the slot).
+// wrap() makes such an answer come from the loop instead. Only an answer given before the entry
+// call returns is deferred, so an answer that comes later anyway takes the same path as before.
+class InCall {
+ public:
+  explicit InCall(loop::Loop& l) : loop_(l) {}
+  ~InCall() { *inside_ = false; }
+  InCall(const InCall&) = delete;
+  InCall& operator=(const InCall&) = delete;
+  template <class H>  // a std::function
+  [[nodiscard]] H wrap(H h) const {
+    return [&loop = loop_, inside = inside_, h = std::move(h)](auto... args) {
+      if (!*inside) return h(std::move(args)...);
+      loop.post([h, args...] { h(args...); });
+    };
+  }
+
+ private:
+  loop::Loop& loop_;
+  std::shared_ptr<bool> inside_ = std::make_shared<bool>(true);
+};
+}  // namespace detail
+
 struct Client::Router : std::enable_shared_from_this<Client::Router> {
   Router(loop::Loop& l, loop::ConnectionOptions b, ClientOptions o)
       : loop(l), base(std::move(b)), opts(std::move(o)) {}
@@ -51,6 +76,7 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   loop::Loop& loop;
   loop::ConnectionOptions base;  // the user's options: credentials, TLS, timeouts, seeds
   ClientOptions opts;
+  testing::Regressions regressions;  // the first Core's, given to every shard's (testing only)
   bool closed = false;
 
   loop::cluster::SlotMap map;
@@ -66,7 +92,20 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   // Shard Cores by the lowest slot their primary served when they were created.
   std::map<std::uint16_t, std::shared_ptr<Core>> shards;
   std::unique_ptr<loop::Timer> topology_timer;  // every opts.cluster_refresh while shards exist
-  Core* last = nullptr;  // the Core that answered the last call (Client::last_error)
+  Core* last = nullptr;  // the Core that answered the last call (Client::capabilities)
+  // Client::last_error on a Cluster: the words of the last answer the router gave (each routed
+  // completion's own), or, for a call a Core answered directly (a lease's release, an upgrade,
+  // a request refused before routing), that Core's last_error.
+  std::string answered;
+  const Core* words_from = nullptr;
+  void answer(const Failure& f) {
+    answered = f.words;
+    words_from = nullptr;
+  }
+  // Client::last_error in the lease's on_lost: the words of the Core that lost it.
+  void words_of_loss(const Lease& lease);
+  // The failure of a call whose slot no Core serves (a closed router, no map).
+  [[nodiscard]] Failure unserved() const;
 
   static constexpr int kMaxRedirects = 3;
   static constexpr Nanos kBusyBudget = std::chrono::seconds(1);  // calls without a wait
@@ -89,10 +128,11 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
     int redirects = 0;
     int busy = 0;
     loop::MonoTime deadline{};
+    std::string words;  // of the last busy answer (TRYAGAIN / CLUSTERDOWN) that was tried again
   };
   // After `c` answered `ec`: nullopt = answer; 0 = send again now (MOVED); otherwise the
   // backoff (TRYAGAIN / CLUSTERDOWN within t.deadline).
-  std::optional<Nanos> again(Core& c, std::error_code ec, Tries& t);
+  std::optional<Nanos> again(Core& c, const Failure& f, Tries& t);
   // The backoff before the next try of a call whose slot is unserved; nullopt past the deadline.
   std::optional<Nanos> busy_backoff(Tries& t);
   // Runs `fn` after `d` (at once for 0), while the router lives.
@@ -103,7 +143,6 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   // with why in refused_error (not map_error, which each map read clears); {} otherwise.
   std::error_code spans_slots(const std::string& resource);
   std::string refused_error;
-  bool refused_before_sending = false;  // the last call ended in spans_slots (last == nullptr)
   static constexpr std::uint16_t kNoShard = 0xffff;
 
   // Reads the slot map again unless it was read within the last 50 ms, then `done(ok)`.

@@ -30,7 +30,7 @@ void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
   if (closed) return fail(Errc::closed);
   req.kind = Kind::exclusive;
   req.permits = 0;  // the exclusive lease it becomes (a semaphore's holder may upgrade too)
-  if (auto ec = validate(req)) return fail(ec);
+  if (auto ec = validate(req, &last_error)) return fail(ec);  // why: Client::last_error
   auto w = std::make_shared<Waiter>();
   w->upgrade = true;
   w->keys = protocol::make_keys(opts.prefix, req.resource);
@@ -55,7 +55,7 @@ void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
   } else {
     arm_deadline(q, w);
   }
-  if (opts.regressions.upgrade_by_release) {
+  if (regressions.upgrade_by_release) {
     // The bug: a window between the two in which a writer can be granted.
     auto s = shared_lease_of(w->keys, w->req.owner);
     LockRequest again = std::move(w->req);
@@ -77,7 +77,7 @@ void Client::Core::on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::
   if (unusable_read(q, w, ec, r, txn, read.ok)) return;
   protocol::UpgradeDecision d =
       protocol::decide_upgrade(w->req.owner, read.fields, read.companion_exists, read.intent);
-  if (d == protocol::UpgradeDecision::conflict && opts.regressions.upgrade_ignores_intent) {
+  if (d == protocol::UpgradeDecision::conflict && regressions.upgrade_ignores_intent) {
     d = protocol::UpgradeDecision::blocked_by_shared_only;  // the bug: wait for each other
   }
   if (d == protocol::UpgradeDecision::free && !w->leaving()) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "lockwire/lock/protocol.hpp"
+
 namespace lockwire::lock {
 
 using Ec = std::error_code;

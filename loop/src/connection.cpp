@@ -59,7 +59,7 @@ class ConnectionCategory final : public std::error_category {
 
 // The shape a request is sent with: the builder's record, else its bytes walked.
 const RequestShape& shape_of(const Request& r, RequestShape& scratch) noexcept {
-  if (r.shape.describes(r)) return r.shape;
+  if (r.shape().describes(r)) return r.shape();
   scratch = RequestShape::of(r.bytes);
   return scratch;
 }

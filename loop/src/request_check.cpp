@@ -231,15 +231,15 @@ RequestBuilder& RequestBuilder::add(std::span<const std::string_view> args) {
 
 void RequestBuilder::added(std::string_view name, std::string_view arg1,
                            std::size_t argc) noexcept {
-  r_.shape.add(name, arg1, argc);
+  r_.shape_.add(name, arg1, argc);
   ++r_.commands;
 }
 
 Request RequestBuilder::done() {
   Request r = std::move(r_);
-  r.kind = r.shape.kind();
-  r.shape.built_bytes_ = r.bytes.size();
-  r.shape.built_ = true;
+  r.kind = r.shape_.kind();
+  r.shape_.built_bytes_ = r.bytes.size();
+  r.shape_.built_ = true;
   r_ = Request{};
   r_.commands = 0;
   return r;

@@ -49,9 +49,9 @@ TEST_F(RestartTest, TokensKeepIncreasingAfterARestartWithoutPersistence) {
 // The same with the regression that takes tokens from the counter alone (lockwire before #15):
 // the test above can fail, and does on that code.
 TEST_F(RestartTest, TheCounterAloneRepeatsATokenAfterARestart) {
-  ClientOptions co;
-  co.regressions.counter_tokens = true;
-  auto c = make_client(co, conn_options());
+  lock::testing::Regressions broken;
+  broken.counter_tokens = true;
+  auto c = make_broken_client(broken, conn_options());
   Acq a1 = acquire(*c, req("fenced", "w"));
   ASSERT_FALSE(a1.ec) << a1.ec.message();
   ASSERT_FALSE(release(*c, a1.lease));

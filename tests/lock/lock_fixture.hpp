@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lockwire/lock/client.hpp"
+#include "lockwire/testing/lock_regressions.hpp"
 #include "lockwire/loop/uv_loop.hpp"
 #include "loop_check.hpp"
 #include "redis_server.hpp"
@@ -124,6 +125,13 @@ class LockTest : public LoopTest {
   }
   std::unique_ptr<Client> make_client(ClientOptions co, loop::ConnectionOptions o) {
     auto c = std::make_unique<Client>(loop_, std::move(o), std::move(co));
+    c->start();
+    return c;
+  }
+  // A client with safeguards switched off (the twins of the race catalogue's broken strategies).
+  std::unique_ptr<Client> make_broken_client(const lock::testing::Regressions& broken,
+                                             loop::ConnectionOptions o) {
+    auto c = lock::testing::make_client(loop_, std::move(o), ClientOptions{}, broken);
     c->start();
     return c;
   }

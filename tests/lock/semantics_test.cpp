@@ -203,9 +203,9 @@ TEST_F(LeaseSemanticsTest, NothingToUpgradeAndDeadlines) {
 // The twins of the simulator's broken strategies, on the real server: the checks above fail
 // for them. release-then-lock lets the waiting writer in between the read and the write.
 TEST_F(LeaseSemanticsTest, BrokenReleaseThenLockLetsTheWriterIn) {
-  ClientOptions broken;
-  broken.regressions.upgrade_by_release = true;
-  auto a = make_client(broken, conn_options());
+  lock::testing::Regressions broken;
+  broken.upgrade_by_release = true;
+  auto a = make_broken_client(broken, conn_options());
   auto s = acquire(*a, req("r", "u", 10s, 0s, Kind::shared));
   ASSERT_FALSE(s.ec);
   // The writer waits through the same client, so the order is not left to timing: its queue is
@@ -227,10 +227,10 @@ TEST_F(LeaseSemanticsTest, BrokenReleaseThenLockLetsTheWriterIn) {
 
 // Without the intent, two upgrading readers wait for each other until their deadlines.
 TEST_F(LeaseSemanticsTest, BrokenWithoutTheIntentTwoUpgradersWaitOutTheirDeadlines) {
-  ClientOptions broken;
-  broken.regressions.upgrade_ignores_intent = true;
-  auto a = make_client(broken, conn_options());
-  auto b = make_client(broken, conn_options());
+  lock::testing::Regressions broken;
+  broken.upgrade_ignores_intent = true;
+  auto a = make_broken_client(broken, conn_options());
+  auto b = make_broken_client(broken, conn_options());
   auto s1 = acquire(*a, req("r", "s1", 10s, 0s, Kind::shared));
   auto s2 = acquire(*b, req("r", "s2", 10s, 0s, Kind::shared));
   ASSERT_FALSE(s1.ec);
@@ -284,9 +284,9 @@ TEST_F(LeaseSemanticsTest, PersistentLeaseOutlivesContendersAndEndsOnRelease) {
 
 // The twin of the simulator's persist-forever: a holder set with no TTL takes a contender's.
 TEST_F(LeaseSemanticsTest, BrokenPersistLetsAContenderShortenIt) {
-  ClientOptions broken;
-  broken.regressions.persist_forever = true;
-  auto a = make_client(broken, conn_options());
+  lock::testing::Regressions broken;
+  broken.persist_forever = true;
+  auto a = make_broken_client(broken, conn_options());
   auto b = make_client();
   auto p = acquire(*a, req("p", "keeper", kForever));
   ASSERT_FALSE(p.ec);
@@ -374,11 +374,11 @@ TEST_F(LeaseSemanticsTest, SemaphoreUnderContentionNeverOverGrants) {
 
 // The twin of semaphore-unwatched: two requests for the last permit both get it.
 TEST_F(LeaseSemanticsTest, BrokenUnwatchedSemaphoreOverGrants) {
-  ClientOptions broken;
-  broken.regressions.semaphore_unwatched = true;
+  lock::testing::Regressions broken;
+  broken.semaphore_unwatched = true;
   auto a = make_client();
-  auto b = make_client(broken, conn_options());
-  auto c = make_client(broken, conn_options());
+  auto b = make_broken_client(broken, conn_options());
+  auto c = make_broken_client(broken, conn_options());
   auto sem = [](std::string owner) {
     LockRequest r = req("s", std::move(owner), 10s, 1s, Kind::shared);
     r.permits = 2;
@@ -459,10 +459,10 @@ TEST_F(LeaseSemanticsTest, LockAllInOppositeOrdersNeverDeadlocks) {
 
 // The twin of the simulator's lock-all-no-rollback: a failed set leaves what it took.
 TEST_F(LeaseSemanticsTest, BrokenLockAllWithoutRollbackLeavesAPartialSet) {
-  ClientOptions broken;
-  broken.regressions.lock_all_no_rollback = true;
+  lock::testing::Regressions broken;
+  broken.lock_all_no_rollback = true;
   auto a = make_client();
-  auto b = make_client(broken, conn_options());
+  auto b = make_broken_client(broken, conn_options());
   auto hb = acquire(*a, req("b", "holder", 10s));
   ASSERT_FALSE(hb.ec);
   bool done = false;

@@ -74,9 +74,9 @@ TEST(Discovery, AsksGetMasterAddrAndSentinelMasterSubscribingNewLinks) {
   EXPECT_EQ(d.queries(false).bytes, cmd({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"}) +
                                         cmd({"SENTINEL", "MASTER", "mymaster"}));
   // The SUBSCRIBE's acknowledgement push is reply 0: three reply slots.
-  EXPECT_EQ(d.queries(true).shape.replies(), 3u);
-  EXPECT_EQ(d.queries(true).shape.subscribes().size(), 1u);
-  EXPECT_EQ(d.queries(true).shape.error(), nullptr);
+  EXPECT_EQ(d.queries(true).shape().replies(), 3u);
+  EXPECT_EQ(d.queries(true).shape().subscribes().size(), 1u);
+  EXPECT_EQ(d.queries(true).shape().error(), nullptr);
 }
 
 TEST(Discovery, FirstAnswerWinsWithItsConfigEpoch) {

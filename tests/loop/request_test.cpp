@@ -47,9 +47,9 @@ TEST(Request, BuilderWritesAppendCommandBytesAndCountsCommands) {
   EXPECT_EQ(r.bytes, want);
   EXPECT_EQ(r.commands, 2u);
   EXPECT_EQ(r.kind, RequestKind::plain);
-  EXPECT_EQ(r.shape.replies(), 2u);
-  EXPECT_EQ(r.shape.error(), nullptr);
-  EXPECT_TRUE(r.shape.describes(r));
+  EXPECT_EQ(r.shape().replies(), 2u);
+  EXPECT_EQ(r.shape().error(), nullptr);
+  EXPECT_TRUE(r.shape().describes(r));
 }
 
 TEST(Request, BuilderInfersTheKind) {
@@ -71,7 +71,7 @@ TEST(Request, BuilderStartsOverAfterDone) {
   EXPECT_EQ(first.commands, 1u);
   EXPECT_EQ(second.commands, 2u);
   EXPECT_EQ(second.kind, RequestKind::atomic);
-  EXPECT_EQ(second.shape.replies(), 2u);
+  EXPECT_EQ(second.shape().replies(), 2u);
 }
 
 TEST(Request, RecordedShapeEqualsTheShapeOfTheBytes) {
@@ -114,7 +114,7 @@ TEST(Request, RecordedShapeEqualsTheShapeOfTheBytes) {
     SCOPED_TRACE(encode(c));
     const Request r = build(c);
     EXPECT_EQ(r.bytes, encode(c));
-    expect_same(r.shape, RequestShape::of(r.bytes));
+    expect_same(r.shape(), RequestShape::of(r.bytes));
   }
 }
 
@@ -125,15 +125,15 @@ TEST(Request, SubscribeSlotsAndAcknowledgements) {
                         .add("UNSUBSCRIBE", "z")
                         .add("PSUBSCRIBE", "p*")
                         .done();
-  EXPECT_EQ(r.shape.replies(), 3u);  // UNSUBSCRIBE has no reply
+  EXPECT_EQ(r.shape().replies(), 3u);  // UNSUBSCRIBE has no reply
   const std::vector<RequestShape::Subscribe> want{{1, 2}, {2, 1}};
-  EXPECT_TRUE(std::equal(r.shape.subscribes().begin(), r.shape.subscribes().end(), want.begin(),
+  EXPECT_TRUE(std::equal(r.shape().subscribes().begin(), r.shape().subscribes().end(), want.begin(),
                          want.end()));
 }
 
 TEST(Request, ErrorsOfRawBytes) {
   EXPECT_STREQ(RequestShape::of("").error(), "empty request");
-  EXPECT_STREQ(RequestBuilder().done().shape.error(), "empty request");
+  EXPECT_STREQ(RequestBuilder().done().shape().error(), "empty request");
   EXPECT_NE(RequestShape::of("PING\r\n").error(), nullptr);
   EXPECT_NE(RequestShape::of("*1\r\n$4\r\nPIN").error(), nullptr);
   EXPECT_NE(RequestShape::of("*1\r\n$4\r\nPINGxx").error(), nullptr);
@@ -143,18 +143,18 @@ TEST(Request, ErrorsOfRawBytes) {
 
 TEST(Request, OnlyAnUnchangedBuiltRequestCarriesItsShape) {
   Request r = RequestBuilder().add("GET", "k").done();
-  EXPECT_TRUE(r.shape.describes(r));
+  EXPECT_TRUE(r.shape().describes(r));
   Request hand;
   resp::append_command(hand.bytes, {"GET", "k"});
-  EXPECT_FALSE(hand.shape.describes(hand));  // made by hand: walked by the connection
+  EXPECT_FALSE(hand.shape().describes(hand));  // made by hand: walked by the connection
   Request grown = r;
   resp::append_command(grown.bytes, {"HELLO", "3"});
   ++grown.commands;
-  EXPECT_FALSE(grown.shape.describes(grown));  // changed since: walked again
+  EXPECT_FALSE(grown.shape().describes(grown));  // changed since: walked again
   EXPECT_NE(RequestShape::of(grown.bytes).error(), nullptr);
   Request recounted = r;
   recounted.commands = 2;
-  EXPECT_FALSE(recounted.shape.describes(recounted));
+  EXPECT_FALSE(recounted.shape().describes(recounted));
 }
 
 }  // namespace

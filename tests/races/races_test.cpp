@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "lockwire/races/races.hpp"
@@ -290,6 +291,15 @@ TEST(Strategies, UnknownNameIsRejected) {
   sim::Node& n = w.add_node("x");
   EXPECT_EQ(make_strategy("no-such-strategy", n, {}), nullptr);
   EXPECT_NE(make_strategy("lockwire", n, {}), nullptr);
+}
+
+// A misspelled broken strategy must not run lockwire instead (it would pass, proving nothing).
+TEST(Strategies, RunRefusesAnUnknownStrategy) {
+  RunConfig c;
+  c.strategy = "keep-failed-clam";
+  EXPECT_THROW(races::Run{c}, std::invalid_argument);
+  c.strategy = "keep-failed-claim";
+  EXPECT_NO_THROW(races::Run{c});
 }
 
 }  // namespace

@@ -222,7 +222,7 @@ void Session::on_signal(int sig) {
     uv_process_kill(proc_, sig);
     return;
   }
-  if (!terminating || lease_.valid() || abort_code_ >= 0 || exit_ >= 0) return;
+  if (!terminating || !lease_.empty() || abort_code_ >= 0 || exit_ >= 0) return;
   // Still waiting for the lock: give up. The library answers once no claim of ours is left
   // (an acquire in flight is settled first; a late grant is released).
   abort_code_ = 128 + sig;

@@ -1,7 +1,7 @@
 // Scenarios on servers an operator changed (issue #13): a CLIENT PAUSE holding an acquire past
 // its wait, an ACL user denied ZRANGE (the wait block is refused) or CLIENT TRACKING (no push
 // wake-ups), and maxmemory with an evicting policy. Each replays one bug lockwire had on real
-// servers; the matching ClientOptions::Regressions flag brings it back as the broken strategy.
+// servers; the matching lock::testing::Regressions flag brings it back as the broken strategy.
 #include "conditions.hpp"
 
 #include <memory>

@@ -18,8 +18,8 @@ class LockwireStrategy final : public Strategy {
   LockwireStrategy(sim::Node& node, loop::ConnectionOptions o, LockwireTweaks t)
       : node_(node),
         metrics_(std::make_shared<lock::CountingMetrics>()),
-        client_(std::make_unique<lock::Client>(node.loop(), without_vouch(std::move(o), t),
-                                               options(metrics_, t))) {
+        client_(lock::testing::make_client(node.loop(), without_vouch(std::move(o), t),
+                                           options(metrics_, t), t.regressions)) {
     auto alive = alive_;
     client_->connection().add_push_handler([this, alive](resp::Frame p) {
       if (*alive && on_push) on_push(push_kind(p));
@@ -33,9 +33,7 @@ class LockwireStrategy final : public Strategy {
                                      const LockwireTweaks& t) {
     lock::ClientOptions o;
     o.metrics = std::move(m);
-    o.fence_abandoned = t.fence;
     o.allow_eviction = t.allow_eviction;
-    o.regressions = t.regressions;
     o.min_replicas = t.min_replicas;
     o.cluster_vouch = t.cluster_vouch;
     return o;

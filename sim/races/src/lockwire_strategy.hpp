@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "lockwire/lock/client.hpp"
+#include "lockwire/testing/lock_regressions.hpp"
 #include "lockwire/races/races.hpp"
 
 namespace lockwire::races::detail {
@@ -11,7 +12,6 @@ namespace lockwire::races::detail {
 // How a lockwire strategy differs from lock::Client's defaults: `no-fence` and the issue #13
 // regressions bring back a bug each; `lockwire-allow-eviction` opts in to evicting servers.
 struct LockwireTweaks {
-  bool fence = true;
   bool allow_eviction = false;
   // `single-node`: no sentinel discovery; the client connects to ConnectionOptions::endpoint (the
   // service address) as lockwire did before sentinels were supported.
@@ -24,7 +24,9 @@ struct LockwireTweaks {
   // vouch reads (CLUSTER NODES' ping-sent is always 0, no COUNT-FAILURE-REPORTS): it would
   // grant nothing for 2 * cluster-node-timeout. The vouch is tested on real clusters.
   bool cluster_vouch = false;
-  lock::ClientOptions::Regressions regressions{};
+  // The safeguards switched off (no-fence and the broken strategies), through lock/'s test-only
+  // seam (lockwire/testing/lock_regressions.hpp).
+  lock::testing::Regressions regressions{};
   int min_replicas = 0;  // lock::ClientOptions::min_replicas
   // `no-vouch`: SentinelOptions::vouch off, as lockwire was before issue #28 — a holder cut off
   // with the old primary keeps counting on its lease up to its TTL.

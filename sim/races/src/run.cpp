@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "lockwire/races/races.hpp"
@@ -103,7 +104,8 @@ Run::Run(RunConfig config) : config_(std::move(config)) {
     }
     if (config_.connection) config_.connection(i, o);
     c.s = make_strategy(config_.strategy, *c.node, o, config_.strategy_options);
-    if (!c.s) c.s = make_strategy("lockwire", *c.node, o, config_.strategy_options);
+    // A misspelled broken strategy must not quietly test lockwire instead.
+    if (!c.s) throw std::invalid_argument("unknown strategy '" + config_.strategy + "'");
     const int idx = i;
     c.s->on_lost = [this, idx](int lease_id) {
       Impl& im = *impl_;

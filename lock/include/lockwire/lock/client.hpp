@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "lockwire/lock/error.hpp"
-#include "lockwire/lock/protocol.hpp"
+#include "lockwire/lock/types.hpp"
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/loop/seam.hpp"
 
@@ -94,11 +94,6 @@ struct ClientOptions {
   // Auto-renew fires after this fraction of the TTL has passed since the last confirmation.
   double renew_fraction = 1.0 / 3.0;
   std::shared_ptr<Metrics> metrics;  // optional
-  // Before using a new connection, kill the ones this client abandoned (CLIENT KILL ID+ADDR;
-  // loop::ConnectionOptions::fence_abandoned), so a request still in flight on one can never
-  // remove or grant a lease of the same owner later (docs/protocol.md, split-brain reconnect).
-  // Leave on; off only reproduces that race (the race catalogue's `no-fence` strategy).
-  bool fence_abandoned = true;
   // When a wait ends (its deadline, or cancel()) while an acquire step is in flight, the caller
   // is answered only once that step's outcome is known and any claim or late grant of ours is
   // withdrawn — unless the server stays silent this long after the deadline: then the answer is
@@ -132,26 +127,6 @@ struct ClientOptions {
   // that they cannot declare it FAIL. Off: leases count up to their TTL (a primary cut off with
   // its holder can accept renewals after a replica was promoted).
   bool cluster_vouch = true;
-  // Each flag brings back a bug lockwire had, so that the race catalogue's broken strategies
-  // show the race on this very client code (sim/races, docs/races.md). Never set one otherwise.
-  struct Regressions {
-    bool answer_at_deadline = false;          // answer at the deadline, a step in flight or not
-    bool keep_claim_on_failed_block = false;  // no withdrawal after an error reply to a block
-    bool ignore_refused_tracking = false;     // re-read at once when a read was not tracked
-    bool ignore_eviction_policy = false;      // grant where the server may evict lock keys
-    bool counter_tokens = false;  // tokens from the counter alone: they repeat after data loss
-    bool no_reconfirm = false;    // keep leases across a primary change without renewing there
-    bool no_ask = false;          // answer a Cluster ASK refusal instead of asking its target
-    bool drop_on_move = false;    // count a primary change as the loss of every held lease
-    bool upgrade_by_release = false;    // upgrade = release the shared lease, then lock
-    bool upgrade_ignores_intent = false;  // two upgrading readers wait for each other
-    bool persist_forever = false;  // a persistent lease as a holder set with no TTL (PERSIST)
-    bool semaphore_unwatched = false;  // count the holders, then grant, with no WATCH between
-    bool lock_all_no_rollback = false;  // lock_all keeps what it took when it fails
-    bool lock_all_unsorted = false;     // lock_all takes the resources in the caller's order
-    bool fair_fresh_jumps = false;  // fair order kept by waiters only: a fresh attempt jumps
-    bool not_replicated_final = false;  // too few replicas answers the wait at once (#28)
-  } regressions;
 };
 
 // What the server lets this client do, learnt at each connect (docs/protocol.md, "Servers").
@@ -205,14 +180,16 @@ struct LockRequest {
 
 namespace detail {
 struct LeaseData;
-}
+struct ClientAccess;  // lock/src's way into a Client's insides (client.cpp)
+}  // namespace detail
 
 // A handle to a granted lease. Cheap to copy; all copies see the same state. state() and the
 // immutable accessors may be read from any thread.
 class Lease {
  public:
   Lease() = default;
-  [[nodiscard]] bool valid() const noexcept { return d_ != nullptr; }
+  // A default-constructed handle: no lease at all (say nothing about its state()).
+  [[nodiscard]] bool empty() const noexcept { return d_ == nullptr; }
   [[nodiscard]] const std::string& resource() const noexcept;
   [[nodiscard]] const std::string& owner() const noexcept;
   [[nodiscard]] Kind kind() const noexcept;
@@ -220,7 +197,7 @@ class Lease {
   [[nodiscard]] std::uint64_t token() const noexcept;
   [[nodiscard]] Nanos ttl() const noexcept;
   [[nodiscard]] LeaseState state() const noexcept;
-  [[nodiscard]] bool held() const noexcept { return valid() && state() == LeaseState::held; }
+  [[nodiscard]] bool held() const noexcept { return !empty() && state() == LeaseState::held; }
   // Monotonic instant (loop clock) until which the lease is certainly valid on the server.
   // While the lease is re-confirmed on a new primary (after a failover: its renewals may not
   // have reached that server), it is the moment the move was learnt — already past: check it
@@ -258,7 +235,11 @@ class Client {
   using DoneHandler = std::function<void(std::error_code)>;
   using SetHandler = std::function<void(std::error_code, LeaseSet)>;
 
-  // Owns its connection (the lock protocol puts it in OPTIN tracking mode).
+  // Owns its connection (the lock protocol puts it in OPTIN tracking mode). The connection
+  // always fences the connections it abandoned, whatever connection.fence_abandoned says:
+  // before using a new connection it kills the ones this client abandoned (CLIENT KILL
+  // ID+ADDR), so a request still in flight on one can never remove or grant a lease of the same
+  // owner later (docs/protocol.md, split-brain reconnect).
   Client(loop::Loop& loop, loop::ConnectionOptions connection, ClientOptions options = {});
   // Leases still held are not released (their keys expire); pending callbacks get Errc::closed.
   ~Client();
@@ -268,9 +249,23 @@ class Client {
   void start();  // connects (requests made before are queued)
   void close() noexcept;
 
-  // Acquires `req.kind` on req.resource; waits up to req.wait. Errors: invalid_argument (nothing
-  // sent), already_held, busy (wait 0, a try-lock: held by someone else), timed_out (the wait
-  // ran out while it was held), connection, protocol, closed.
+  // Acquires `req.kind` on req.resource; waits up to req.wait. Errors (lock::Errc):
+  //   invalid_argument    the request is malformed (validate()); nothing was sent
+  //   already_held        req.owner already holds a lease on req.resource (not re-entrant)
+  //   busy                wait 0 (a try-lock): the one attempt found the resource held
+  //   timed_out           the wait ran out with the resource still held by someone else
+  //   cancelled           cancel() gave the wait up
+  //   outcome_unknown     the server stayed silent past settle_timeout: a claim may remain
+  //                       until its TTL (last_error() says what)
+  //   connection          the server could not be reached within the wait
+  //   protocol            a reply the protocol cannot use
+  //   closed              the client was closed (or destroyed) first
+  //   server_refused      an error reply (NOPERM, OOM, READONLY, ...): the server's words
+  //   server_unavailable  LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN past the wait
+  //   unsafe_server       the server may evict lock keys (ClientOptions::allow_eviction)
+  //   not_replicated      min_replicas: too few replicas acknowledged within the wait
+  //   unsupported_server  the server lacks what the protocol needs (Redis before 7.0)
+  // The handler is never called inside lock() itself, whatever the error.
   void lock(LockRequest req, AcquireHandler handler);
   // Gives up the waits of `owner` on `resource` as a deadline would: each handler gets
   // Errc::cancelled once no claim of ours remains (or outcome_unknown after settle_timeout).
@@ -327,13 +322,18 @@ class Client {
   [[nodiscard]] const ServerCapabilities& capabilities() const noexcept;
   // The detail of the last failure this client reported — the server's own words for
   // server_refused / server_unavailable / unsafe_server (e.g. "READONLY You can't write against
-  // a read only replica."), what was left behind for outcome_unknown. Read it in the handler.
+  // a read only replica."), what was left behind for outcome_unknown, why an argument was
+  // refused. Read it in the handler: there it is that answer's own words, on a Cluster too
+  // (whichever shard answered another call meanwhile). A convenience only: the library itself
+  // decides nothing from it.
   [[nodiscard]] const std::string& last_error() const noexcept;
   // Expires when this client is destroyed: for guards (co::LeaseGuard) that must never call a
   // Client that is gone.
   [[nodiscard]] std::weak_ptr<const void> alive() const noexcept { return life_; }
 
  private:
+  friend struct detail::ClientAccess;
+  Client() = default;  // for detail::ClientAccess, which builds the insides itself
   struct Core;    // lock/src/core.hpp
   struct Router;  // lock/src/router.hpp: set once the server turned out to be a Redis Cluster
   void enter_cluster(loop::ConnectionOptions connection);

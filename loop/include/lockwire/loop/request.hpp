@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "lockwire/resp/encoder.hpp"
 #include "lockwire/resp/node.hpp"
@@ -93,12 +94,21 @@ class RequestShape {
 // A request: one or more encoded commands (resp::append_command) sent back to back. Either made
 // by RequestBuilder (commands, kind and shape filled in), or by hand: then `commands` must be the
 // number of commands in `bytes`; `kind` is informative (the connection derives it from the bytes)
-// and `shape` stays empty.
+// and shape() stays empty.
 struct Request {
+  Request() = default;
+  Request(std::string b, std::uint32_t n = 1, RequestKind k = RequestKind::plain)
+      : bytes(std::move(b)), commands(n), kind(k) {}
   std::string bytes;
   std::uint32_t commands = 1;
   RequestKind kind = RequestKind::plain;
-  RequestShape shape{};  // RequestBuilder's record of the commands; leave it alone
+  // RequestBuilder's record of the commands (empty for a request made by hand). Only the
+  // builder writes it, so a shape always describes the bytes it was recorded for.
+  [[nodiscard]] const RequestShape& shape() const noexcept { return shape_; }
+
+ private:
+  friend class RequestBuilder;
+  RequestShape shape_{};
 };
 
 // Builds a Request one command at a time, recording its shape as it goes:
@@ -145,7 +155,7 @@ class RequestBuilder {
     return add(std::span<const std::string_view>(args.begin(), args.size()));
   }
 
-  [[nodiscard]] const RequestShape& shape() const noexcept { return r_.shape; }
+  [[nodiscard]] const RequestShape& shape() const noexcept { return r_.shape_; }
   [[nodiscard]] std::uint32_t commands() const noexcept { return r_.commands; }
   [[nodiscard]] std::size_t size() const noexcept { return r_.bytes.size(); }  // bytes so far
 

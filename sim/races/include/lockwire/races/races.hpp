@@ -210,6 +210,7 @@ struct Job {
 
 class Run {
  public:
+  // Throws std::invalid_argument when config.strategy names no strategy (strategies()).
   explicit Run(RunConfig config);
   ~Run();
   Run(const Run&) = delete;

@@ -1,0 +1,126 @@
+// The exclusive acquire and its wait (docs/protocol.md, *Waiting*, *Wait 0*, *Deadline during
+// an in-flight command*, *No claim outlives a failed block*, *Lost reply*) as a machine without
+// I/O, in the style of loop/src/handshake.hpp: resume(event) -> actions. The driver sends what
+// it is told, arms the timers it is told, and feeds replies, pushes and timer expiries back;
+// nothing here touches a connection, a timer or a clock, so tests drive it with events alone.
+//
+// Issue #29, first slice: not wired into Client::Core yet (acquire.cpp still runs the acquire),
+// so the wire bytes are those of today. It covers one exclusive waiter of one client (the local
+// FIFO, shared, fair and upgrade waiters stay in acquire.cpp for now).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace lockwire::lock::detail {
+
+class AcquireMachine {
+ public:
+  using Nanos = std::chrono::nanoseconds;
+
+  enum class Timer : std::uint8_t { deadline, backstop, grace, settle };
+
+  struct Event {
+    enum class Kind : std::uint8_t {
+      start,           // the caller asked (wait: the request's wait; 0 = one attempt)
+      granted,         // the acquire block's reply: ours, with `token`
+      contended,       // the acquire block's reply: someone holds it (our claim lost)
+      already_held,    // the acquire block's reply: this owner already holds it
+      refused,         // an error reply to a step that may have left a claim (the words)
+      transport,       // the step's connection failed; `maybe_applied`: it was written
+      wait_read,       // the wait block's reply (rank, pttl, doorbell_pttl, tracked, blocked)
+      withdrawn,       // the removal of our claim was answered: nothing of ours is left
+      holders_push,    // an invalidate push of the holder set P{R}
+      doorbell_push,   // an invalidate push of our doorbell P{R}:w:<owner>
+      timer,           // `timer` ran out
+      reconnected,     // the connection is ready again (tracking re-enabled)
+      cancel,          // Client::cancel
+    };
+    Kind kind = Kind::start;
+    Nanos wait{0};
+    std::uint64_t token = 0;
+    std::error_code error;  // refused: the error to answer with; transport: the connection's
+    std::string words;      // refused: the server's words
+    bool maybe_applied = false;
+    // wait_read:
+    std::int64_t rank = -1;  // 0 elected, 1 backup, 2 further back
+    std::int64_t pttl = -2;  // of P{R}
+    std::int64_t doorbell_pttl = -2;
+    bool tracked = true;  // CLIENT CACHING accepted (else: poll)
+    bool blocked = true;  // a holder of another owner is there
+    Timer timer = Timer::deadline;
+  };
+
+  struct Action {
+    enum class Kind : std::uint8_t {
+      send_attempt,    // the exclusive acquire block
+      send_wait_read,  // the exclusive wait block (with_hdel: remove our losing claim first)
+      send_withdraw,   // HDEL of our own field (a claim or grant that must not stay)
+      leave_queue,     // ZREM from P{R}:q and ring the next two doorbells
+      arm,             // start `timer` for `after`
+      disarm,          // stop `timer`
+      answer,          // tell the caller: `error` (none: granted with `token`)
+    };
+    Kind kind = Kind::send_attempt;
+    bool with_hdel = false;
+    Timer timer = Timer::deadline;
+    Nanos after{0};
+    std::error_code error;
+    std::uint64_t token = 0;
+    std::string words;
+    friend bool operator==(const Action&, const Action&) = default;
+  };
+
+  enum class State : std::uint8_t {
+    idle,         // before start
+    attempting,   // the acquire block in flight
+    reading,      // the wait block in flight
+    waiting,      // nothing in flight: a push, a doorbell or a timer wakes us
+    withdrawing,  // the removal of our claim in flight; then the answer
+    done,         // answered
+  };
+
+  struct Options {
+    Nanos settle_timeout = std::chrono::seconds(1);
+    Nanos poll_initial = std::chrono::milliseconds(10);
+    Nanos poll_max = std::chrono::milliseconds(250);
+  };
+  static constexpr Nanos kGrace = std::chrono::milliseconds(50);
+
+  AcquireMachine() = default;
+  explicit AcquireMachine(Options o) : opts_(o) {}
+
+  [[nodiscard]] std::vector<Action> resume(const Event& e);
+
+  [[nodiscard]] State state() const noexcept { return state_; }
+  // The wait ended (deadline or cancel) with a step in flight: answered once it is settled.
+  [[nodiscard]] bool leaving() const noexcept { return leaving_; }
+  [[nodiscard]] bool queued() const noexcept { return queued_; }
+  [[nodiscard]] std::int64_t rank() const noexcept { return rank_; }
+
+ private:
+  void attempt(std::vector<Action>& out);
+  void read(std::vector<Action>& out, bool with_hdel);
+  void finish(std::vector<Action>& out, std::error_code ec, std::uint64_t token = 0,
+              std::string words = {});
+  void withdraw_then(std::vector<Action>& out, std::error_code ec, std::string words = {});
+  void end_wait(std::vector<Action>& out, std::error_code why);
+  [[nodiscard]] Nanos poll_delay() const;
+
+  Options opts_;
+  State state_ = State::idle;
+  bool one_shot_ = false;
+  bool leaving_ = false;    // the wait ended while a step was in flight
+  std::error_code give_up_;  // the answer once that step is settled
+  bool queued_ = false;     // our wait block was written: we may be in P{R}:q
+  std::int64_t rank_ = -1;
+  bool polling_ = false;  // the server refused tracking: waiters poll
+  int polls_ = 0;
+  std::error_code pending_;  // withdrawing: the answer after the removal
+  std::string pending_words_;
+};
+
+}  // namespace lockwire::lock::detail

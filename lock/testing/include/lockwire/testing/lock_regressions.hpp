@@ -1,0 +1,44 @@
+// A test-only seam into lock::Client: each flag brings back a bug lockwire had (or switches a
+// safeguard off), so that the race catalogue's broken strategies (sim/races) and the real-server
+// twins of their tests show the race on the very client code that ships. Never installed: only
+// the targets that link lockwire_lock_testing (the simulator's races, tests) see this header, and
+// nothing in lockwire/lock/*.hpp names it.
+#pragma once
+
+#include <memory>
+
+#include "lockwire/lock/client.hpp"
+
+namespace lockwire::lock::testing {
+
+struct Regressions {
+  bool no_fence = false;                    // abandoned connections are not fenced (CLIENT KILL)
+  bool answer_at_deadline = false;          // answer at the deadline, a step in flight or not
+  bool keep_claim_on_failed_block = false;  // no withdrawal after an error reply to a block
+  bool ignore_refused_tracking = false;     // re-read at once when a read was not tracked
+  bool ignore_eviction_policy = false;      // grant where the server may evict lock keys
+  bool counter_tokens = false;  // tokens from the counter alone: they repeat after data loss
+  bool no_reconfirm = false;    // keep leases across a primary change without renewing there
+  bool no_ask = false;          // answer a Cluster ASK refusal instead of asking its target
+  bool drop_on_move = false;    // count a primary change as the loss of every held lease
+  bool upgrade_by_release = false;      // upgrade = release the shared lease, then lock
+  bool upgrade_ignores_intent = false;  // two upgrading readers wait for each other
+  bool persist_forever = false;  // a persistent lease as a holder set with no TTL (PERSIST)
+  bool semaphore_unwatched = false;   // count the holders, then grant, with no WATCH between
+  bool lock_all_no_rollback = false;  // lock_all keeps what it took when it fails
+  bool lock_all_unsorted = false;     // lock_all takes the resources in the caller's order
+  bool fair_fresh_jumps = false;  // fair order kept by waiters only: a fresh attempt jumps
+  bool not_replicated_final = false;  // too few replicas answers the wait at once (#28)
+};
+
+// A lock::Client (not started) with the safeguards `broken` names switched off, on every Core it
+// will use (each Cluster shard's too).
+[[nodiscard]] std::unique_ptr<Client> make_client(loop::Loop& loop,
+                                                  loop::ConnectionOptions connection,
+                                                  ClientOptions options,
+                                                  const Regressions& broken);
+
+// The flags `client` was made with (all off for a Client made with its public constructor).
+[[nodiscard]] const Regressions& regressions_of(const Client& client) noexcept;
+
+}  // namespace lockwire::lock::testing

@@ -1,0 +1,294 @@
+// The exclusive acquire/wait machine (lock/src/acquire_machine.hpp) driven by events alone: no
+// simulator, no server. One test per transition of docs/protocol.md, *Waiting*, *Wait 0*,
+// *Deadline during an in-flight command*, *No claim outlives a failed block*, *Lost reply*.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "acquire_machine.hpp"
+#include "lockwire/lock/error.hpp"
+
+namespace lockwire::lock::detail {
+namespace {
+
+using namespace std::chrono_literals;
+using M = AcquireMachine;
+using E = M::Event;
+using A = M::Action;
+using K = A::Kind;
+using T = M::Timer;
+
+E ev(E::Kind k) {
+  E e;
+  e.kind = k;
+  return e;
+}
+E start(M::Nanos wait) {
+  E e = ev(E::Kind::start);
+  e.wait = wait;
+  return e;
+}
+E granted(std::uint64_t token) {
+  E e = ev(E::Kind::granted);
+  e.token = token;
+  return e;
+}
+E read(std::int64_t rank, std::int64_t pttl, std::int64_t doorbell = 5000, bool tracked = true,
+       bool blocked = true) {
+  E e = ev(E::Kind::wait_read);
+  e.rank = rank;
+  e.pttl = pttl;
+  e.doorbell_pttl = doorbell;
+  e.tracked = tracked;
+  e.blocked = blocked;
+  return e;
+}
+E timer(T t) {
+  E e = ev(E::Kind::timer);
+  e.timer = t;
+  return e;
+}
+
+std::vector<K> kinds(const std::vector<A>& v) {
+  std::vector<K> k;
+  for (const auto& a : v) k.push_back(a.kind);
+  return k;
+}
+const A* find(const std::vector<A>& v, K k) {
+  for (const auto& a : v)
+    if (a.kind == k) return &a;
+  return nullptr;
+}
+
+// A waiter that lost its first attempt and waits at `rank` (tracked).
+M waiting_at(std::int64_t rank) {
+  M m;
+  (void)m.resume(start(2s));
+  (void)m.resume(ev(E::Kind::contended));
+  (void)m.resume(read(rank, 800));
+  EXPECT_EQ(m.state(), M::State::waiting);
+  return m;
+}
+
+TEST(AcquireMachine, UncontendedGrantAnswersWithTheToken) {
+  M m;
+  auto a = m.resume(start(2s));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::arm, K::send_attempt}));
+  EXPECT_EQ(a[0].timer, T::deadline);
+  EXPECT_EQ(a[0].after, 2s);
+  a = m.resume(granted(42));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_FALSE(ans->error);
+  EXPECT_EQ(ans->token, 42u);
+  EXPECT_EQ(find(a, K::leave_queue), nullptr);  // never queued
+  EXPECT_EQ(m.state(), M::State::done);
+}
+
+TEST(AcquireMachine, LoserRemovesItsClaimWithTheTrackedRead) {
+  M m;
+  (void)m.resume(start(2s));
+  auto a = m.resume(ev(E::Kind::contended));
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::send_wait_read}));
+  EXPECT_TRUE(a[0].with_hdel);
+  EXPECT_TRUE(m.queued());
+}
+
+TEST(AcquireMachine, ElectedWaiterArmsTheHolderSetExpiryAndAttemptsOnAPush) {
+  M m = waiting_at(0);
+  auto a = m.resume(ev(E::Kind::holders_push));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::send_attempt}));
+  a = m.resume(granted(7));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::answer, K::leave_queue}));
+}
+
+TEST(AcquireMachine, BackstopIsThePttlOfWhatTheWaiterWatches) {
+  M first;
+  (void)first.resume(start(2s));
+  (void)first.resume(ev(E::Kind::contended));
+  auto a = first.resume(read(0, 800, 5000));
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));
+  EXPECT_EQ(a[0].after, 801ms);  // the holder set's expiry, +1 ms
+  M back;
+  (void)back.resume(start(2s));
+  (void)back.resume(ev(E::Kind::contended));
+  a = back.resume(read(2, 800, 5000));
+  EXPECT_EQ(a[0].after, 5001ms);  // its doorbell's
+}
+
+TEST(AcquireMachine, BackupWaitsAGraceThenReadsAgain) {
+  M m = waiting_at(1);
+  auto a = m.resume(ev(E::Kind::holders_push));
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));
+  EXPECT_EQ(a[0].timer, T::grace);
+  EXPECT_EQ(a[0].after, M::kGrace);
+  a = m.resume(timer(T::grace));
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::disarm, K::send_wait_read}));
+  EXPECT_FALSE(a[1].with_hdel);
+}
+
+TEST(AcquireMachine, WaitersFurtherBackIgnoreHolderPushesAndFollowTheirDoorbell) {
+  M m = waiting_at(2);
+  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());
+  auto a = m.resume(ev(E::Kind::doorbell_push));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::disarm, K::send_wait_read}));
+  a = m.resume(read(0, 300));  // now first
+  EXPECT_EQ(m.rank(), 0);
+  EXPECT_EQ(a[0].after, 301ms);
+}
+
+TEST(AcquireMachine, PushesWhileAStepIsInFlightAreIgnored) {
+  M m = waiting_at(0);
+  (void)m.resume(ev(E::Kind::holders_push));
+  EXPECT_EQ(m.state(), M::State::attempting);
+  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());
+  EXPECT_TRUE(m.resume(ev(E::Kind::doorbell_push)).empty());
+}
+
+TEST(AcquireMachine, AFreeOrVanishedHolderSetMeansAttemptAtOnce) {
+  M m;
+  (void)m.resume(start(2s));
+  (void)m.resume(ev(E::Kind::contended));
+  EXPECT_EQ(kinds(m.resume(read(0, -2))), (std::vector<K>{K::send_attempt}));
+  (void)m.resume(ev(E::Kind::contended));
+  EXPECT_EQ(kinds(m.resume(read(0, 500, 5000, true, false))), (std::vector<K>{K::send_attempt}));
+}
+
+TEST(AcquireMachine, BackstopOfTheElectedAttemptsOfOthersReads) {
+  M first = waiting_at(0);
+  EXPECT_EQ(kinds(first.resume(timer(T::backstop))), (std::vector<K>{K::disarm, K::send_attempt}));
+  M back = waiting_at(2);
+  EXPECT_EQ(kinds(back.resume(timer(T::backstop))),
+            (std::vector<K>{K::disarm, K::send_wait_read}));
+}
+
+TEST(AcquireMachine, RefusedTrackingPollsWithACappedBackoff) {
+  M m;
+  (void)m.resume(start(10s));
+  (void)m.resume(ev(E::Kind::contended));
+  std::vector<M::Nanos> delays;
+  for (int i = 0; i < 7; ++i) {
+    auto a = m.resume(read(0, 800, 5000, false));
+    ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));
+    delays.push_back(a[0].after);
+    EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());  // no pushes without tracking
+    a = m.resume(timer(T::backstop));
+    ASSERT_EQ(kinds(a), (std::vector<K>{K::disarm, K::send_attempt}));
+    (void)m.resume(ev(E::Kind::contended));
+  }
+  EXPECT_EQ(delays, (std::vector<M::Nanos>{10ms, 20ms, 40ms, 80ms, 160ms, 250ms, 250ms}));
+}
+
+TEST(AcquireMachine, ReconnectMakesAWaiterReadAgain) {
+  M m = waiting_at(1);
+  auto a = m.resume(ev(E::Kind::reconnected));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::disarm, K::send_wait_read}));
+}
+
+TEST(AcquireMachine, DeadlineWhileWaitingAnswersAtOnceAndLeavesTheQueue) {
+  M m = waiting_at(1);
+  auto a = m.resume(timer(T::deadline));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::timed_out);
+  EXPECT_NE(find(a, K::leave_queue), nullptr);
+}
+
+TEST(AcquireMachine, DeadlineDuringAnAttemptWaitsForItsOutcomeAndWithdrawsALateGrant) {
+  M m = waiting_at(0);
+  (void)m.resume(ev(E::Kind::holders_push));  // the attempt is in flight
+  auto a = m.resume(timer(T::deadline));
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));  // no answer yet: the settle bound
+  EXPECT_EQ(a[0].timer, T::settle);
+  EXPECT_TRUE(m.leaving());
+  a = m.resume(granted(9));  // granted after all: it must not stay
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::send_withdraw}));
+  a = m.resume(ev(E::Kind::withdrawn));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::timed_out);
+  EXPECT_EQ(ans->token, 0u);
+}
+
+TEST(AcquireMachine, CancelDuringAWaitReadAnswersCancelledOnceItIsIn) {
+  M m = waiting_at(2);
+  (void)m.resume(ev(E::Kind::doorbell_push));  // the wait block is in flight
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::cancel))), (std::vector<K>{K::arm}));
+  auto a = m.resume(read(0, 500));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::cancelled);
+  EXPECT_NE(find(a, K::leave_queue), nullptr);
+}
+
+TEST(AcquireMachine, ASilentServerIsAnsweredOutcomeUnknownAndALateGrantStillWithdrawn) {
+  M m = waiting_at(0);
+  (void)m.resume(ev(E::Kind::holders_push));
+  (void)m.resume(timer(T::deadline));
+  auto a = m.resume(timer(T::settle));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::outcome_unknown);
+  EXPECT_FALSE(ans->words.empty());
+  EXPECT_EQ(kinds(m.resume(granted(11))), (std::vector<K>{K::send_withdraw}));
+}
+
+TEST(AcquireMachine, WaitZeroWithdrawsItsLosingClaimThenTimesOut) {
+  M m;
+  auto a = m.resume(start(0s));
+  EXPECT_EQ(a[0].timer, T::settle);  // one attempt: bounded by the settle timeout
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::contended))), (std::vector<K>{K::send_withdraw}));
+  a = m.resume(ev(E::Kind::withdrawn));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::timed_out);
+  EXPECT_FALSE(m.queued());  // a one-shot never joins the wait queue
+}
+
+TEST(AcquireMachine, ARefusedBlockIsWithdrawnBeforeTheServersWordsAreTold) {
+  M m = waiting_at(0);
+  (void)m.resume(ev(E::Kind::holders_push));
+  E r = ev(E::Kind::refused);
+  r.error = Errc::server_refused;
+  r.words = "r: OOM command not allowed when used memory > 'maxmemory'.";
+  EXPECT_EQ(kinds(m.resume(r)), (std::vector<K>{K::send_withdraw}));
+  auto a = m.resume(ev(E::Kind::withdrawn));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::server_refused);
+  EXPECT_EQ(ans->words, r.words);
+}
+
+TEST(AcquireMachine, ALostAttemptIsNeverReplayedItsClaimIsRemovedAndAFreshOneSent) {
+  M m;
+  (void)m.resume(start(2s));
+  E t = ev(E::Kind::transport);
+  t.maybe_applied = true;
+  EXPECT_EQ(kinds(m.resume(t)), (std::vector<K>{K::send_withdraw, K::send_attempt}));
+  t.maybe_applied = false;
+  EXPECT_EQ(kinds(m.resume(t)), (std::vector<K>{K::send_attempt}));
+}
+
+TEST(AcquireMachine, AlreadyHeldIsAnsweredAsSuch) {
+  M m;
+  (void)m.resume(start(2s));
+  const A* ans = nullptr;
+  auto a = m.resume(ev(E::Kind::already_held));
+  ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::already_held);
+}
+
+TEST(AcquireMachine, NothingHappensAfterTheAnswer) {
+  M m;
+  (void)m.resume(start(2s));
+  (void)m.resume(granted(1));
+  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());
+  EXPECT_TRUE(m.resume(timer(T::deadline)).empty());
+  EXPECT_TRUE(m.resume(ev(E::Kind::cancel)).empty());
+  EXPECT_TRUE(m.resume(ev(E::Kind::contended)).empty());
+}
+
+}  // namespace
+}  // namespace lockwire::lock::detail
