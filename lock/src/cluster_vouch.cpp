@@ -170,11 +170,13 @@ void ClusterVouch::answered(const std::string& addr, MonoTime sent, MonoTime rec
       y.master = l.master;
     }
   }
-  // Runs about every master in its view; subjects it no longer lists as masters stop growing.
+  // Runs about every node in its view, replicas included: a replica elected later is then
+  // vouched for from its promotion on, not 2 * nt after it (Y's flag on a node does not depend
+  // on its role). Subjects it no longer lists as masters are marked `gone` (explain()).
   std::set<std::string, std::less<>> masters;
   for (const NodeLine& l : *view) {
-    if (l.myself || !l.master) continue;
-    masters.insert(l.id);
+    if (l.myself) continue;
+    if (l.master) masters.insert(l.id);
     Run& r = y.runs[l.id];
     r.gone = false;
     if (l.flagged) {

@@ -1,6 +1,7 @@
 // Redis' cluster.c as a client sees it: key slots, getNodeByQuery's refusals (MOVED, ASK,
 // TRYAGAIN, CROSSSLOT, CLUSTERDOWN), ASKING / READONLY / READWRITE, the CLUSTER subcommands
-// (INFO MYID NODES SLOTS SHARDS KEYSLOT COUNTKEYSINSLOT GETKEYSINSLOT SETSLOT FAILOVER) and
+// (INFO MYID NODES SLOTS SHARDS KEYSLOT COUNTKEYSINSLOT GETKEYSINSLOT SETSLOT FAILOVER
+// COUNT-FAILURE-REPORTS) and
 // MIGRATE. What the node believes comes from the host's gossip (Impl::cview); the bus itself
 // is modelled in sim/src/cluster*.cpp.
 #include <algorithm>
@@ -439,6 +440,22 @@ void cluster_failover(Impl& s, Client& c, Args& a) {
   if (s.hooks.cluster) s.hooks.cluster(a);
 }
 
+// CLUSTER COUNT-FAILURE-REPORTS <node-id>: clusterLookupNode (an id of 40 characters this
+// node knows, itself included), then clusterNodeFailureReportsCount: the reports about it
+// received within 2 * cluster-node-timeout of now (older ones are dropped by the call).
+void cluster_count_failure_reports(Impl& s, Client& c, Args& a) {
+  if (disabled(s, c)) return;
+  if (a[2].size() != 40 || s.cluster_node(a[2]) == nullptr) {
+    return s.error(c, "Unknown node " + a[2]);
+  }
+  std::int64_t nt = 15000;
+  if (auto it = s.config.find("cluster-node-timeout"); it != s.config.end()) string2ll(it->second, nt);
+  const std::int64_t now = s.wall_ms();
+  std::int64_t n = 0;
+  for (const auto& r : s.fail_reports) n += r.subject == a[2] && now - r.received_ms <= nt * 2 ? 1 : 0;
+  s.integer(c, n);
+}
+
 // MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 u pw]
 // [KEYS key ...]: the keys go to the target (Hooks::migrate: RESTORE there, synchronously, as
 // Redis blocks on its socket), then are deleted here unless COPY.
@@ -628,6 +645,10 @@ void RedisModel::set_cluster_view(ClusterView view) {
 
 const ClusterView& RedisModel::cluster_view() const noexcept {
   return impl_->cview;
+}
+
+void RedisModel::set_failure_reports(std::vector<FailReport> reports) {
+  impl_->fail_reports = std::move(reports);
 }
 
 std::string RedisModel::migrating_to(int slot) const {
