@@ -16,11 +16,11 @@ namespace lockwire::races {
 
 namespace {
 
-// Issue #28 on a Cluster (the masters' vouch is not on main yet): today's lockwire is the
-// strategy the cluster partition scenario defeats, so it lists what fires for it as a
-// limitation. When lockwire passes it, this becomes false and it is an ordinary passing
-// scenario. (The Sentinel partition scenarios pass: their broken strategies are no-vouch and
-// replicas-final.)
+// Issue #28 on a Cluster: while lockwire failed the cluster partition scenario (its clients
+// ran without the masters' vouch, which the simulated cluster did not answer), it listed what
+// fired as a limitation. Since the simulated cluster answers what the vouch reads lockwire
+// passes it, so this is false and its broken strategy is no-vouch, as for the Sentinel
+// partition scenarios (the third of those has replicas-final).
 constexpr bool kPending28Cluster = false;
 std::vector<Check> pending_28(std::vector<Check> fires) {
   return kPending28Cluster ? std::move(fires) : std::vector<Check>{};
