@@ -170,12 +170,20 @@ void ClusterVouch::answered(const std::string& addr, MonoTime sent, MonoTime rec
       y.master = l.master;
     }
   }
-  // Runs about every master in its view; subjects it no longer lists as masters stop growing.
+  // Runs about every master in its view, and about replicas never seen as masters: a replica
+  // elected later is then vouched for from its promotion on, not 2 * nt after it (Y's flag on
+  // a node does not depend on its role). A master it no longer lists as one (demoted: a
+  // failover away from it happened) stops growing: what was proved about it still holds.
   std::set<std::string, std::less<>> masters;
   for (const NodeLine& l : *view) {
-    if (l.myself || !l.master) continue;
-    masters.insert(l.id);
+    if (l.myself) continue;
     Run& r = y.runs[l.id];
+    if (l.master) {
+      masters.insert(l.id);
+      r.was_master = true;
+    } else if (r.was_master) {
+      continue;
+    }
     r.gone = false;
     if (l.flagged) {
       r = Run{};

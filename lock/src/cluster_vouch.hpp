@@ -96,6 +96,7 @@ class ClusterVouch {
     bool settled = false;         // clear of failure reports for as long as it goes on
     bool flagged = false;         // the observer flags the subject: no run
     bool gone = false;            // the subject is not a master in the observer's view
+    bool was_master = false;      // seen as a master: once demoted, its run no longer grows
     std::int64_t pending_ms = 0;  // its PING to the subject unanswered for this long (0: none)
   };
   struct Observer {

@@ -61,8 +61,15 @@ struct SimCluster::Impl {
   std::vector<Nanos> majority_since;          // a minority primary reaching a majority since
   std::vector<bool> electing;                 // a partition failover of this primary is on
   std::vector<Nanos> failed_at;               // when the bus made it FAIL
+  // [x][p][k]: when the failure report of master k about p last reached x, on x's wall clock
+  // in ms (-1: none). k sends one in every PING/PONG to x while it flags p (PFAIL or FAIL);
+  // x drops it when k's gossip shows p clean, or 2 * node_timeout after it last came.
+  std::vector<std::vector<std::vector<std::int64_t>>> reports;
+  std::vector<std::vector<RedisModel::FailReport>> reports_pushed;  // per node
+  Rng bus_rng;  // the bus' own draws (PING send times), apart from the elections'
 
-  Impl(World& w, const ClusterConfig& c) : world(w), cfg(c), rng(w.fork_rng("cluster")) {}
+  Impl(World& w, const ClusterConfig& c)
+      : world(w), cfg(c), rng(w.fork_rng("cluster")), bus_rng(w.fork_rng("cluster-bus")) {}
 
   std::size_t index_of(const std::string& id) const {
     for (std::size_t i = 0; i < truth.size(); ++i) {
@@ -86,8 +93,8 @@ struct SimCluster::Impl {
     return v;
   }
 
-  // What node i's own bus says of the others: no PONG since the cut (ping-sent, pong-recv),
-  // PFAIL after node_timeout, the link down; CLUSTERDOWN in the minority.
+  // What node i's own bus says of the others: no PONG since the cut (or the other's death):
+  // ping-sent, pong-recv, PFAIL after node_timeout, the link down; CLUSTERDOWN in the minority.
   void bus_flags(std::size_t i, ClusterView& v) const {
     const Nanos now = world.now();
     const std::int64_t wall = servers[i]->model().wall_ms();
@@ -178,12 +185,15 @@ struct SimCluster::Impl {
 
   // ---- partitions: the bus cron ----
 
+  // From a partition between nodes, or a node's death (its PINGs go unanswered too).
   void start_bus() {
     if (bus_armed) return;
     bool cluster_cut = false;
-    for (std::size_t i = 0; i < servers.size(); ++i)
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+      cluster_cut = cluster_cut || down[i];
       for (std::size_t j = 0; j < servers.size(); ++j)
         if (i != j && !world.net().reachable(servers[i]->node(), servers[j]->node())) cluster_cut = true;
+    }
     if (!cluster_cut) return;
     if (!bus) {
       bus = true;
@@ -195,6 +205,8 @@ struct SimCluster::Impl {
       electing.assign(n, false);
       failed_at.assign(n, Nanos{-1});
       bus_seen.assign(n, std::string());
+      reports.assign(n, std::vector<std::vector<std::int64_t>>(n, std::vector<std::int64_t>(n, -1)));
+      reports_pushed.assign(n, {});
     }
     bus_armed = true;
     arm_bus();
@@ -219,24 +231,81 @@ struct SimCluster::Impl {
     return cut_since[i][j] >= Nanos{0} && world.now() - cut_since[i][j] > cfg.node_timeout;
   }
 
-  // One clusterCron; false once nothing is cut, stale, in the minority or being elected.
+  [[nodiscard]] bool reaches(std::size_t a, std::size_t b) const {
+    return !down[a] && !down[b] && world.net().reachable(servers[a]->node(), servers[b]->node());
+  }
+
+  [[nodiscard]] std::int64_t node_timeout_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(cfg.node_timeout).count();
+  }
+
+  // The reports x holds about p, from masters of x's view (clusterNodeFailureReportsCount).
+  [[nodiscard]] std::size_t report_count(std::size_t x, std::size_t p) const {
+    const std::int64_t wall = servers[x]->model().wall_ms();
+    const ClusterView& v = servers[x]->model().cluster_view();
+    std::size_t count = 0;
+    for (std::size_t k = 0; k < reports[x][p].size(); ++k) {
+      const std::int64_t t = reports[x][p][k];
+      if (t >= 0 && wall - t <= 2 * node_timeout_ms() && k < v.nodes.size() && v.nodes[k].primary)
+        ++count;
+    }
+    return count;
+  }
+
+  // Every PING and PONG k sends x carries k's flags about the others (clusterSendPing: every
+  // node it flags, some others at random): a report about each p it flags (PFAIL or FAIL),
+  // and the end of its report about p once its gossip shows p clean (here at the next tick).
+  void gossip_reports() {
+    const std::size_t n = servers.size();
+    for (std::size_t x = 0; x < n; ++x) {
+      if (down[x]) continue;
+      const std::int64_t wall = servers[x]->model().wall_ms();
+      const ClusterView& vx = servers[x]->model().cluster_view();
+      std::vector<RedisModel::FailReport> held;
+      for (std::size_t p = 0; p < n; ++p) {
+        for (std::size_t k = 0; k < n; ++k) {
+          if (p == x || k == x || k == p) continue;
+          std::int64_t& t = reports[x][p][k];
+          if (reaches(k, x) && k < vx.nodes.size() && vx.nodes[k].primary) {
+            const ClusterView& vk = servers[k]->model().cluster_view();
+            const bool flags = pfail(k, p) || (p < vk.nodes.size() && vk.nodes[p].failed);
+            t = flags ? wall : -1;
+          }
+          if (t >= 0 && wall - t > 2 * node_timeout_ms()) t = -1;  // clusterNodeCleanupFailureReports
+          if (t >= 0) held.push_back({truth[p].id, t});
+        }
+      }
+      bool same = held.size() == reports_pushed[x].size();
+      for (std::size_t r = 0; same && r < held.size(); ++r)
+        same = held[r].subject == reports_pushed[x][r].subject &&
+               held[r].received_ms == reports_pushed[x][r].received_ms;
+      if (same) continue;
+      servers[x]->model().set_failure_reports(held);
+      reports_pushed[x] = std::move(held);
+    }
+  }
+
+  // One clusterCron; false once nothing is cut, down, stale, in the minority, being elected or
+  // reported.
   bool bus_tick() {
     const Nanos now = world.now();
     bool busy = false;
     const std::size_t n = servers.size();
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
-        const bool cut = i != j && !down[i] && !down[j] &&
-                         !world.net().reachable(servers[i]->node(), servers[j]->node());
+        // A dead node answers no PING either (a killed process' refused connects included).
+        const bool cut = i != j && !down[i] &&
+                         (down[j] || !world.net().reachable(servers[i]->node(), servers[j]->node()));
         busy = busy || cut;
         if (!cut) {
           cut_since[i][j] = Nanos{-1};
         } else if (cut_since[i][j] < Nanos{0}) {
           const auto half = static_cast<std::uint64_t>((cfg.node_timeout / 2).count());
-          cut_since[i][j] = now + Nanos(static_cast<std::int64_t>(rng.below(half + 1)));
+          cut_since[i][j] = now + Nanos(static_cast<std::int64_t>(bus_rng.below(half + 1)));
         }
       }
     }
+    gossip_reports();
     // A node that missed a configuration learns it once a node that has it reaches it.
     std::vector<std::size_t> current;
     for (std::size_t i = 0; i < n; ++i)
@@ -249,20 +318,19 @@ struct SimCluster::Impl {
     for (std::size_t k = 0; k < n; ++k)
       if (truth[k].primary) ++primaries;
     const std::size_t quorum = primaries / 2 + 1;
-    // FAIL: a primary PFAIL to a majority of the primaries that reach each other.
+    // FAIL (markNodeAsFailingIfNeeded): a node that flags p PFAIL holds failure reports about
+    // it from a majority of the primaries, itself counted when it is one. Reports live
+    // 2 * node_timeout, so they need not be simultaneous. (A dead primary is failed by `failed`,
+    // at the measured time.)
     for (std::size_t p = 0; p < n; ++p) {
       if (!truth[p].primary || truth[p].failed || down[p] || electing[p]) continue;
-      std::vector<std::size_t> reporters;
-      for (std::size_t k = 0; k < n; ++k) {
-        if (k != p && truth[k].primary && !down[k] && !stale[k] && pfail(k, p)) reporters.push_back(k);
+      for (std::size_t x = 0; x < n; ++x) {
+        if (x == p || down[x] || stale[x] || !pfail(x, p)) continue;
+        const std::size_t votes = report_count(x, p) + (truth[x].primary ? 1 : 0);
+        if (votes < quorum) continue;
+        fail_by_partition(p, x, quorum);
+        break;
       }
-      if (reporters.empty()) continue;
-      const std::vector<bool> group = informed_from({reporters.front()});
-      std::size_t agree = 0;
-      for (std::size_t k : reporters)
-        if (group[k]) ++agree;
-      if (agree < quorum) continue;
-      fail_by_partition(p, reporters.front(), quorum);
     }
     // clearNodeFailureIfNeeded: a FAIL node reached again by the nodes that have the current
     // configuration is no longer FAIL — at once for a replica, after 2 x node_timeout of FAIL
@@ -323,7 +391,7 @@ struct SimCluster::Impl {
         bus_seen[i] = seen;
         push(i);
       }
-      busy = busy || stale[i] || minority[i] || electing[i] ||
+      busy = busy || stale[i] || minority[i] || electing[i] || !reports_pushed[i].empty() ||
              (truth[i].failed && failed_at[i] >= Nanos{0});
     }
     return busy;
@@ -473,6 +541,7 @@ struct SimCluster::Impl {
 
   void failed(std::size_t i) {
     down[i] = true;
+    start_bus();  // the others' PINGs to it go unanswered: ping-sent, PFAIL, failure reports
     std::weak_ptr<bool> w = alive;
     world.schedule(world.now() + cfg.fail_after, nullptr, [this, w, i] {
       if (w.expired() || !down[i]) return;
@@ -571,6 +640,10 @@ SimCluster::SimCluster(World& world, std::vector<Node*> nodes, ClusterConfig con
     SimRedisOptions o;
     o.port = config.port;
     o.model.cluster_enabled = true;
+    // What CONFIG GET cluster-node-timeout answers (the Cluster vouch reads it).
+    o.model.config.emplace_back(
+        "cluster-node-timeout",
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(config.node_timeout).count()));
     o.cluster = [&s, i](const std::vector<std::string>& argv) { s.on_command(i, argv); };
     o.migrate = [&s](const std::string& host, int port, int db, const RedisSnapshot& keys,
                      bool replace) { return s.migrate(host, port, db, keys, replace); };

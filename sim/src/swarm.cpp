@@ -181,7 +181,9 @@ FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
   p.partition2_at_ms =
       p.partition_at_ms + static_cast<std::int64_t>(r.between(0, p.partition_ms + 5000));
   p.partition2_ms = static_cast<std::int64_t>(r.between(1000, 10000));
-  p.down_after_ms = static_cast<std::int64_t>(r.between(1, 3)) * 1000;
+  // 2-3 s: with 1 s (the sentinels' PING period) the sentinels' vouch cannot hold (issue #28).
+  // One draw either way, so the draws after it, and every older range, are unchanged.
+  p.down_after_ms = static_cast<std::int64_t>(r.between(2, 3)) * 1000;
   p.min_replicas = static_cast<int>(r.below(2));
   p.partition_cluster = r.chance(500000);
   if (p.partitions) {

@@ -397,6 +397,15 @@ const std::vector<Cmd> kReads = {
     {"CLUSTER", "SETSLOT", "3300", "MIGRATING", "{id:R1}"},
     {"CLUSTER", "SETSLOT", "3300", "BOGUS"},
     {"CLUSTER", "SETSLOT", "3300"},
+    // What the Cluster vouch reads (issue #28): the node timeout, and failure reports (none on
+    // a healthy cluster; ids of 40 lowercase hex characters the node knows, itself included).
+    {"CONFIG", "GET", "cluster-node-timeout"},
+    {"CLUSTER", "COUNT-FAILURE-REPORTS", "{id:P1}"},
+    {"CLUSTER", "COUNT-FAILURE-REPORTS", "{id:P0}"},
+    {"CLUSTER", "COUNT-FAILURE-REPORTS", "{id:R2}"},
+    {"CLUSTER", "COUNT-FAILURE-REPORTS", "0000000000000000000000000000000000000000"},
+    {"CLUSTER", "COUNT-FAILURE-REPORTS", "abc"},
+    {"CLUSTER", "COUNT-FAILURE-REPORTS"},
     {"PING"},
 };
 

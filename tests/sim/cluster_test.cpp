@@ -173,3 +173,75 @@ TEST_F(ClusterFixture, MigrationAskTryagainThenMoved) {
 
 }  // namespace
 }  // namespace lockwire::sim::test
+
+namespace lockwire::sim::test {
+namespace {
+
+std::int64_t integer_of(const std::string& reply) {
+  return reply.size() > 1 && reply[0] == ':' ? std::stoll(reply.substr(1)) : -1;
+}
+
+// The line of `host` in a CLUSTER NODES reply (empty when missing).
+std::string node_line(const std::string& nodes, const std::string& host) {
+  const auto at = nodes.find(" " + host + ":");
+  if (at == std::string::npos) return {};
+  const auto nl = nodes.rfind('\n', at);
+  const auto start = nl == std::string::npos ? 0 : nl + 1;
+  return nodes.substr(start, nodes.find('\n', at) - start);
+}
+
+}  // namespace
+
+// What lockwire's Cluster vouch reads (issue #28): CONFIG GET cluster-node-timeout is the
+// model's node timeout; CLUSTER COUNT-FAILURE-REPORTS counts the reports a node holds from the
+// masters that flag the subject, which lapse 2 * node-timeout after they last came.
+TEST_F(ClusterFixture, FailureReportsThroughAPartition) {
+  auto n2 = open(1);
+  auto n5 = open(4);
+  EXPECT_EQ(n2->call({"CONFIG", "GET", "cluster-node-timeout"}),
+            "*2\r\n$20\r\ncluster-node-timeout\r\n$4\r\n2000\r\n");
+  const std::string n1 = c->id(0);
+  const std::string n3 = c->id(2);
+  EXPECT_EQ(n2->call({"CLUSTER", "COUNT-FAILURE-REPORTS", n1}), ":0\r\n");
+  EXPECT_EQ(n2->call({"CLUSTER", "COUNT-FAILURE-REPORTS", c->id(1)}), ":0\r\n");  // itself
+  EXPECT_EQ(n2->call({"CLUSTER", "COUNT-FAILURE-REPORTS", std::string(40, '0')}),
+            "-ERR Unknown node " + std::string(40, '0') + "\r\n");
+  EXPECT_EQ(n2->call({"CLUSTER", "COUNT-FAILURE-REPORTS", "abc"}), "-ERR Unknown node abc\r\n");
+  // n1 cut off from everyone for 6 s: once n3 flags it, n2 holds n3's report (and n5, a
+  // replica, holds n2's and n3's); n1 itself holds none about n1.
+  const Nanos t0 = w.now();
+  std::vector<const Node*> rest{&cli};
+  for (std::size_t i = 1; i < 6; ++i) rest.push_back(&c->server(i).node());
+  (void)w.net().partition({&c->server(0).node()}, rest, 6s);
+  w.run_until([&] { return c->owner(0) != 0; }, t0 + 6s);
+  ASSERT_NE(c->owner(0), 0u);
+  EXPECT_EQ(n2->call({"CLUSTER", "COUNT-FAILURE-REPORTS", n1}), ":1\r\n");
+  EXPECT_EQ(n5->call({"CLUSTER", "COUNT-FAILURE-REPORTS", n1}), ":2\r\n");
+  EXPECT_EQ(n2->call({"CLUSTER", "COUNT-FAILURE-REPORTS", n3}), ":0\r\n");
+  // After the heal the masters no longer flag n1 (a replica now): their reports end.
+  w.run_until([] { return false; }, t0 + 8s);
+  EXPECT_EQ(integer_of(n2->call({"CLUSTER", "COUNT-FAILURE-REPORTS", n1})), 0);
+  EXPECT_EQ(integer_of(n5->call({"CLUSTER", "COUNT-FAILURE-REPORTS", n1})), 0);
+}
+
+// A dead primary shows in the others' CLUSTER NODES as on Redis before its FAIL: the PING to it
+// pending (ping-sent, sent up to node-timeout/2 after the death), PFAIL once that is
+// node-timeout old (here at the measured FAIL, 3.1 s, or before), and reports about it.
+TEST_F(ClusterFixture, ADeadPrimaryIsPendingThenFailedWithReports) {
+  auto n2 = open(1);
+  const Nanos t0 = w.now();
+  c->crash(0);
+  w.run_until([] { return false; }, t0 + 1500ms);
+  std::string line = node_line(n2->call({"CLUSTER", "NODES"}), "n1");
+  ASSERT_FALSE(line.empty());
+  EXPECT_EQ(line.find("fail"), std::string::npos) << line;
+  EXPECT_EQ(line.find(" - 0 "), std::string::npos) << line;  // ping-sent is not 0
+  EXPECT_NE(line.find("disconnected"), std::string::npos) << line;
+  EXPECT_EQ(n2->call({"CLUSTER", "COUNT-FAILURE-REPORTS", c->id(0)}), ":0\r\n");
+  w.run_until([] { return false; }, t0 + 3200ms);
+  line = node_line(n2->call({"CLUSTER", "NODES"}), "n1");
+  EXPECT_NE(line.find("master,fail "), std::string::npos) << line;  // the measured FAIL
+  EXPECT_EQ(n2->call({"CLUSTER", "COUNT-FAILURE-REPORTS", c->id(0)}), ":1\r\n");  // n3's
+}
+
+}  // namespace lockwire::sim::test

@@ -20,16 +20,16 @@ struct LockwireTweaks {
   // lockwire did before issue #14 (a fixed locator keeps the client out of cluster mode):
   // MOVED answers are errors, the force-release notice is the one shared key.
   bool pinned = false;
-  // ClientOptions::cluster_vouch: off, since the simulated cluster does not model what the
-  // vouch reads (CLUSTER NODES' ping-sent is always 0, no COUNT-FAILURE-REPORTS): it would
-  // grant nothing for 2 * cluster-node-timeout. The vouch is tested on real clusters.
-  bool cluster_vouch = false;
+  // ClientOptions::cluster_vouch, on as in the library: the simulated cluster answers what it
+  // reads (CLUSTER NODES' ping-sent and flags, CONFIG GET cluster-node-timeout, CLUSTER
+  // COUNT-FAILURE-REPORTS). `no-vouch` turns it off with the sentinels' vouch.
+  bool cluster_vouch = true;
   // The safeguards switched off (no-fence and the broken strategies), through lock/'s test-only
   // seam (lockwire/testing/lock_regressions.hpp).
   lock::testing::Regressions regressions{};
   int min_replicas = 0;  // lock::ClientOptions::min_replicas
-  // `no-vouch`: SentinelOptions::vouch off, as lockwire was before issue #28 — a holder cut off
-  // with the old primary keeps counting on its lease up to its TTL.
+  // `no-vouch` (with cluster_vouch off): SentinelOptions::vouch off, as lockwire was before
+  // issue #28 — a holder cut off with the old primary keeps counting on its lease up to its TTL.
   bool vouch = true;
 };
 

@@ -1,10 +1,12 @@
 // Redis' cluster.c as a client sees it: key slots, getNodeByQuery's refusals (MOVED, ASK,
 // TRYAGAIN, CROSSSLOT, CLUSTERDOWN), ASKING / READONLY / READWRITE, the CLUSTER subcommands
-// (INFO MYID NODES SLOTS SHARDS KEYSLOT COUNTKEYSINSLOT GETKEYSINSLOT SETSLOT FAILOVER) and
+// (INFO MYID NODES SLOTS SHARDS KEYSLOT COUNTKEYSINSLOT GETKEYSINSLOT SETSLOT FAILOVER
+// COUNT-FAILURE-REPORTS) and
 // MIGRATE. What the node believes comes from the host's gossip (Impl::cview); the bus itself
 // is modelled in sim/src/cluster*.cpp.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -224,6 +226,22 @@ void cluster_myid(Impl& s, Client& c, Args&) {
 void cluster_nodes(Impl& s, Client& c, Args&) {
   if (disabled(s, c)) return;
   const ClusterView& v = s.cview;
+  // Every node's slot ranges in one pass over the slots, kept until the map changes (the
+  // Cluster vouch asks every node every 400 ms).
+  auto& ranges = s.slot_ranges;
+  if (ranges.size() != v.nodes.size()) {
+    ranges.assign(v.nodes.size(), {});
+    for (int slot = 0; slot < kSlots; ++slot) {
+      const int o = v.slot_owner[static_cast<std::size_t>(slot)];
+      if (o < 0 || static_cast<std::size_t>(o) >= ranges.size()) continue;
+      auto& r = ranges[static_cast<std::size_t>(o)];
+      if (!r.empty() && r.back().second == slot - 1) {
+        r.back().second = slot;
+      } else {
+        r.emplace_back(slot, slot);
+      }
+    }
+  }
   std::string t;
   for (std::size_t i = 0; i < v.nodes.size(); ++i) {
     const auto& n = v.nodes[i];
@@ -243,16 +261,17 @@ void cluster_nodes(Impl& s, Client& c, Args&) {
     t += " " + ll2s(me ? 0 : n.ping_sent_ms) + " " +
          ll2s(me ? s.wall_ms() / 1000 * 1000 : n.pong_received_ms) + " " +
          std::to_string(epoch) + " " + (me || n.connected ? "connected" : "disconnected");
-    for (const auto& [lo, hi] : ranges_of(v, static_cast<int>(i))) {
-      t += lo == hi ? " " + ll2s(lo) : " " + ll2s(lo) + "-" + ll2s(hi);
+    for (const auto& [lo, hi] : ranges[i]) {
+      t.append(" ").append(ll2s(lo));
+      if (lo != hi) t.append("-").append(ll2s(hi));
     }
     if (me) {
-      for (int slot = 0; slot < kSlots; ++slot) {
-        if (auto m = s.migrating.find(slot); m != s.migrating.end()) {
-          t += " [" + ll2s(slot) + "->-" + m->second + "]";
-        } else if (auto im = s.importing.find(slot); im != s.importing.end()) {
-          t += " [" + ll2s(slot) + "-<-" + im->second + "]";
-        }
+      // Slot order; a slot both migrating and importing shows as migrating (as Redis' loop).
+      std::map<int, std::pair<const char*, const std::string*>> marks;
+      for (const auto& [slot, id] : s.importing) marks[slot] = {"-<-", &id};
+      for (const auto& [slot, id] : s.migrating) marks[slot] = {"->-", &id};
+      for (const auto& [slot, m] : marks) {
+        t.append(" [").append(ll2s(slot)).append(m.first).append(*m.second).append("]");
       }
     }
     t += "\n";
@@ -397,6 +416,7 @@ void cluster_setslot(Impl& s, Client& c, Args& a) {
       if (s.cview.nodes[i].id == id) idx = static_cast<int>(i);
     }
     s.cview.slot_owner[static_cast<std::size_t>(slot)] = idx;
+    s.slot_ranges.clear();
     if (id == s.cview.myself && s.importing.count(slot) != 0) {
       // clusterBumpConfigEpochWithoutConsensus: the new owner's claim must win the gossip.
       auto& mine = s.cview.nodes[static_cast<std::size_t>(me)];
@@ -437,6 +457,22 @@ void cluster_failover(Impl& s, Client& c, Args& a) {
   }
   s.ok(c);
   if (s.hooks.cluster) s.hooks.cluster(a);
+}
+
+// CLUSTER COUNT-FAILURE-REPORTS <node-id>: clusterLookupNode (an id of 40 characters this
+// node knows, itself included), then clusterNodeFailureReportsCount: the reports about it
+// received within 2 * cluster-node-timeout of now (older ones are dropped by the call).
+void cluster_count_failure_reports(Impl& s, Client& c, Args& a) {
+  if (disabled(s, c)) return;
+  if (a[2].size() != 40 || s.cluster_node(a[2]) == nullptr) {
+    return s.error(c, "Unknown node " + a[2]);
+  }
+  std::int64_t nt = 15000;
+  if (auto it = s.config.find("cluster-node-timeout"); it != s.config.end()) string2ll(it->second, nt);
+  const std::int64_t now = s.wall_ms();
+  std::int64_t n = 0;
+  for (const auto& r : s.fail_reports) n += r.subject == a[2] && now - r.received_ms <= nt * 2 ? 1 : 0;
+  s.integer(c, n);
 }
 
 // MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 u pw]
@@ -624,10 +660,15 @@ void RedisModel::set_cluster_view(ClusterView view) {
     view.slot_owner.assign(ClusterView::kClusterSlots, -1);
   }
   impl_->cview = std::move(view);
+  impl_->slot_ranges.clear();
 }
 
 const ClusterView& RedisModel::cluster_view() const noexcept {
   return impl_->cview;
+}
+
+void RedisModel::set_failure_reports(std::vector<FailReport> reports) {
+  impl_->fail_reports = std::move(reports);
 }
 
 std::string RedisModel::migrating_to(int slot) const {

@@ -109,6 +109,8 @@ const std::vector<CmdDef>& RedisModel::Impl::table() {
            {"getkeysinslot", 4, F_STALE, cluster_getkeysinslot, 0, 0, 0, C_SLOW, {}},
            {"setslot", -4, F_STALE, cluster_setslot, 0, 0, 0, C_ADMIN | C_SLOW | C_DANGEROUS, {}},
            {"failover", -2, F_STALE, cluster_failover, 0, 0, 0, C_ADMIN | C_SLOW | C_DANGEROUS, {}},
+           {"count-failure-reports", 3, F_STALE, cluster_count_failure_reports, 0, 0, 0,
+            C_ADMIN | C_SLOW | C_DANGEROUS, {}},
        }},
       {"get", 2, RO | F_FAST, cmd_get, 1, 1, 1, C_READ | C_STRING | C_FAST, {}},
       {"set", -3, W | F_DENYOOM, cmd_set, 1, 1, 1, C_WRITE | C_STRING | C_SLOW, {}},

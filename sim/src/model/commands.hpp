@@ -136,6 +136,7 @@ void cluster_countkeysinslot(Impl& s, Client& c, Args& a);
 void cluster_getkeysinslot(Impl& s, Client& c, Args& a);
 void cluster_setslot(Impl& s, Client& c, Args& a);
 void cluster_failover(Impl& s, Client& c, Args& a);
+void cluster_count_failure_reports(Impl& s, Client& c, Args& a);
 
 // added with issue #19 (defined in the file of their Redis source)
 void client_help(Impl& s, Client& c, Args& a);

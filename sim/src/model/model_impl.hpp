@@ -359,6 +359,9 @@ struct RedisModel::Impl {
       {0, 0, 0}, {256ull << 20, 64ull << 20, 60}, {32ull << 20, 8ull << 20, 60}};
   // cluster mode (cluster.cpp): the gossiped view and this node's own slot marks
   ClusterView cview;
+  std::vector<RedisModel::FailReport> fail_reports;  // set by the host (set_failure_reports)
+  // Every node's slot ranges (CLUSTER NODES), from cview.slot_owner; emptied when it changes.
+  std::vector<std::vector<std::pair<int, int>>> slot_ranges;
   std::map<int, std::string> migrating;  // slot -> node id
   std::map<int, std::string> importing;
 

@@ -209,6 +209,16 @@ class RedisModel {
   // What this node believes (the migrating/importing marks are its own and stay).
   void set_cluster_view(ClusterView view);
   [[nodiscard]] const ClusterView& cluster_view() const noexcept;
+  // The failure reports this node holds (cluster.c's fail_reports): one per (subject, reporting
+  // master), with the moment it was last received on this node's wall clock (ms). CLUSTER
+  // COUNT-FAILURE-REPORTS counts a subject's reports not older than 2 * cluster-node-timeout
+  // (CLUSTER_FAIL_REPORT_VALIDITY_MULT), as of its call. Kept apart from the view: the host
+  // refreshes them every bus tick.
+  struct FailReport {
+    std::string subject;  // node id
+    std::int64_t received_ms = 0;
+  };
+  void set_failure_reports(std::vector<FailReport> reports);
   // CLUSTER SETSLOT's local marks: the node id a slot migrates to / imports from ("" if none).
   [[nodiscard]] std::string migrating_to(int slot) const;
   [[nodiscard]] std::string importing_from(int slot) const;

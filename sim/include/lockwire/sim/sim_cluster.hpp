@@ -4,8 +4,9 @@
 //
 // - gossip: the cluster's configuration (roles, config epochs, slot owners, FAIL flags) is one
 //   truth kept here; a change reaches the node that made it at once and every other node
-//   `gossip_delay` later (a PONG broadcast on loopback: ~1 ms measured). No PING/PONG bytes,
-//   no PFAIL votes: a dead node is FAIL for everyone at the same instant.
+//   `gossip_delay` later (a PONG broadcast on loopback: ~1 ms measured). No PING/PONG bytes;
+//   a dead node is FAIL for everyone at the same instant (`fail_after`), though before that the
+//   bus cron below shows the others' unanswered PINGs to it, PFAIL and failure reports.
 // - CLUSTER FAILOVER on a replica (graceful): its primary pauses writes (CLIENT PAUSE WRITE, as
 //   clusterHandleManualFailover does), the replica takes over with a new config epoch after
 //   `manual_failover_delay`, the old primary becomes its replica and its held writes then
@@ -26,6 +27,13 @@
 //   again, then follows (UPDATE: it becomes a replica, its clients get MOVED). A primary that
 //   reaches fewer than a majority of the primaries for node_timeout answers CLUSTERDOWN until
 //   it has reached a majority again for rejoin_delay.
+// - failure reports (also after a node's death): every bus tick, each master k that reaches x
+//   refreshes its report about each node it flags (PFAIL or FAIL) at x, or ends it when it no
+//   longer flags it; x drops a report 2 * node_timeout after it last came (cluster.c's
+//   fail_reports, what CLUSTER COUNT-FAILURE-REPORTS counts). FAIL is declared by a node that
+//   flags p PFAIL and holds reports from a majority of the primaries (itself counted when a
+//   primary), as markNodeAsFailingIfNeeded does. Every node's cluster-node-timeout (CONFIG
+//   GET) is `node_timeout`.
 //
 // Timings measured on redis-server 7.0.15, 3+3 nodes on loopback, cluster-node-timeout 2000
 // (tests/support RedisCluster), written next to each constant below.
@@ -64,8 +72,8 @@ struct ClusterConfig {
   Nanos learn_after_election{43ms};
   // How often the offsets the nodes report of each other (CLUSTER SHARDS, SLOTS) are renewed.
   Nanos offsets_refresh{1s};
-  // Partitions (Network::partition) only: cluster-node-timeout (a node not heard from for this
-  // long is PFAIL to the one not hearing it), and the delay before a primary that was in the
+  // cluster-node-timeout (every node's CONFIG; with a partition or a dead node, one not heard
+  // from for this long is PFAIL to the one not hearing it), and the delay before a primary that was in the
   // minority serves again after it reaches a majority (clusterUpdateState's rejoin delay:
   // node-timeout, within 0.5-5 s).
   Nanos node_timeout{2s};
