@@ -323,22 +323,32 @@ void Client::Router::sync_askers() {
     const auto n = std::find_if(
         map.nodes().begin(), map.nodes().end(),
         [&](const loop::cluster::Node& x) { return x.host + ":" + std::to_string(x.port) == a; });
-    loop::ConnectionOptions o = base;
-    o.endpoint.host = n->host;
-    o.endpoint.port = n->port;
-    o.seeds.clear();
-    o.sentinel.reset();
-    o.locate = nullptr;
-    o.fence_abandoned = false;
-    Asker& k = askers[a];
-    k.conn = std::make_unique<loop::Connection>(loop, std::move(o));
-    k.gen = ++asker_gen;
-    k.conn->start();
+    open_asker(a, n->host, n->port);
     added = true;
   }
   vouch.set_nodes(addrs);
   if (added) ask_nodes();
   arm_vouch_timer();
+}
+
+// A connection of its own to one node for the vouch's questions (replacing any it had).
+void Client::Router::open_asker(const std::string& addr, const std::string& host,
+                                std::uint16_t port) {
+  loop::ConnectionOptions o = base;
+  o.endpoint.host = host;
+  o.endpoint.port = port;
+  o.seeds.clear();
+  o.sentinel.reset();
+  o.locate = nullptr;
+  o.fence_abandoned = false;
+  Asker& k = askers[addr];
+  k.host = host;
+  k.port = port;
+  if (k.conn) loop.post([a = std::shared_ptr<loop::Connection>(std::move(k.conn))] {});
+  k.conn = std::make_unique<loop::Connection>(loop, std::move(o));
+  k.gen = ++asker_gen;
+  k.asking = false;
+  k.conn->start();
 }
 
 // Every poll period (faster while a shard waits for its first vouch, as with sentinels).
@@ -402,6 +412,14 @@ void Client::Router::on_answer(const std::string& addr, std::uint64_t gen, loop:
   } else {
     const std::string& words = it->second.conn->last_error();
     vouch.unanswered(addr, words.empty() ? ec.message() : words);
+    if (ec == loop::Errc::outcome_unknown || ec == loop::Errc::not_sent) {
+      // The poll timed out. Its connection may be stuck in TCP's retransmission backoff long
+      // after a partition heals (answered 25 s after the heal following two partitions, swarm
+      // seed 5000241), and every later poll on it would wait behind it: a new connection is
+      // answered as soon as the node can be reached.
+      const std::string host = it->second.host;
+      open_asker(addr, host, it->second.port);
+    }
   }
   if (!vouch.refused().empty() && !vouch_degraded) {
     vouch_degraded = true;

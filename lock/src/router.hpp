@@ -171,10 +171,13 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   // The masters' vouch (router.cpp, *vouch*).
   struct Asker {
     std::unique_ptr<loop::Connection> conn;
+    std::string host;
+    std::uint16_t port = 0;
     std::uint64_t gen = 0;
     bool asking = false;
   };
   std::map<std::string, Asker> askers;  // by host:port, one per node of the map
+  void open_asker(const std::string& addr, const std::string& host, std::uint16_t port);
   std::uint64_t asker_gen = 0;
   detail::ClusterVouch vouch;
   std::unique_ptr<loop::Timer> vouch_timer;
