@@ -36,6 +36,10 @@ std::string name_of(Topology t) {
   return "?";
 }
 
+LockRequest req(std::string resource, Nanos wait = 0s) {
+  return testing::request(std::move(resource), "owner", 10s, wait, Kind::exclusive);
+}
+
 struct Env {
   explicit Env(Topology t) : topology(t) {
     loop::ConnectionOptions o;
@@ -68,6 +72,19 @@ struct Env {
     client->start();
   }
 
+  // A first lock on r1, so that the client has connected (and read the slot map): true once
+  // granted within 10 s.
+  bool granted_first() {
+    bool granted = false;
+    std::error_code got;
+    client->lock(req("r1", 5s), [&](std::error_code ec, Lease) {
+      got = ec;
+      granted = !ec;
+    });
+    world.run_until([&] { return granted || got; }, world.now() + 10s);
+    return granted;
+  }
+
   // Runs `call`, which starts one operation whose handler calls `answer`; fails if the answer
   // comes inside the call, or never.
   void expect_later(const std::string& what,
@@ -94,10 +111,6 @@ struct Env {
   std::unique_ptr<sim::SimSentinels> sentinels;
   std::unique_ptr<Client> client;  // destroyed before the world
 };
-
-LockRequest req(std::string resource, Nanos wait = 0s) {
-  return testing::request(std::move(resource), "owner", 10s, wait, Kind::exclusive);
-}
 
 // Every entry point with a handler, on `c`, answering `done(ec)`; `held`: a lease of c's.
 void each_entry(Env& e, const Lease& held, std::error_code want, bool closed) {
@@ -153,13 +166,7 @@ TEST_P(Reentrancy, CloseThenEveryCallAnswersLater) {
 
 TEST_P(Reentrancy, RefusedArgumentsAnswerLater) {
   Env e(GetParam());
-  bool granted = false;
-  e.client->lock(req("r1", 5s), [&](std::error_code ec, Lease) {
-    ASSERT_FALSE(ec) << ec.message();
-    granted = true;
-  });
-  e.world.run_until([&] { return granted; }, e.world.now() + 10s);
-  ASSERT_TRUE(granted);
+  ASSERT_TRUE(e.granted_first()) << "the first lock was never granted";
   using Done = std::function<void(std::error_code)>;
   Client& c = *e.client;
   LockRequest bad = req("", 1s);
@@ -190,13 +197,7 @@ TEST_P(Reentrancy, RefusedArgumentsAnswerLater) {
 // shard or call said meanwhile — a request refused before anything is sent included.
 TEST(ClusterWords, EachFailureInFlightGetsItsOwnWords) {
   Env e(Topology::cluster);
-  bool granted = false;
-  e.client->lock(req("r1", 5s), [&](std::error_code ec, Lease) {
-    ASSERT_FALSE(ec) << ec.message();
-    granted = true;
-  });
-  e.world.run_until([&] { return granted; }, e.world.now() + 10s);
-  ASSERT_TRUE(granted);
+  ASSERT_TRUE(e.granted_first()) << "the first lock was never granted";
   // Two resources on two different primaries: one full (OOM), one loading.
   auto owner_of = [&](const std::string& r) {
     return e.cluster->owner(loop::cluster::key_slot("lockwire:{" + r + "}"));
