@@ -171,6 +171,14 @@ void Client::Core::arm_deadline(const QueuePtr& q, const WaiterPtr& w) {
 
 void Client::Core::settle_due(const WaiterPtr& wt, const QueuePtr& qq) {
   const bool sent = qq->state == Queue::State::in_flight;
+  if (!sent && caps.probed && conn->state() == loop::ConnectionState::ready && !vouched()) {
+    // Connected, but the sentinels or the cluster's masters do not vouch for the primary yet
+    // (a fresh client's first polls): their words, not "not connected" (as give_up says).
+    last_error = wt->req.resource + ": " + vouch_words() + "; nothing was attempted";
+    complete(wt, Errc::server_unavailable);
+    advance(qq);
+    return;
+  }
   last_error =
       sent ? wt->req.resource + ": no reply from the server within " +
                  std::to_string(
