@@ -319,6 +319,14 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void on_vouch();
   void on_horizon();
   [[nodiscard]] std::string vouch_words() const;
+  // Connected and probed, but no vouch covers the primary: attempts are parked, not sent.
+  [[nodiscard]] bool parked_by_vouch() const noexcept {
+    return caps.probed && conn->state() == loop::ConnectionState::ready && !vouched();
+  }
+  // What a waiter answered while parked_by_vouch() is told (server_unavailable).
+  [[nodiscard]] std::string parked_words(const std::string& resource) const {
+    return resource + ": " + vouch_words() + "; nothing was attempted";
+  }
   // Cluster mode: called first thing when a connect probe is answered, so that the router
   // sets the vouch of the server just probed (maybe a new primary) before anything counts it.
   std::function<void()> on_probed;

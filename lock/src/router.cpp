@@ -1,4 +1,7 @@
-// Client::Router: routing a lock::Client's calls over a Redis Cluster (router.hpp).
+// Client::Router: routing a lock::Client's calls over a Redis Cluster (router.hpp): the slot map,
+// the shards' Cores, the masters' vouch polls, redirects and retries. Close to 900 lines, one
+// concern per section; issue #29's next slice (the router above per-shard clients, results as
+// values) reshapes it, and the vouch polls (open_asker .. on_answer) are what splits out then.
 #include "router.hpp"
 
 #include <algorithm>
@@ -323,7 +326,7 @@ void Client::Router::sync_askers() {
     const auto n = std::find_if(
         map.nodes().begin(), map.nodes().end(),
         [&](const loop::cluster::Node& x) { return x.host + ":" + std::to_string(x.port) == a; });
-    open_asker(a, n->host, n->port);
+    open_asker(n->host, n->port);
     added = true;
   }
   vouch.set_nodes(addrs);
@@ -332,8 +335,8 @@ void Client::Router::sync_askers() {
 }
 
 // A connection of its own to one node for the vouch's questions (replacing any it had).
-void Client::Router::open_asker(const std::string& addr, const std::string& host,
-                                std::uint16_t port) {
+void Client::Router::open_asker(std::string host, std::uint16_t port) {
+  const std::string addr = host + ":" + std::to_string(port);  // the askers' key
   loop::ConnectionOptions o = base;
   o.endpoint.host = host;
   o.endpoint.port = port;
@@ -342,7 +345,7 @@ void Client::Router::open_asker(const std::string& addr, const std::string& host
   o.locate = nullptr;
   o.fence_abandoned = false;
   Asker& k = askers[addr];
-  k.host = host;
+  k.host = std::move(host);
   k.port = port;
   if (k.conn) loop.post([a = std::shared_ptr<loop::Connection>(std::move(k.conn))] {});
   k.conn = std::make_unique<loop::Connection>(loop, std::move(o));
@@ -417,8 +420,7 @@ void Client::Router::on_answer(const std::string& addr, std::uint64_t gen, loop:
       // after a partition heals (answered 25 s after the heal following two partitions, swarm
       // seed 5000241), and every later poll on it would wait behind it: a new connection is
       // answered as soon as the node can be reached.
-      const std::string host = it->second.host;
-      open_asker(addr, host, it->second.port);
+      open_asker(it->second.host, it->second.port);  // by value: the Asker is rewritten
     }
   }
   if (!vouch.refused().empty() && !vouch_degraded) {

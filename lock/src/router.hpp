@@ -177,7 +177,7 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
     bool asking = false;
   };
   std::map<std::string, Asker> askers;  // by host:port, one per node of the map
-  void open_asker(const std::string& addr, const std::string& host, std::uint16_t port);
+  void open_asker(std::string host, std::uint16_t port);  // keyed by host:port
   std::uint64_t asker_gen = 0;
   detail::ClusterVouch vouch;
   std::unique_ptr<loop::Timer> vouch_timer;
