@@ -263,8 +263,9 @@ Nanos ClusterVouch::memory() const noexcept {
   return scaled_ms(2 * nt, 1.0 / (1.0 - kRateDrift));
 }
 
-MonoTime ClusterVouch::until(std::string_view id, MonoTime now) const {
-  if (!refused_.empty()) return kNoLimit;
+// How many masters other than `id` must vouch, and the run ends of those that do.
+ClusterVouch::Tally ClusterVouch::tally(std::string_view id, MonoTime now) const {
+  Tally t;
   // Masters: every node any view names master (P included); size: the smallest count of
   // masters serving slots in a view (the smallest quorum any node may use).
   std::set<std::string, std::less<>> masters;
@@ -283,22 +284,33 @@ MonoTime ClusterVouch::until(std::string_view id, MonoTime now) const {
     // there still counts until the router moves it (its connection is relocated).
     if (o.runs.contains(id)) known = true;
   }
-  if (!known || size == 0) return MonoTime{};
+  if (!known || size == 0) return t;
+  t.known = true;
   masters.insert(std::string(id));
+  t.masters = masters.size();
   const std::size_t needed = size / 2 + 1;
-  if (masters.size() <= needed) return kNoLimit;  // not enough masters to report P (P excluded)
-  const std::size_t clean = masters.size() - needed;
+  if (masters.size() <= needed) {  // not enough masters to report P (P excluded)
+    t.unlimited = true;
+    return t;
+  }
+  t.clean = masters.size() - needed;
   const Nanos mem = memory();
-  std::vector<MonoTime> ends;
   for (const Observer& o : nodes_) {
     if (!o.heard || !o.master || o.id == id) continue;
     const auto r = o.runs.find(id);
     if (r == o.runs.end() || r->second.flagged || r->second.hi <= now) continue;
-    if (r->second.settled || r->second.lo + mem <= now) ends.push_back(r->second.hi);
+    if (r->second.settled || r->second.lo + mem <= now) t.ends.push_back(r->second.hi);
   }
-  if (ends.size() < clean) return MonoTime{};
-  std::sort(ends.begin(), ends.end(), std::greater<>());
-  return ends[clean - 1];
+  std::sort(t.ends.begin(), t.ends.end(), std::greater<>());
+  return t;
+}
+
+MonoTime ClusterVouch::until(std::string_view id, MonoTime now) const {
+  if (!refused_.empty()) return kNoLimit;
+  const Tally t = tally(id, now);
+  if (t.unlimited) return kNoLimit;
+  if (!t.known || t.ends.size() < t.clean) return MonoTime{};
+  return t.ends[t.clean - 1];
 }
 
 Nanos ClusterVouch::poll_period() const noexcept {
@@ -357,7 +369,17 @@ std::string ClusterVouch::explain(std::string_view id, MonoTime now) const {
              " ms)";
     }
   }
-  return out.empty() ? "no node answered" : out;
+  if (out.empty()) return "no node answered";
+  // The count, when it is what is short: a view naming more masters (a stale view right
+  // after `--cluster create`, or slot-less masters) asks more of the others.
+  const Tally t = tally(id, now);
+  if (t.known && !t.unlimited && t.ends.size() < t.clean) {
+    out += "; " + std::to_string(t.clean) + " master" + (t.clean == 1 ? "" : "s") +
+           " other than the primary must vouch, " + std::to_string(t.ends.size()) +
+           (t.ends.size() == 1 ? " does" : " do") + " (the nodes' views name " +
+           std::to_string(t.masters) + " masters)";
+  }
+  return out;
 }
 
 }  // namespace lockwire::lock::detail

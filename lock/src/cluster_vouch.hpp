@@ -110,6 +110,14 @@ class ClusterVouch {
     std::vector<NodeLine> view;                             // its latest CLUSTER NODES
     std::string said;  // why it does not vouch (its words); empty when it answers
   };
+  struct Tally {
+    bool known = false;      // some node has a run about the primary and a view serving slots
+    bool unlimited = false;  // too few masters to declare it FAIL at all
+    std::size_t masters = 0;  // named master by any view, the primary included
+    std::size_t clean = 0;    // how many others must vouch
+    std::vector<MonoTime> ends;  // the run ends of those that do, latest first
+  };
+  [[nodiscard]] Tally tally(std::string_view id, MonoTime now) const;
   void settle(const std::string& subject);
   [[nodiscard]] Nanos memory() const noexcept;
   std::vector<Observer> nodes_;

@@ -1,5 +1,6 @@
 #include "redis_topology.hpp"
 
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -50,6 +51,28 @@ RedisCluster::RedisCluster(int primaries, int replicas_per_primary,
     throw std::runtime_error("redis-cli --cluster create failed: " + out);
   }
   if (!wait_ok()) throw std::runtime_error("the cluster did not reach cluster_state:ok");
+  // Every view knows the replicas as replicas: right after `--cluster create` a replica may
+  // still show as a slot-less master in some views, and a master in any view could report a
+  // primary failing, so a client's first vouch would need more masters than answer.
+  const int replicas = primaries * replicas_per_primary;
+  const bool agreed = poll(
+      [&] {
+        for (const auto& s : nodes_) {
+          const std::string table = s->cli({"CLUSTER", "NODES"});
+          int seen = 0;  // lines whose flags (the third word) say slave: "myself,slave" too
+          std::istringstream lines(table);
+          for (std::string line; std::getline(lines, line);) {
+            std::istringstream words(line);
+            std::string id, addr, flags;
+            words >> id >> addr >> flags;
+            if (flags.find("slave") != std::string::npos) ++seen;
+          }
+          if (seen != replicas) return false;
+        }
+        return true;
+      },
+      std::chrono::milliseconds(30000));
+  if (!agreed) throw std::runtime_error("the cluster's views did not agree on its replicas");
 }
 
 bool RedisCluster::wait_ok(std::chrono::milliseconds limit) {
