@@ -266,7 +266,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::function<void(const loop::cluster::Redirect&, const protocol::Keys&,
                      std::vector<std::string> leaving, int budget)>
       forward_leave;
-  void send_asking(loop::Request r, loop::ReplyHandler h);
+  void send_asking(loop::Request r, loop::ReplyHandler h, loop::RequestOptions o);
   void watch_asking(loop::Request r, loop::WatchHandler h);
   // The connection to the node an ASK refusal (`ec`, `a`) names, its resend of `commands`
   // counted; nullptr when the caller gets the refusal (no ASK, closed, no_ask, unknown node).
@@ -427,7 +427,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void send(loop::Request r, loop::ReplyHandler h, loop::RequestOptions o = {}) {
     if (auto* m = metrics()) m->on_request(r.commands);
-    if (ask_target) return send_asking(std::move(r), std::move(h));
+    if (ask_target) return send_asking(std::move(r), std::move(h), std::move(o));
     conn->send(std::move(r), std::move(h), std::move(o));
   }
   static loop::RequestOptions this_stream_only() {

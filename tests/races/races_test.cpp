@@ -258,6 +258,28 @@ TEST(Explore, FindsBrokenStrategies) {
   EXPECT_GT(failed, 0) << "release-then-lock survived 100 semantics seeds";
 }
 
+// Partition-range seeds (docs/races.md, *Partitions in the swarm*) that found lockwire bugs,
+// each with the broken strategy that brings its bug back: fixed, they pass; broken, they fire.
+// If a change of schedule moves a race off its seed, find the new one with
+// `lockwire-sim explore --seeds N --from 5000000 --strategy <broken>`.
+TEST(Explore, PartitionSeedsThatFoundBugs) {
+  struct Found {
+    std::uint64_t seed;
+    const char* broken;
+  };
+  // 5006454, 5017017: a Cluster acquire block queued before a partition went out after the
+  // failover on a new stream with the old primary's floor (a token handed out twice);
+  // 5000607: a grant handed over though the sentinels' vouch ran out while it was in flight.
+  for (const Found f : {Found{5006454, "ask-unbound"}, Found{5017017, "ask-unbound"},
+                        Found{5000607, "grant-unvouched"}}) {
+    EXPECT_TRUE(explore_one(f.seed, "lockwire", profile_for(f.seed)).ok) << f.seed;
+    EXPECT_FALSE(explore_one(f.seed, f.broken, profile_for(f.seed)).ok) << f.seed << " " << f.broken;
+  }
+  for (std::uint64_t seed : {std::uint64_t{5006066}, std::uint64_t{5011416}}) {
+    EXPECT_TRUE(explore_one(seed, "lockwire", profile_for(seed)).ok) << seed;
+  }
+}
+
 TEST(Explore, ProfilesVaryAndCanBeForced) {
   std::set<std::string> seen;
   for (std::uint64_t s = 1; s <= 50; ++s) seen.insert(profile_for(s).describe());

@@ -76,6 +76,18 @@ const std::vector<Entry>& entries() {
        true,
        {},
        regression(&lock::testing::Regressions::not_replicated_final)},
+      {{"grant-unvouched",
+        "lockwire handing over a grant whose vouch ran out while its step was in flight: a lease "
+        "that counts for nothing, its token below one a failover handed out (#28)"},
+       true,
+       {},
+       regression(&lock::testing::Regressions::grant_unvouched)},
+      {{"ask-unbound",
+        "lockwire sending a Cluster block unbound to its stream: queued before a partition, it "
+        "goes out after the failover with the old primary's fencing floor (#28)"},
+       true,
+       {},
+       regression(&lock::testing::Regressions::ask_unbound)},
       {{"lockwire-allow-eviction",
         "lockwire with ClientOptions::allow_eviction: grants on evicting servers, holders track "
         "their holder set"},

@@ -29,6 +29,8 @@ struct Regressions {
   bool lock_all_unsorted = false;     // lock_all takes the resources in the caller's order
   bool fair_fresh_jumps = false;  // fair order kept by waiters only: a fresh attempt jumps
   bool not_replicated_final = false;  // too few replicas answers the wait at once (#28)
+  bool grant_unvouched = false;  // hand over a grant whose vouch ran out while it was in flight
+  bool ask_unbound = false;      // a Cluster block not bound to its stream (RequestOptions lost)
 };
 
 // A lock::Client (not started) with the safeguards `broken` names switched off, on every Core it
