@@ -68,6 +68,7 @@ void Client::Core::shutdown() noexcept {
   expiries_timer.reset();
   settles.clear();
   settles_timer.reset();
+  leave_timers.clear();
   for (auto& w : pending) {
     if (w->done) continue;
     w->done = true;

@@ -507,6 +507,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   // `plain`: without MULTI, after the server refused the block (see leave_queue_plain).
   void hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget, bool plain = false);
+  void leave_later(const QueuePtr& q, std::vector<std::string> leaving, int budget);
+  std::vector<std::unique_ptr<loop::Timer>> leave_timers;  // leaves refused for now
 
   void on_state(loop::ConnectionState s);
 

@@ -126,6 +126,21 @@ void Client::Core::replay_leaves() {
   }
 }
 
+// Sends the leave again after 250 ms, doubling with each try (at most 2 s): within the
+// budget's tries, about 10 s.
+void Client::Core::leave_later(const QueuePtr& q, std::vector<std::string> leaving, int budget) {
+  const int tried = kMaxRings - budget;
+  const Nanos delay = std::min<Nanos>(std::chrono::milliseconds(250) * (1 << std::min(tried, 3)),
+                                      std::chrono::seconds(2));
+  std::erase_if(leave_timers, [](const std::unique_ptr<loop::Timer>& t) { return !t->active(); });
+  auto& t = leave_timers.emplace_back();
+  t = loop.make_timer([wk = weak(), q, leaving = std::move(leaving), budget] {
+    auto self = wk.lock();
+    if (self && !self->closed) self->hand_on(q, leaving, budget, true);
+  });
+  t->start(delay);
+}
+
 void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget,
                            bool plain) {
   auto req = plain ? protocol::leave_queue_plain(q->keys, leaving)
@@ -161,7 +176,17 @@ void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, 
       if (budget > 1) self->hand_on(q, leaving, budget - 1, true);
       return;
     }
-    if (plain && (r.size() != 2 || !protocol::parse_queue_head(r[1], first))) return;
+    if (plain && (r.size() != 2 || !protocol::parse_queue_head(r[1], first))) {
+      // Refused for now (CLUSTERDOWN on a primary that has just rejoined, TRYAGAIN, LOADING):
+      // tried again later, for a few seconds. An entry left behind keeps the waiters behind it
+      // from being elected until their doorbells expire (partition swarm, seed 5003656: two
+      // leaves refused with CLUSTERDOWN left two stale entries ahead of a waiter that then
+      // timed out while the lock was free).
+      if (budget > 1 && protocol::transient_server_error(protocol::server_words(r))) {
+        self->leave_later(q, std::move(leaving), budget - 1);
+      }
+      return;
+    }
     if (first.empty()) return;
     self->send(protocol::ring(q->keys, first), [wk, q, first, budget](Ec, const loop::Replies& r2) {
       auto s2 = wk.lock();

@@ -278,9 +278,12 @@ TEST(Explore, PartitionSeedsThatFoundBugs) {
   }
   // 5000282: a routed wait given its whole length again after waiting for a shard's connection
   // (answered 700 ms late); 5001068: a waiter held 12 s after the heal behind a stream in TCP's
-  // retransmission backoff (the health check now drops a stream whose requests get no reply).
+  // retransmission backoff (the health check now drops a stream whose requests get no reply);
+  // 5003656, 5003052: wait-queue leaves refused with CLUSTERDOWN by a primary that had just
+  // rejoined left stale entries ahead of a waiter (now tried again for a few seconds).
   for (std::uint64_t seed : {std::uint64_t{5006066}, std::uint64_t{5011416}, std::uint64_t{5000282},
-                             std::uint64_t{5001068}, std::uint64_t{5000607}}) {
+                             std::uint64_t{5001068}, std::uint64_t{5000607}, std::uint64_t{5003656},
+                             std::uint64_t{5003052}}) {
     EXPECT_TRUE(explore_one(seed, "lockwire", profile_for(seed)).ok) << seed;
   }
 }
