@@ -318,6 +318,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
   void on_vouch();
   void on_horizon();
+  void arm_horizon();
   [[nodiscard]] std::string vouch_words() const;
   // Connected and probed, but no vouch covers the primary: attempts are parked, not sent.
   [[nodiscard]] bool parked_by_vouch() const noexcept {

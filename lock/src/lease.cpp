@@ -29,6 +29,7 @@ loop::MonoTime Lease::valid_until() const noexcept {
 
 // ---- leases ------------------------------------------------------------------------------
 void Client::Core::arm_lease_timers(const LeasePtr& d) {
+  arm_horizon();  // a persistent lease counts up to the vouch too
   if (is_forever(d->ttl)) return;  // persistent: nothing to renew, no expiry to count down
   std::weak_ptr<detail::LeaseData> wd = d;
   arm_expiry(d);

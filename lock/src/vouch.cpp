@@ -43,6 +43,26 @@ void Client::Core::on_vouch() {
   }
 }
 
+// A lease that counts up to the vouch must hear when the vouch ends. The horizon timer is armed
+// by sentinel and node answers (on_vouch), but a vouch can also begin by time alone (a run that
+// has outlived the sentinels' memory of "down" answers), with no answer since: cut off from
+// every sentinel, nothing would then arm it, and a lease granted in that window was never told
+// it ended (partition swarm, seed 5018892: a release reported success on the old primary 3.4 s
+// after the lease stopped counting). Called for every lease that starts or moves to a Core.
+void Client::Core::arm_horizon() {
+  const loop::MonoTime until = vouched_until();
+  if (until == kNever || (horizon_timer && horizon_timer->active() && horizon == until)) return;
+  horizon = until;
+  if (!horizon_timer) {
+    horizon_timer = loop.make_timer([wk = weak()] {
+      auto self = wk.lock();
+      if (self && !self->closed) self->on_horizon();
+    });
+  }
+  const loop::MonoTime now = loop.now();
+  horizon_timer->start(until > now ? until - now : Nanos{0});
+}
+
 // The horizon passed with no newer vouch: a failover may complete from now on, so no lease on
 // this primary counts any longer. Suspended leases (a move's re-confirmation pending) are
 // already not counted; they end at their TTL unless re-confirmed once the vouch is back.

@@ -280,10 +280,12 @@ TEST(Explore, PartitionSeedsThatFoundBugs) {
   // (answered 700 ms late); 5001068: a waiter held 12 s after the heal behind a stream in TCP's
   // retransmission backoff (the health check now drops a stream whose requests get no reply);
   // 5003656, 5003052: wait-queue leaves refused with CLUSTERDOWN by a primary that had just
-  // rejoined left stale entries ahead of a waiter (now tried again for a few seconds).
+  // rejoined left stale entries ahead of a waiter (now tried again for a few seconds);
+  // 5018892: a lease granted while a vouch that began by time alone held was never told that
+  // vouch ended (no sentinel answer came to arm the horizon timer: Core::arm_horizon).
   for (std::uint64_t seed : {std::uint64_t{5006066}, std::uint64_t{5011416}, std::uint64_t{5000282},
                              std::uint64_t{5001068}, std::uint64_t{5000607}, std::uint64_t{5003656},
-                             std::uint64_t{5003052}}) {
+                             std::uint64_t{5003052}, std::uint64_t{5018892}}) {
     EXPECT_TRUE(explore_one(seed, "lockwire", profile_for(seed)).ok) << seed;
   }
 }
