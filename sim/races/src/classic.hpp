@@ -25,6 +25,8 @@ void server_clock_jump_forward(Run& r);
 void failover_before_replication(Run& r);
 void restart_without_persistence(Run& r);
 void restart_with_persistence(Run& r);
+void fence_expired_during_pause(Run& r);
+void configure_short_fence_ttl(RunConfig& c);
 void duplicate_shared_acquire(Run& r);
 void two_transactions_one_connection(Run& r);
 void message_after_unsubscribe(Run& r);

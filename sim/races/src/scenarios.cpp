@@ -376,6 +376,25 @@ void restart_without_persistence(Run& r) {
                    [&r] { r.redis().restart(sim::Persistence::none); });
 }
 
+// Issue #31: the fence key expires fence_ttl (2 s here) after its last token. Client 0 connects
+// (its floor: the server's clock at ~0 s) and is paused from 200 ms to 9 s; client 1 locks r at
+// 5 s, so the fence key goes at ~7 s; client 0 locks r as soon as it resumes. A floor from
+// before the pause would give it a token below client 1's: the grant must be withdrawn and
+// tried again with a fresh floor.
+void fence_expired_during_pause(Run& r) {
+  r.at(200ms, [&r] { r.node(0).pause(); });
+  r.at(9s, [&r] { r.node(0).resume(); });
+  r.job(1, 5s, Job{.ttl = 1s, .writes = {0ms}, .release_after = 100ms});
+  r.at(9s, [&r] {
+    if (!r.redis().model().exists("lockwire:{r}:fence")) r.mark("lock-after-fence-expired");
+  });
+  r.job(0, 9s + 1ms, Job{.ttl = 1s, .writes = {0ms}, .release_after = 100ms});
+  r.run_until(11s);
+  r.finish();
+}
+
+void configure_short_fence_ttl(RunConfig& c) { c.strategy_options.fence_ttl = 2s; }
+
 // The same with AOF (appendfsync always): nothing acknowledged is lost; clients reconnect.
 void restart_with_persistence(Run& r) {
   fault_while_held(r, Job{.ttl = 500ms, .writes = {10ms, 300ms}, .release_after = 400ms},
