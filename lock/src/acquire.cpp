@@ -332,6 +332,7 @@ void Client::Core::attempt(const QueuePtr& q) {
     // the server's clock now, not at the connect probe, or the next token repeats one handed
     // out since. One more round trip, only in this degraded mode (docs/protocol.md).
     const loop::MonoTime sent = loop.now();
+    floor_asked_at = sent;
     send(protocol::time_request(),
          guard([q, w, sent](Core* self, Ec ec, const loop::Replies& r) {
            if (is_transport(ec) || r.size() == 0) {
@@ -352,6 +353,12 @@ void Client::Core::attempt(const QueuePtr& q) {
          }),
          this_stream_only());
     return;
+  }
+  if (floor_aging()) {
+    // The floor is a third of fence_ttl old: read TIME again first, so that the grant's floor
+    // is young when its reply is read (else it is withdrawn: stale_grant). Not sent again
+    // for a third of fence_ttl if refused; attempt() re-checks everything once it is answered.
+    return refresh_floor([self = this, q] { self->attempt(q); });
   }
   send_attempt(q, w);
 }
@@ -859,7 +866,8 @@ void Client::Core::retry_stale_grant(const QueuePtr& q, const WaiterPtr& w, Stal
                self->advance(q);
                return;
              }
-             if (why == Staleness::floor_too_old) {
+             // A re-read that came back meanwhile (the floor timer's) is fresh enough.
+             if (why == Staleness::floor_too_old && self->floor_read_at <= w->sent_floor_read_at) {
                return self->refresh_floor([self, q] { self->attempt(q); });
              }
              self->attempt(q);

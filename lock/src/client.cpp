@@ -68,7 +68,6 @@ void Client::Core::shutdown() noexcept {
   expiries_timer.reset();
   settles.clear();
   settles_timer.reset();
-  floor_timer.reset();
   for (auto& w : pending) {
     if (w->done) continue;
     w->done = true;

@@ -291,8 +291,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // server's clock (docs/protocol.md, "Fencing tokens": the fence key's expiry).
   std::uint64_t server_us = 0;
   loop::MonoTime floor_read_at{};
-  // Re-reads TIME every fence_ttl / 3 so that floors stay young (refresh_floor).
-  std::unique_ptr<loop::Timer> floor_timer;
+  // When TIME was last asked (read or refused): an attempt re-reads it first once this is
+  // fence_ttl / 3 ago, so floors stay young without a timer (refresh_floor).
+  loop::MonoTime floor_asked_at{};
   // loop::Connection::primary_epoch() at the last probe: a change means a new primary, on which
   // every held lease is renewed before it is trusted further (reconfirm_leases).
   std::uint64_t primary_epoch = 0;
@@ -572,7 +573,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // Reads TIME on this connection; the floor is taken only if the connection is still the one
   // it was sent on. Then `then` (may be empty).
   void refresh_floor(std::function<void()> then);
-  void arm_floor_timer();
+  // An attempt should read TIME first: the floor was asked fence_ttl / 3 ago or more.
+  [[nodiscard]] bool floor_aging() const;
   void send_attempt(const QueuePtr& q, const WaiterPtr& w);  // attempt()'s first block
   void park_until_probed(const QueuePtr& q);
   // min_replicas: WAIT for the replicas after a grant or renewal of `resource`, then `then(ec)`:

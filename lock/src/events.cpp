@@ -225,9 +225,9 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p, loop::MonoTime sent
       protocol::unsupported_server(p, conn->server_software(), conn->server_address());
   server_us = p.server_us;
   floor_read_at = sent;
+  floor_asked_at = sent;
   ++probes;  // a new connection: a new floor, and counters it has not raised yet
   raised.clear();
-  arm_floor_timer();
   if (auto* m = metrics()) {
     if (!caps.push_wakeups && had_wakeups) {
       m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
@@ -313,6 +313,7 @@ Client::Core::Staleness Client::Core::stale_grant(const Waiter& w, std::uint64_t
 void Client::Core::refresh_floor(std::function<void()> then) {
   const std::uint64_t probe = probes;
   const loop::MonoTime sent = loop.now();
+  floor_asked_at = sent;  // a refusal is not asked again at once (no loop of TIME requests)
   send(protocol::time_request(),
        guard([probe, sent, then = std::move(then)](Core* self, Ec ec, const loop::Replies& r) {
          // Only a reading of the connection whose floor it replaces (a new one has its own).
@@ -330,22 +331,10 @@ void Client::Core::refresh_floor(std::function<void()> then) {
        this_stream_only());
 }
 
-void Client::Core::arm_floor_timer() {
+bool Client::Core::floor_aging() const {
   const std::int64_t ms = fence_ttl_ms();
-  if (ms <= 0 || regressions.stale_floor) {
-    if (floor_timer) floor_timer->stop();
-    return;
-  }
-  if (!floor_timer) {
-    floor_timer = loop.make_timer([wk = weak()] {
-      auto self = wk.lock();
-      if (!self || self->closed || !self->caps.probed) return;
-      if (self->conn->state() != loop::ConnectionState::ready) return;
-      self->refresh_floor({});
-    });
-  }
-  const Nanos every = std::chrono::milliseconds(ms) / 3;
-  floor_timer->start(every, every);
+  if (ms <= 0 || regressions.stale_floor) return false;
+  return loop.now() - floor_asked_at >= std::chrono::milliseconds(ms) / 3;
 }
 
 void Client::Core::suspend_leases() {

@@ -26,6 +26,7 @@ void failover_before_replication(Run& r);
 void restart_without_persistence(Run& r);
 void restart_with_persistence(Run& r);
 void fence_expired_during_pause(Run& r);
+void fence_expired_under_delayed_block(Run& r);
 void configure_short_fence_ttl(RunConfig& c);
 void duplicate_shared_acquire(Run& r);
 void two_transactions_one_connection(Run& r);
