@@ -379,10 +379,9 @@ void restart_without_persistence(Run& r) {
 // Issue #31: the fence key expires fence_ttl (2 s here) after its last token. Client 0 connects
 // (its floor: the server's clock at ~0 s) and is paused from 200 ms to 9 s; client 1 locks r at
 // 5 s, so the fence key goes at ~7 s; client 0's lock is due at 8.5 s, so it runs as soon as
-// it resumes, in the same instant as its overdue TIME re-read: the block carries the floor from
-// before the pause. Handed over, its token would be below client 1's (stale-floor: equal, as
-// both read the same floor at connect): the grant must be withdrawn and tried again with a
-// fresh floor.
+// it resumes. With its floor from before the pause its token would be below client 1's
+// (stale-floor: equal, as both read the same floor at connect); lockwire's attempt finds the
+// floor older than fence_ttl / 3 and reads TIME first.
 void fence_expired_during_pause(Run& r) {
   r.at(200ms, [&r] { r.node(0).pause(); });
   r.at(9s, [&r] { r.node(0).resume(); });
