@@ -903,7 +903,7 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
              }));
     return;
   }
-  if (counted_until(t_send + w->req.ttl) <= loop.now() && !regressions.grant_unvouched) {
+  if (vouched_until() <= loop.now() && !regressions.grant_unvouched) {
     // The sentinels' or the masters' vouch ran out while the step was in flight: the lease
     // would count for nothing, and a failover may already have given the lock to someone
     // else, with a higher token (partition swarm, seed 5000607: a lease granted and lost at

@@ -76,8 +76,8 @@ loop::Connection* Client::Core::ask_again(Ec ec, const std::optional<Redirect>& 
 // `o` goes with the request: an acquire block is bound to this stream (its fencing floor is
 // this server's clock), and dropping that let a block queued before a partition go out on the
 // next stream, to the promoted replica, with the old primary's floor (partition swarm, seed
-// 5006066: a token handed out twice). Sent on to the node ASK names, it stays bound to that
-// connection's current stream, and is not sent there at all while it has none.
+// 5006066: a token handed out twice). Sent on to the node ASK names, it is bound to that
+// connection's current stream (its next one while it has none).
 void Client::Core::send_asking(loop::Request r, loop::ReplyHandler h, loop::RequestOptions o) {
   const bool atomic = r.kind == loop::RequestKind::atomic;
   if (regressions.ask_unbound) o = {};  // the bug: the options dropped on the way
@@ -90,12 +90,19 @@ void Client::Core::send_asking(loop::Request r, loop::ReplyHandler h, loop::Requ
         if (self && ec == loop::Errc::server_error) {
           if (loop::Connection* t =
                   self->ask_again(ec, refused_by_ask(rep, atomic), copy->commands)) {
-            if (bound && t->state() != loop::ConnectionState::ready) {
-              return h(make_error_code(loop::Errc::not_sent), loop::Replies{});
-            }
             loop::RequestOptions again = asking();
             again.this_stream_only = bound;
-            return t->send(std::move(*copy), std::move(h), std::move(again));
+            if (!bound) return t->send(std::move(*copy), std::move(h), std::move(again));
+            // Not written before the target's stream went: for our Core that is a connection
+            // lost before anything was sent (tried again through the source, which asks
+            // again), not `not_sent`, which waits for our own next probe.
+            return t->send(std::move(*copy),
+                           [h = std::move(h)](Ec e, const loop::Replies& rr) {
+                             h(e == loop::Errc::not_sent ? make_error_code(loop::Errc::connection_lost)
+                                                         : e,
+                               rr);
+                           },
+                           std::move(again));
           }
         }
         h(ec, rep);

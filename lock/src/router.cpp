@@ -703,6 +703,9 @@ void Client::Router::lock(LockRequest req, AcquireHandler handler, std::optional
       self->answer(Failure(ec, self->map_error));
       return handler(ec, Lease{});
     }
+    // The wait left, not the wait asked: with_core may have waited for a map or a connection
+    // (partition swarm, seed 5000282: a wait answered 700 ms past its deadline).
+    req.wait = std::max(Nanos{0}, t.deadline - self->loop.now());
     LockRequest again = req;
     c->lock(std::move(req), {}, [self, c, again = std::move(again), t,
                                  handler = std::move(handler)](const Failure& f, Lease l) mutable {

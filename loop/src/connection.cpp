@@ -668,7 +668,9 @@ const std::string& Connection::last_error() const noexcept {
   return impl_->last_error;
 }
 std::size_t Connection::in_flight() const noexcept {
-  return impl_->inflight.size();
+  std::size_t n = 0;  // the caller's: the health check's PING is not one of them
+  for (const auto& f : impl_->inflight) n += f.internal == Impl::Internal::user ? 1 : 0;
+  return n;
 }
 const Endpoint& Connection::server() const noexcept {
   return impl_->server;

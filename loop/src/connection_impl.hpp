@@ -138,6 +138,7 @@ struct Connection::Impl final : StreamHandler {
   std::unique_ptr<Timer> health_timer;
   bool health_ping_out = false;
   std::uint64_t bytes_seen = 0;
+  int stalled_ticks = 0;  // health ticks in a row with replies owed and no byte received
   std::uint64_t epoch = 0;  // bumped whenever the current stream is torn down
 
   // The server of the current stream (Connection::server) and what was read at the last ready.

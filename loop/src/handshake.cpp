@@ -366,6 +366,7 @@ void Connection::Impl::on_ready() {
     if (!health_timer) health_timer = loop.make_timer([this] { on_health(); });
     health_ping_out = false;
     bytes_seen = 0;
+    stalled_ticks = 0;
     health_timer->start(opt.health_check_interval, opt.health_check_interval);
   }
 }
@@ -373,9 +374,21 @@ void Connection::Impl::on_ready() {
 // --- health check -------------------------------------------------------------------------------
 
 // Every interval while ready: an idle connection sends PING; one whose PING is still unanswered
-// and which received nothing during the whole interval is dropped.
+// and which received nothing during the whole interval is dropped. So is one whose requests
+// got nothing back for a whole interval (two ticks in a row with replies owed and no byte):
+// after a partition heals, TCP retransmits only at its next backed-off timeout, which can be
+// tens of seconds away, while a new connection is answered at once (partition swarm, seed
+// 5001068: a waiter stuck 12 s after the heal behind a release on the old stream).
 void Connection::Impl::on_health() {
   if (state != ConnectionState::ready) return;
+  bool owed = false;
+  for (const InFlight& f : inflight) owed = owed || f.internal == Internal::user;
+  stalled_ticks = owed && bytes_seen == 0 ? stalled_ticks + 1 : 0;
+  if (stalled_ticks >= 2) {
+    last_error = "health check: no reply to a request within the interval";
+    fail_connection(make_error_code(Errc::health_check_failed));
+    return;
+  }
   if (health_ping_out) {
     // Bytes still arriving (a slow, large frame) mean the server is alive.
     if (bytes_seen == 0) {

@@ -268,14 +268,19 @@ TEST(Explore, PartitionSeedsThatFoundBugs) {
     const char* broken;
   };
   // 5006454, 5017017: a Cluster acquire block queued before a partition went out after the
-  // failover on a new stream with the old primary's floor (a token handed out twice);
-  // 5000607: a grant handed over though the sentinels' vouch ran out while it was in flight.
-  for (const Found f : {Found{5006454, "ask-unbound"}, Found{5017017, "ask-unbound"},
-                        Found{5000607, "grant-unvouched"}}) {
+  // failover on a new stream with the old primary's floor (a token handed out twice). (5000607,
+  // a grant handed over though the sentinels' vouch ran out while it was in flight, passes with
+  // grant-unvouched too since the range runs with a health check: the scenario
+  // sentinel-partition-grant-as-vouch-ends brings it back.)
+  for (const Found f : {Found{5006454, "ask-unbound"}, Found{5017017, "ask-unbound"}}) {
     EXPECT_TRUE(explore_one(f.seed, "lockwire", profile_for(f.seed)).ok) << f.seed;
     EXPECT_FALSE(explore_one(f.seed, f.broken, profile_for(f.seed)).ok) << f.seed << " " << f.broken;
   }
-  for (std::uint64_t seed : {std::uint64_t{5006066}, std::uint64_t{5011416}}) {
+  // 5000282: a routed wait given its whole length again after waiting for a shard's connection
+  // (answered 700 ms late); 5001068: a waiter held 12 s after the heal behind a stream in TCP's
+  // retransmission backoff (the health check now drops a stream whose requests get no reply).
+  for (std::uint64_t seed : {std::uint64_t{5006066}, std::uint64_t{5011416}, std::uint64_t{5000282},
+                             std::uint64_t{5001068}, std::uint64_t{5000607}}) {
     EXPECT_TRUE(explore_one(seed, "lockwire", profile_for(seed)).ok) << seed;
   }
 }

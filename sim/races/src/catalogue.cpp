@@ -355,6 +355,18 @@ const std::vector<Scenario>& all() {
        {},
        {},
        partitions::configure_min_replicas_two},
+      {"sentinel-partition-grant-as-vouch-ends",
+       "the primary and c1 are cut off and the primary stalls 6 s; c1's acquire, sent while "
+       "the sentinels still vouched, is granted there after the failover with a token below "
+       "the one c2 got on the promoted replica: it must not be handed over",
+       "grant-unvouched",
+       "grant-in-flight-as-vouch-ends",
+       {},
+       partitions::grant_in_flight_as_vouch_ends,
+       2,
+       {},
+       {},
+       partitions::configure_stalled_primary},
       {"cluster-partition-holder-with-old-primary",
        "cluster 3+3 (node-timeout 2 s): the primary of the resource's slot and the holder are cut "
        "off for 20 s from the five other nodes and the contender: its replica is elected; the "

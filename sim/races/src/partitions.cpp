@@ -177,6 +177,55 @@ void promoted_without_replica(Run& r) {
   r.finish();
 }
 
+// (d) The vouch runs out while a grant is in flight: redis-a and c1 are cut off as above, and
+// redis-a stalls (as DEBUG SLEEP) 1 s into the partition for 12 s. c1 asks 1.2 s in, while the
+// sentinels it last heard still vouch for redis-a; the block waits in redis-a's input until the
+// stall ends, long after the failover, and is granted there with a token from c1's old floor —
+// below the one c2 got on the promoted replica. Handed over, it is a lease that counted for
+// nothing and a token that goes back (partition swarm, seed 5000607); lockwire withdraws it and
+// waits for a vouch, which never comes before the heal (then it finds c2 holding).
+void grant_in_flight_as_vouch_ends(Run& r) {
+  // Liveness is judged from 16 s after the heal: c1, on the cut-off side, attempts only once
+  // the sentinels vouch again, and with no health check its links to them come back with
+  // TCP's backed-off retransmission (5.4 s after the heal here), then the vouch must be clear
+  // of the sentinels' 5 s memory of "down" (c1 is granted 14.4 s after the heal).
+  r.set_healed_at(kCut + kCutFor + 16s);
+  r.at(kCut, [&r] {
+    std::vector<const sim::Node*> a{&r.server_at(0).node(), &r.node(0)};
+    std::vector<const sim::Node*> b;
+    for (std::size_t i = 0; i < r.sentinels()->size(); ++i) b.push_back(&r.sentinels()->server(i).node());
+    for (int c = 1; c < r.config().clients; ++c) b.push_back(&r.node(c));
+    for (std::size_t i = 1; i <= static_cast<std::size_t>(r.config().sentinel_replicas); ++i)
+      b.push_back(&r.server_at(i).node());
+    (void)r.world().net().partition(a, b, kCutFor);
+  });
+  r.at(kCut + 1s, [&r] { r.server_at(0).stall(12s); });
+  const std::string late = r.job(0, kCut + 1200ms,
+                                 Job{.ttl = kTtl, .wait = kWait, .writes = every(0ms, 100ms, 3s),
+                                     .release_after = 4s});
+  const std::string first = r.job(1, kContenderAt,
+                                  Job{.ttl = kTtl, .wait = kWait, .auto_renew = true,
+                                      .writes = every(0ms, 100ms, 10s), .release_after = 11s});
+  r.when(kCut, kCut + kCutFor, 1ms,
+         [&r, first] {
+           return r.granted_at(first) >= Nanos{0} && !r.server_at(0).model().is_replica() &&
+                  r.world().now() < kCut + 13s;  // redis-a still stalled: c1's block unanswered
+         },
+         [&r] { r.mark("grant-in-flight-as-vouch-ends"); });
+  r.run_until(kEnd);
+  r.finish();
+}
+
+// (d) without the health check: with it, c1's connection would be dropped 2 s into the stall
+// and the late grant would never be read (the race is then the withdrawal of an unknown
+// outcome, covered elsewhere); without it the grant is read 12 s late, as it would be by a user
+// who left the health check off.
+void configure_stalled_primary(RunConfig& c) {
+  base(c);
+  c.sentinel_replicas = 2;
+  c.health_check = Nanos{0};
+}
+
 void configure_cluster(RunConfig& c) {
   c.cluster = sim::ClusterConfig{};
   c.strict_exclusion = true;

@@ -14,6 +14,9 @@ void configure_min_replicas_three(RunConfig& c);
 // min_replicas 1 with 2 replicas, one of them on H's side.
 void configure_min_replicas_two(RunConfig& c);
 
+// configure() without the clients' health check (scenario d).
+void configure_stalled_primary(RunConfig& c);
+
 // A Redis Cluster of 3+3 (cluster-node-timeout 2 s).
 void configure_cluster(RunConfig& c);
 
@@ -21,5 +24,6 @@ void holder_with_old_primary(Run& r);
 void cluster_holder_with_old_primary(Run& r);
 void replica_on_holder_side(Run& r);
 void promoted_without_replica(Run& r);
+void grant_in_flight_as_vouch_ends(Run& r);
 
 }  // namespace lockwire::races::partitions

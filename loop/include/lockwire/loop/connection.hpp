@@ -162,7 +162,11 @@ struct ConnectionOptions {
   // Costs two commands per (re)connect, pipelined with HELLO. The lock client turns it on.
   bool fence_abandoned = false;
   Backoff reconnect;
-  Nanos health_check_interval{0};  // 0 = off; a PING only when the connection is idle
+  // 0 = off. Every interval: a PING when the connection is idle; the connection is dropped
+  // (health_check_failed) when that PING, or any request, gets no byte back for a whole
+  // interval. It bounds how long requests wait behind a stream stuck in TCP's retransmission
+  // backoff after a network partition heals (otherwise up to about the partition's length).
+  Nanos health_check_interval{0};
   std::size_t max_input_bytes = 1024ull * 1024 * 1024;
   std::size_t max_output_bytes = 256ull * 1024 * 1024;
   resp::Limits limits;
@@ -321,8 +325,8 @@ class Connection {
 
   // Human-readable detail of the last failure (server error text, parse error, ...).
   [[nodiscard]] const std::string& last_error() const noexcept;
-  // Requests written and still awaiting replies (including ones already failed as
-  // outcome_unknown whose late reply is still expected).
+  // The caller's requests written and still awaiting replies (including ones already failed
+  // as outcome_unknown whose late reply is still expected); the health check's PING is not one.
   [[nodiscard]] std::size_t in_flight() const noexcept;
 
  private:
