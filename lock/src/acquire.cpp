@@ -866,7 +866,7 @@ void Client::Core::retry_stale_grant(const QueuePtr& q, const WaiterPtr& w, Stal
                self->advance(q);
                return;
              }
-             // A re-read that came back meanwhile (the floor timer's) is fresh enough.
+             // A re-read that came back meanwhile (another attempt's) is fresh enough.
              if (why == Staleness::floor_too_old && self->floor_read_at <= w->sent_floor_read_at) {
                return self->refresh_floor([self, q] { self->attempt(q); });
              }
