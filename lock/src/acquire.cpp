@@ -331,14 +331,19 @@ void Client::Core::attempt(const QueuePtr& q) {
     // Lock keys may vanish on this live connection (the fence key evicted): the floor must be
     // the server's clock now, not at the connect probe, or the next token repeats one handed
     // out since. One more round trip, only in this degraded mode (docs/protocol.md).
+    const loop::MonoTime sent = loop.now();
+    floor_asked_at = sent;
     send(protocol::time_request(),
-         guard([q, w](Core* self, Ec ec, const loop::Replies& r) {
+         guard([q, w, sent](Core* self, Ec ec, const loop::Replies& r) {
            if (is_transport(ec) || r.size() == 0) {
              self->on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
                                         false);
              return;
            }
-           if (const auto us = protocol::parse_time(r[0])) self->server_us = *us;
+           if (const auto us = protocol::parse_time(r[0])) {
+             self->server_us = *us;
+             self->floor_read_at = sent;
+           }
            if (w->expired) {  // nothing of ours is in flight
              self->complete(w, w->give_up);
              self->advance(q);
@@ -348,6 +353,12 @@ void Client::Core::attempt(const QueuePtr& q) {
          }),
          this_stream_only());
     return;
+  }
+  if (floor_aging()) {
+    // The floor is a third of fence_ttl old: read TIME again first, so that the grant's floor
+    // is young when its reply is read (else it is withdrawn: stale_grant). Not sent again
+    // for a third of fence_ttl if refused; attempt() re-checks everything once it is answered.
+    return refresh_floor([self = this, q] { self->attempt(q); });
   }
   send_attempt(q, w);
 }
@@ -363,7 +374,8 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   const loop::MonoTime t_send = loop.now();
   w->watch_moved.reset();  // of an earlier step
   if (fair(*w) && !(regressions.fair_fresh_jumps && !w->waited && w->ticket == 0)) {
-    watch(protocol::fair_read(w->keys),
+    const std::uint64_t ticket_floor = floor_for(*w);
+    watch(protocol::fair_read(w->keys, ticket_floor, w->sent_fence_ttl_ms),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
             self->on_fair_read(q, w, t_send, ec, r, std::move(txn));
           }));
@@ -376,7 +388,9 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).
     w->raise_floor = !floor_raised(w->keys);
     w->sent_probe = probes;
-    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, fence_floor(), w->raise_floor),
+    const std::uint64_t floor = floor_for(*w);
+    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, w->raise_floor,
+                                     w->sent_fence_ttl_ms),
          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
          }),
@@ -403,7 +417,9 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
              }
              return self->wait_read(q, w, false);
            }
-           self->send(protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, self->fence_floor()),
+           const std::uint64_t floor = self->floor_for(*w);
+           self->send(protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, floor,
+                                             w->sent_fence_ttl_ms),
                       self->guard([q, w, t_send](Core* s, Ec ec2, const loop::Replies& r2) {
                         s->on_watched_grant(q, w, t_send, ec2, r2, protocol::parse_shared_grant);
                       }));
@@ -503,7 +519,8 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
                          ec == loop::Errc::outcome_unknown);
     return;
   }
-  const protocol::AcquireReply a = protocol::parse_exclusive_acquire(r.back(), w->raise_floor);
+  const protocol::AcquireReply a =
+      protocol::parse_exclusive_acquire(r.back(), w->raise_floor, w->sent_fence_ttl_ms > 0);
   if (w->raise_floor && w->sent_probe == probes &&
       (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
        a.outcome == protocol::Outcome::already_held) &&
@@ -567,13 +584,14 @@ bool Client::Core::unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
 
 void Client::Core::on_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                                     Ec ec, const loop::Replies& r,
-                                    protocol::AcquireReply (*parse)(resp::Frame), bool consumed) {
+                                    protocol::AcquireReply (*parse)(resp::Frame, bool),
+                                    bool consumed) {
   if (is_transport(ec) || r.size() == 0) {
     on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
                          ec == loop::Errc::outcome_unknown);
     return;
   }
-  const protocol::AcquireReply a = parse(r.back());
+  const protocol::AcquireReply a = parse(r.back(), w->sent_fence_ttl_ms > 0);
   if (a.outcome == protocol::Outcome::granted) {
     if (consumed && !w->done) w->expired = false;
     on_granted(q, w, a.token, t_send);
@@ -590,7 +608,9 @@ void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::M
   if (unusable_read(q, w, ec, r, txn, read.ok)) return;
   const protocol::Decision d = protocol::decide_shared(w->req.owner, read, w->req.permits);
   if (d == protocol::Decision::free && !w->leaving()) {
-    exec(txn, metrics(), protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, fence_floor()),
+    const std::uint64_t floor = floor_for(*w);
+    exec(txn, metrics(),
+         protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, floor, w->sent_fence_ttl_ms),
          guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
            self->on_watched_grant(q, w, t_send, ec2, r2, protocol::parse_shared_grant);
          }));
@@ -799,6 +819,11 @@ Nanos Client::Core::poll_delay(int n) {
 
 void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
                               loop::MonoTime t_send) {
+  if (!w->leaving()) {
+    if (const Staleness why = stale_grant(*w, token); why != Staleness::fresh) {
+      return retry_stale_grant(q, w, why);  // the token never reaches the caller
+    }
+  }
   if (opts.min_replicas <= 0) return grant(q, w, token, t_send);
   replicated(w->req.resource, guard([q, w, token, t_send](Core* self, Ec ec) {
                if (!ec) return self->grant(q, w, token, t_send);
@@ -824,6 +849,29 @@ void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64
                  self->fail_withdrawing(q, w, ec, true);
                }
              }));
+}
+
+void Client::Core::retry_stale_grant(const QueuePtr& q, const WaiterPtr& w, Staleness why) {
+  // The next block raises the fence again (ZADD GT), to a fresh floor if this one was too old.
+  raised.erase(w->keys.fence);
+  if (++w->stale_retries > kMaxStaleRetries) {
+    // A fresh floor could not be had (TIME refused on this connection?): never loop for ever.
+    last_error = w->req.resource + ": the fencing floor (the server's TIME) could not be "
+                 "refreshed, so no token above every earlier one could be vouched for";
+    return fail_withdrawing(q, w, Errc::server_refused, true);
+  }
+  withdraw(q, w, guard([q, w, why](Core* self, bool absent) {
+             if (w->expired || !absent) {
+               self->settle(w, absent);
+               self->advance(q);
+               return;
+             }
+             // A re-read that came back meanwhile (another attempt's) is fresh enough.
+             if (why == Staleness::floor_too_old && self->floor_read_at <= w->sent_floor_read_at) {
+               return self->refresh_floor([self, q] { self->attempt(q); });
+             }
+             self->attempt(q);
+           }));
 }
 
 void Client::Core::replicated(const std::string& resource, std::function<void(Ec)> then) {

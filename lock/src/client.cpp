@@ -359,6 +359,10 @@ std::error_code Client::validate(const LockRequest& req, std::string* why) const
 std::error_code Client::Core::validate(const LockRequest& req, std::string* why) const {
   const Limits& lim = opts.limits;
   if (auto ec = validate_prefix(opts.prefix, lim, why)) return ec;
+  if (opts.fence_ttl < std::chrono::seconds(1)) {
+    if (why != nullptr) *why = "ClientOptions::fence_ttl must be at least 1 s";
+    return Errc::invalid_argument;
+  }
   if (auto ec = validate_name("resource", req.resource, lim.max_resource_bytes, why)) return ec;
   if (auto ec = validate_name("owner", req.owner, lim.max_owner_bytes, why)) return ec;
   if (auto ec = validate_ttl(req.ttl, lim, why)) return ec;

@@ -144,6 +144,12 @@ struct Waiter {
   // and the probe (connection) it was sent after (Core::probes).
   bool raise_floor = true;
   std::uint64_t sent_probe = 0;
+  // The fencing floor the grant block in flight carries, when that floor's TIME was sent (loop
+  // time), and the fence TTL it sets (0: none): what Core::stale_grant judges its token by.
+  std::uint64_t sent_floor = 0;
+  loop::MonoTime sent_floor_read_at{};
+  std::int64_t sent_fence_ttl_ms = 0;
+  int stale_retries = 0;  // grants withdrawn for a stale floor (Core::retry_stale_grant)
   // Client::upgrade: promotes this owner's shared lease in place (upgrade.cpp). Such a waiter
   // has a queue of its own (Core::upgrades): queued behind a local writer that waits for this
   // very shared lease, it would wait for itself.
@@ -280,8 +286,14 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::vector<std::weak_ptr<Waiter>> one_shots;
   std::string notice_key;        // force_release notices (protocol::notice_key), tracked
   std::int64_t notice_seq = -1;  // its `seq` at our last read; -1 = not read yet
-  // The server's clock (TIME in the connect probe, microseconds): the fencing floor.
+  // The server's clock (TIME in the connect probe, microseconds): the fencing floor, and when
+  // the TIME it came from was sent (loop time): its age bounds how old the floor may be on the
+  // server's clock (docs/protocol.md, "Fencing tokens": the fence key's expiry).
   std::uint64_t server_us = 0;
+  loop::MonoTime floor_read_at{};
+  // When TIME was last asked (read or refused): an attempt re-reads it first once this is
+  // fence_ttl / 3 ago, so floors stay young without a timer (refresh_floor).
+  loop::MonoTime floor_asked_at{};
   // loop::Connection::primary_epoch() at the last probe: a change means a new primary, on which
   // every held lease is renewed before it is trusted further (reconfirm_leases).
   std::uint64_t primary_epoch = 0;
@@ -513,7 +525,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void on_state(loop::ConnectionState s);
 
-  void on_probe(const protocol::ConnectProbe& p);
+  // `sent`: when the probe (its TIME) was sent.
+  void on_probe(const protocol::ConnectProbe& p, loop::MonoTime sent);
 
   // Why no lease is granted on this server (empty: granting is fine).
   [[nodiscard]] std::string refusal() const;
@@ -545,6 +558,26 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // The floor the next token is raised to: the server's clock at this connection's probe, in
   // microseconds (0 when unknown or with the counter_tokens regression).
   [[nodiscard]] std::uint64_t fence_floor() const noexcept;
+  // PEXPIRE for the fence key in each block that touches it, in ms: ClientOptions::fence_ttl;
+  // 0 (never expires) where tokens come from the counter alone (TIME refused, counter_tokens).
+  [[nodiscard]] std::int64_t fence_ttl_ms() const noexcept;
+  // The floor for `w`'s grant block, noted in `w` (sent_floor...) for stale_grant.
+  std::uint64_t floor_for(Waiter& w);
+  // Why a granted token may not be handed over (docs/protocol.md, "Fencing tokens"):
+  // floor_too_old — the floor may be fence_ttl old on the server's clock, so the fence key may
+  // have expired and come back below earlier tokens; below_floor — a block without the ZADD GT
+  // got a token at or below the floor: the key expired and came back at 1.
+  enum class Staleness : std::uint8_t { fresh, floor_too_old, below_floor };
+  [[nodiscard]] Staleness stale_grant(const Waiter& w, std::uint64_t token) const;
+  // Withdraws a stale grant and tries again within the wait (a wait-0 request too: nothing was
+  // handed over), reading TIME first when the floor was too old.
+  void retry_stale_grant(const QueuePtr& q, const WaiterPtr& w, Staleness why);
+  static constexpr int kMaxStaleRetries = 3;
+  // Reads TIME on this connection; the floor is taken only if the connection is still the one
+  // it was sent on. Then `then` (may be empty).
+  void refresh_floor(std::function<void()> then);
+  // An attempt should read TIME first: the floor was asked fence_ttl / 3 ago or more.
+  [[nodiscard]] bool floor_aging() const;
   void send_attempt(const QueuePtr& q, const WaiterPtr& w);  // attempt()'s first block
   void park_until_probed(const QueuePtr& q);
   // min_replicas: WAIT for the replicas after a grant or renewal of `resource`, then `then(ec)`:
@@ -678,7 +711,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // or refused (withdrawn first). `consumed`: the block replaced a lease of ours (an upgrade),
   // so a deadline that passed while it was in flight does not undo a grant.
   void on_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
-                        const loop::Replies& r, protocol::AcquireReply (*parse)(resp::Frame),
+                        const loop::Replies& r,
+                        protocol::AcquireReply (*parse)(resp::Frame, bool fence_expires),
                         bool consumed = false);
 
   // ---- fair order (fair.cpp) ---------------------------------------------------------------

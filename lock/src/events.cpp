@@ -225,13 +225,15 @@ void Client::Core::on_state(loop::ConnectionState s) {
   // tracked read of the force-release notice, and learn what the server lets us do (a refusal
   // is an answer); then let every waiter re-check and every holder check its lease (pushes
   // may have been missed while disconnected). No attempt is sent before this is answered.
-  send(protocol::connect_probe(notice_key), guard([](Core* self, Ec ec, const loop::Replies& rr) {
+  const loop::MonoTime sent = loop.now();  // its TIME is read no earlier than this
+  send(protocol::connect_probe(notice_key),
+       guard([sent](Core* self, Ec ec, const loop::Replies& rr) {
          if (is_transport(ec)) return;  // the connection went again; the next `ready` re-probes
-         self->on_probe(protocol::parse_connect_probe(rr));
+         self->on_probe(protocol::parse_connect_probe(rr), sent);
        }));
 }
 
-void Client::Core::on_probe(const protocol::ConnectProbe& p) {
+void Client::Core::on_probe(const protocol::ConnectProbe& p, loop::MonoTime sent) {
   if (on_probed) on_probed();
   const bool had_wakeups = caps.push_wakeups || !caps.probed;
   caps = ServerCapabilities{};
@@ -247,6 +249,8 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p) {
   caps.unsupported =
       protocol::unsupported_server(p, conn->server_software(), conn->server_address());
   server_us = p.server_us;
+  floor_read_at = sent;
+  floor_asked_at = sent;
   ++probes;  // a new connection: a new floor, and counters it has not raised yet
   raised.clear();
   if (auto* m = metrics()) {
@@ -303,6 +307,59 @@ std::uint64_t Client::Core::fence_floor() const noexcept {
   // first grants on the promoted replica (failover swarm, seeds 2000741, 2014800). Room is left
   // above it for the counter's increments before the doubles stop being exact.
   return std::min(server_us, protocol::kMaxToken / 2);
+}
+
+std::int64_t Client::Core::fence_ttl_ms() const noexcept {
+  // Tokens from the counter alone must keep it for ever: an expired counter would restart at 1.
+  if (!caps.clock_known || regressions.counter_tokens) return 0;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(opts.fence_ttl).count();
+}
+
+std::uint64_t Client::Core::floor_for(Waiter& w) {
+  w.sent_floor = fence_floor();
+  w.sent_floor_read_at = floor_read_at;
+  w.sent_fence_ttl_ms = fence_ttl_ms();
+  return w.sent_floor;
+}
+
+// docs/protocol.md, "Fencing tokens", the fence key's expiry: a token is safe to hand over when
+// it is above the floor its block carried and that floor is younger than the fence TTL on the
+// server's clock; the reply being read now, the block ran no later than now.
+Client::Core::Staleness Client::Core::stale_grant(const Waiter& w, std::uint64_t token) const {
+  if (w.sent_fence_ttl_ms <= 0 || regressions.stale_floor) return Staleness::fresh;
+  if (token <= w.sent_floor) return Staleness::below_floor;
+  // The server's clock may run up to 1% faster than ours (as ClusterVouch::kRateDrift).
+  const Nanos age = loop.now() - w.sent_floor_read_at;
+  const Nanos server_age = age + age / 100;
+  if (server_age >= std::chrono::milliseconds(w.sent_fence_ttl_ms)) return Staleness::floor_too_old;
+  return Staleness::fresh;
+}
+
+void Client::Core::refresh_floor(std::function<void()> then) {
+  const std::uint64_t probe = probes;
+  const loop::MonoTime sent = loop.now();
+  floor_asked_at = sent;  // a refusal is not asked again at once (no loop of TIME requests)
+  send(protocol::time_request(),
+       guard([probe, sent, then = std::move(then)](Core* self, Ec ec, const loop::Replies& r) {
+         // Only a reading of the connection whose floor it replaces (a new one has its own).
+         if (!is_transport(ec) && r.size() == 1 && self->probes == probe) {
+           if (const auto us = protocol::parse_time(r[0])) {
+             self->server_us = *us;
+             self->floor_read_at = sent;
+             // The counters were raised to the old floor: the next blocks raise them to this one
+             // (a block without the ZADD GT would get a token below it and be taken again).
+             self->raised.clear();
+           }
+         }
+         if (then) then();
+       }),
+       this_stream_only());
+}
+
+bool Client::Core::floor_aging() const {
+  const std::int64_t ms = fence_ttl_ms();
+  if (ms <= 0 || regressions.stale_floor) return false;
+  return loop.now() - floor_asked_at >= std::chrono::milliseconds(ms) / 3;
 }
 
 void Client::Core::suspend_leases() {

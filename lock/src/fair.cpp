@@ -8,13 +8,16 @@ namespace lockwire::lock {
 void Client::Core::on_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                                 Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
   // Reads and a burnt ticket: nothing of ours to withdraw if it cannot be used.
-  const protocol::FairRead read = protocol::parse_fair_read(r);
+  const protocol::FairRead read =
+      protocol::parse_fair_read(r, w->sent_floor > 0, w->sent_fence_ttl_ms > 0);
   if (unusable_read(q, w, ec, r, txn, read.ok)) return;
   if (w->ticket == 0) w->ticket = read.ticket;  // our place: the order of arrival
   const bool free = read.holders == 0;
   const bool ours = read.head.empty() || read.head == w->req.owner;
   if (free && ours && !w->leaving()) {
-    exec(txn, metrics(), protocol::fair_grant(w->keys, w->req.owner, w->ttl_ms, fence_floor()),
+    const std::uint64_t floor = floor_for(*w);
+    exec(txn, metrics(),
+         protocol::fair_grant(w->keys, w->req.owner, w->ttl_ms, floor, w->sent_fence_ttl_ms),
          guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
            self->on_watched_grant(q, w, t_send, ec2, r2, protocol::parse_fair_grant);
          }));

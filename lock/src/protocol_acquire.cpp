@@ -17,18 +17,19 @@ namespace lockwire::lock::protocol {
 using namespace detail;  // NOLINT(google-build-using-namespace): this file's own helpers
 
 loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_t ttl_ms,
-                                std::uint64_t floor_us, bool raise_floor) {
+                                std::uint64_t floor_us, bool raise_floor,
+                                std::int64_t fence_ttl_ms) {
   Builder b;
   b.add("MULTI")
       .add("HSETNX", k.holders, fld, ttl_ms)
       .add("HLEN", k.holders)
       .add("PEXPIRE", k.holders, ttl_ms, "NX");
-  return add_fence(b, k, floor_us, raise_floor).add("EXEC").done();
+  return add_fence(b, k, floor_us, raise_floor, fence_ttl_ms).add("EXEC").done();
 }
 
-AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor) {
+AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor, bool fence_expires) {
   AcquireReply out;
-  std::array<std::size_t, 5> el{};
+  std::array<std::size_t, 6> el{};
   std::size_t n = 0;
   bool aborted = false;
   if (!exec_elements_fixed(exec, el, n, aborted)) return out;
@@ -36,11 +37,12 @@ AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor) {
     out.outcome = Outcome::aborted;
     return out;
   }
-  if (n != (raise_floor ? 5u : 4u)) return out;
+  if (n != 3 + fence_replies(raise_floor, fence_expires)) return out;
   const auto setnx = int_at(exec, el[0]);
   const auto len = int_at(exec, el[1]);
-  const auto tok = token_at(exec, el[n - 1]);
+  const auto tok = token_at(exec, el[raise_floor ? 4 : 3]);  // HSETNX HLEN PEXPIRE [GT] INCR
   if (!setnx || !len || !tok) return out;
+  if (fence_expires && int_at(exec, el[n - 1]) != 1) return out;  // the fence's PEXPIRE: set
   out.token = *tok;  // a loser's burnt token is its queue ticket
   if (*setnx == 0) {
     out.outcome = Outcome::already_held;
@@ -239,19 +241,20 @@ Decision decide_shared(std::string_view owner, const SharedRead& read, int permi
 }
 
 loop::Request shared_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms,
-                           std::uint64_t floor_us) {
+                           std::uint64_t floor_us, std::int64_t fence_ttl_ms) {
   Builder b;
   b.add("MULTI")
       .add("HSET", k.holders, field(Kind::shared, owner), ttl_ms)
       .add("SET", k.companion(owner), "1", "PX", ttl_ms)
       .add("PEXPIRE", k.holders, ttl_ms, "NX")
       .add("PEXPIRE", k.holders, ttl_ms, "GT");
-  return add_fence(b, k, floor_us).add("EXEC").done();
+  return add_fence(b, k, floor_us, true, fence_ttl_ms).add("EXEC").done();
 }
 
-AcquireReply parse_shared_grant(resp::Frame exec) {
+AcquireReply parse_shared_grant(resp::Frame exec, bool fence_expires) {
   std::vector<std::size_t> el;
-  return watched_grant(exec, 6, 5, el);  // HSET SET PEXPIRE PEXPIRE ZADD-GT ZADD-INCR
+  // HSET SET PEXPIRE PEXPIRE ZADD-GT ZADD-INCR [PEXPIRE fence]
+  return watched_grant(exec, 4 + fence_replies(true, fence_expires), 5, el);
 }
 
 }  // namespace lockwire::lock::protocol

@@ -65,19 +65,20 @@ UpgradeDecision decide_upgrade(std::string_view owner, const std::vector<std::st
 }
 
 loop::Request upgrade_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms,
-                            std::uint64_t floor_us) {
+                            std::uint64_t floor_us, std::int64_t fence_ttl_ms) {
   Builder b;
   b.add("MULTI")
       .add("HDEL", k.holders, field(Kind::shared, owner))
       .add("DEL", k.companion(owner), k.intent())
       .add("HSET", k.holders, field(Kind::exclusive, owner), ttl_ms)
       .add("PEXPIRE", k.holders, ttl_ms);  // the sole holder now: exactly our TTL
-  return add_fence(b, k, floor_us).add("EXEC").done();
+  return add_fence(b, k, floor_us, true, fence_ttl_ms).add("EXEC").done();
 }
 
-AcquireReply parse_upgrade_grant(resp::Frame exec) {
+AcquireReply parse_upgrade_grant(resp::Frame exec, bool fence_expires) {
   std::vector<std::size_t> el;
-  return watched_grant(exec, 6, 5, el);  // HDEL DEL HSET PEXPIRE ZADD-GT ZADD-INCR
+  // HDEL DEL HSET PEXPIRE ZADD-GT ZADD-INCR [PEXPIRE fence]
+  return watched_grant(exec, 4 + fence_replies(true, fence_expires), 5, el);
 }
 
 loop::Request upgrade_wait(const Keys& k, std::string_view owner, std::int64_t intent_ms,

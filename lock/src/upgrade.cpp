@@ -81,8 +81,9 @@ void Client::Core::on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::
     d = protocol::UpgradeDecision::blocked_by_shared_only;  // the bug: wait for each other
   }
   if (d == protocol::UpgradeDecision::free && !w->leaving()) {
+    const std::uint64_t floor = floor_for(*w);
     exec(txn, metrics(),
-         protocol::upgrade_grant(w->keys, w->req.owner, w->ttl_ms, fence_floor()),
+         protocol::upgrade_grant(w->keys, w->req.owner, w->ttl_ms, floor, w->sent_fence_ttl_ms),
          guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
            // The promotion consumes the shared lease: a deadline that passed while it was in
            // flight does not undo it (that would leave the caller with neither lease). An

@@ -586,5 +586,75 @@ TEST(ExclusiveAcquire, WithoutTheFloorTheBlockLeavesOutZaddGt) {
   }
 }
 
+// Issue #31: with a fence TTL every block that touches P{R}:fence ends its fencing commands
+// with PEXPIRE P{R}:fence <ms>, so the key goes that long after its last token; one more reply
+// in each EXEC (docs/protocol.md, "Fencing tokens").
+TEST(FenceTtl, ExclusiveBlockExpiresTheFence) {
+  const p::Keys k = p::make_keys("P", "R");
+  const auto r = p::exclusive_acquire(k, "x:o", 500, 1780000000000000, true, 600000);
+  EXPECT_EQ(r.commands, 8u);
+  const std::string tail =
+      "*5\r\n$4\r\nZADD\r\n$10\r\nP{R}:fence\r\n$4\r\nINCR\r\n$1\r\n1\r\n$1\r\nt\r\n"
+      "*3\r\n$7\r\nPEXPIRE\r\n$10\r\nP{R}:fence\r\n$6\r\n600000\r\n"
+      "*1\r\n$4\r\nEXEC\r\n";
+  ASSERT_GE(r.bytes.size(), tail.size());
+  EXPECT_EQ(r.bytes.substr(r.bytes.size() - tail.size()), tail);
+  EXPECT_EQ(p::exclusive_acquire(k, "x:o", 500, 1780000000000000, false, 600000).commands, 7u);
+  {
+    Parsed f("*6\r\n:1\r\n:1\r\n:1\r\n:1\r\n,1780000000000001\r\n:1\r\n");
+    const auto a = p::parse_exclusive_acquire(f.frame(), true, true);
+    EXPECT_EQ(a.outcome, p::Outcome::granted);
+    EXPECT_EQ(a.token, 1780000000000001u);
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame(), true, false).outcome, p::Outcome::bad_reply);
+  }
+  {
+    Parsed f("*5\r\n:1\r\n:2\r\n:0\r\n,4\r\n:1\r\n");  // no ZADD GT: the token is 4th
+    const auto a = p::parse_exclusive_acquire(f.frame(), false, true);
+    EXPECT_EQ(a.outcome, p::Outcome::contended);
+    EXPECT_EQ(a.token, 4u);
+  }
+  {
+    Parsed f("*6\r\n:1\r\n:1\r\n:1\r\n:1\r\n,7\r\n:0\r\n");  // PEXPIRE must have set it
+    EXPECT_EQ(p::parse_exclusive_acquire(f.frame(), true, true).outcome, p::Outcome::bad_reply);
+  }
+}
+
+TEST(FenceTtl, WatchedGrantsExpireTheFence) {
+  const p::Keys k = p::make_keys("P", "R");
+  const std::string pexpire = "*3\r\n$7\r\nPEXPIRE\r\n$10\r\nP{R}:fence\r\n$4\r\n2000\r\n";
+  EXPECT_NE(p::shared_grant(k, "o", 100, 42, 2000).bytes.find(pexpire), std::string::npos);
+  EXPECT_NE(p::upgrade_grant(k, "o", 100, 42, 2000).bytes.find(pexpire), std::string::npos);
+  EXPECT_NE(p::fair_grant(k, "o", 100, 42, 2000).bytes.find(pexpire), std::string::npos);
+  EXPECT_EQ(p::shared_grant(k, "o", 100, 42).bytes.find("PEXPIRE\r\n$10"), std::string::npos);
+  Parsed shared("*7\r\n:1\r\n+OK\r\n:1\r\n:0\r\n:0\r\n,1780000000000007\r\n:1\r\n");
+  EXPECT_EQ(p::parse_shared_grant(shared.frame(), true).token, 1780000000000007u);
+  EXPECT_EQ(p::parse_shared_grant(shared.frame(), false).outcome, p::Outcome::bad_reply);
+  Parsed upgrade("*7\r\n:1\r\n:1\r\n:1\r\n:1\r\n:0\r\n,1780000000000008\r\n:1\r\n");
+  EXPECT_EQ(p::parse_upgrade_grant(upgrade.frame(), true).token, 1780000000000008u);
+  EXPECT_EQ(p::parse_upgrade_grant(upgrade.frame()).outcome, p::Outcome::bad_reply);
+  // HSETNX PEXPIRE ZADD-GT ZADD-INCR PEXPIRE-fence ZREM
+  Parsed fair("*6\r\n:1\r\n:1\r\n:0\r\n,1780000000000009\r\n:1\r\n:1\r\n");
+  EXPECT_EQ(p::parse_fair_grant(fair.frame(), true).token, 1780000000000009u);
+  EXPECT_EQ(p::parse_fair_grant(fair.frame()).outcome, p::Outcome::bad_reply);
+}
+
+TEST(FenceTtl, FairTicketIsRaisedToTheFloorAndExpires) {
+  const p::Keys k = p::make_keys("P", "R");
+  const auto r = p::fair_read(k, 42, 2000);
+  EXPECT_EQ(r.commands, 6u);  // WATCH HLEN ZRANGE ZADD-GT ZADD-INCR PEXPIRE
+  EXPECT_NE(r.bytes.find("$2\r\nGT\r\n$2\r\n42\r\n"), std::string::npos);
+  EXPECT_EQ(p::fair_read(k).commands, 4u);  // no floor, no TTL: as before
+  ParsedReplies with({"+OK\r\n", ":0\r\n", "*0\r\n", ":1\r\n", ",43\r\n", ":1\r\n"});
+  const auto fr = p::parse_fair_read(with.replies(), true, true);
+  EXPECT_TRUE(fr.ok);
+  EXPECT_EQ(fr.ticket, 43u);
+  EXPECT_FALSE(p::parse_fair_read(with.replies()).ok);
+  ParsedReplies plain({"+OK\r\n", ":1\r\n", "*1\r\n$1\r\nh\r\n", ",7\r\n"});
+  const auto pr = p::parse_fair_read(plain.replies());
+  EXPECT_TRUE(pr.ok);
+  EXPECT_EQ(pr.head, "h");
+  EXPECT_EQ(pr.ticket, 7u);
+}
+
 }  // namespace
 }  // namespace lockwire::lock

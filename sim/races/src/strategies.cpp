@@ -88,6 +88,18 @@ const std::vector<Entry>& entries() {
        true,
        {},
        regression(&lock::testing::Regressions::ask_unbound)},
+      {{"lockwire-fence-1s",
+        "lockwire with ClientOptions::fence_ttl 1 s: fence keys expire, floors are re-read and "
+        "grants checked within a run (#31; for exploration)"},
+       true,
+       {},
+       LockwireTweaks{.fence_ttl = std::chrono::seconds(1)}},
+      {{"stale-floor",
+        "lockwire letting the fence key expire without keeping its fencing floor young or checking "
+        "its age: after a pause longer than fence_ttl a token can be below an earlier one (#31)"},
+       true,
+       {},
+       regression(&lock::testing::Regressions::stale_floor)},
       {{"lockwire-allow-eviction",
         "lockwire with ClientOptions::allow_eviction: grants on evicting servers, holders track "
         "their holder set"},
@@ -263,6 +275,7 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, sim::Node& node,
     if (e.lockwire) {
       LockwireTweaks t = e.lw;
       t.min_replicas = so.min_replicas;
+      if (so.fence_ttl > Nanos{0}) t.fence_ttl = so.fence_ttl;
       return make_lockwire_strategy(node, std::move(options), t);
     }
     return make_naive_strategy(node, std::move(options), e.flaws);

@@ -127,6 +127,16 @@ struct ClientOptions {
   // that they cannot declare it FAIL. Off: leases count up to their TTL (a primary cut off with
   // its holder can accept renewals after a replica was promoted).
   bool cluster_vouch = true;
+  // How long a resource's fence key (P{R}:fence, the fencing-token counter) lives after its last
+  // token: every block that touches it sets this TTL, so nothing lockwire writes stays in Redis
+  // for long after its last use (docs/protocol.md, "Key layout"). Tokens still never repeat nor
+  // go back: a grant whose floor (the server's clock, read at connect and again by an attempt
+  // once that reading is fence_ttl / 3 old) may be this old is withdrawn and tried again with a
+  // fresh one. Every client of one prefix
+  // must use the same value (a shorter one elsewhere shortens the bound this one counts on).
+  // At least 1 s. Where the server refuses TIME the key never expires (tokens come from the
+  // counter alone then).
+  Nanos fence_ttl = std::chrono::minutes(10);
 };
 
 // What the server lets this client do, learnt at each connect (docs/protocol.md, "Servers").

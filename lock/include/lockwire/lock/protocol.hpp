@@ -49,17 +49,23 @@ struct Keys {
 // (a restart without persistence, a failover that lost writes): docs/protocol.md.
 // Without `raise_floor` the ZADD GT is left out (MULTI HSETNX HLEN PEXPIRE-NX ZADD-INCR EXEC):
 // for a resource whose counter this connection already raised to its floor (Client::Core).
+// With `fence_ttl_ms` > 0 every block that touches P{R}:fence ends its fencing commands with
+// `PEXPIRE P{R}:fence <fence_ttl_ms>`: the key goes that long after its last token
+// (ClientOptions::fence_ttl; docs/protocol.md, "Fencing tokens", why the order survives it).
 [[nodiscard]] loop::Request exclusive_acquire(const Keys& k, std::string_view field,
                                               std::int64_t ttl_ms, std::uint64_t floor_us = 0,
-                                              bool raise_floor = true);
+                                              bool raise_floor = true,
+                                              std::int64_t fence_ttl_ms = 0);
 enum class Outcome : std::uint8_t { granted, contended, already_held, aborted, bad_reply };
 struct AcquireReply {
   Outcome outcome = Outcome::bad_reply;
   std::uint64_t token = 0;
 };
 // `exec` is the EXEC reply frame (Replies::back()).
-// `raise_floor`: as the block was built (5 replies in EXEC with the ZADD GT, 4 without).
-[[nodiscard]] AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor = true);
+// `raise_floor`, `fence_expires` (fence_ttl_ms > 0): as the block was built (4 replies in EXEC,
+// one more for each).
+[[nodiscard]] AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor = true,
+                                                   bool fence_expires = false);
 
 // --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HGETALL EXEC -----------------------
 // Removes our losing claim (if `own_field` is not empty) and registers tracking interest in the
@@ -132,9 +138,10 @@ struct SharedRead {
 [[nodiscard]] Decision decide_shared(std::string_view owner, const SharedRead& read,
                                      int permits = 0);
 [[nodiscard]] loop::Request shared_grant(const Keys& k, std::string_view owner,
-                                         std::int64_t ttl_ms, std::uint64_t floor_us = 0);
-// granted (token) / aborted (EXEC nil) / bad_reply.
-[[nodiscard]] AcquireReply parse_shared_grant(resp::Frame exec);
+                                         std::int64_t ttl_ms, std::uint64_t floor_us = 0,
+                                         std::int64_t fence_ttl_ms = 0);
+// granted (token) / aborted (EXEC nil) / bad_reply. `fence_expires`: built with fence_ttl_ms > 0.
+[[nodiscard]] AcquireReply parse_shared_grant(resp::Frame exec, bool fence_expires = false);
 
 // --- upgrade: a sole shared lease to exclusive, in place ----------------------------------------
 // WATCH P{R} P{R}:s:O P{R}:u; HGETALL P{R}; EXISTS P{R}:s:O; GET P{R}:u  then one of the blocks
@@ -158,11 +165,13 @@ enum class UpgradeDecision : std::uint8_t {
 [[nodiscard]] UpgradeDecision decide_upgrade(std::string_view owner,
                                              const std::vector<std::string>& fields,
                                              bool companion_exists, std::string_view intent);
-// MULTI HDEL s:O; DEL P{R}:s:O P{R}:u; HSET x:O; PEXPIRE P{R} ttl; ZADD GT; ZADD INCR; EXEC.
+// MULTI HDEL s:O; DEL P{R}:s:O P{R}:u; HSET x:O; PEXPIRE P{R} ttl; ZADD GT; ZADD INCR;
+// [PEXPIRE fence]; EXEC.
 [[nodiscard]] loop::Request upgrade_grant(const Keys& k, std::string_view owner,
-                                          std::int64_t ttl_ms, std::uint64_t floor_us = 0);
+                                          std::int64_t ttl_ms, std::uint64_t floor_us = 0,
+                                          std::int64_t fence_ttl_ms = 0);
 // granted (token) / aborted (EXEC nil) / bad_reply.
-[[nodiscard]] AcquireReply parse_upgrade_grant(resp::Frame exec);
+[[nodiscard]] AcquireReply parse_upgrade_grant(resp::Frame exec, bool fence_expires = false);
 // Blocked: MULTI SET P{R}:u O PX intent_ms; [CLIENT CACHING YES]; PTTL P{R}; HGETALL P{R}; EXEC
 // under the same WATCH: the intent is ours only if nothing changed since the read.
 [[nodiscard]] loop::Request upgrade_wait(const Keys& k, std::string_view owner,
@@ -171,21 +180,26 @@ enum class UpgradeDecision : std::uint8_t {
 [[nodiscard]] WaitRead parse_upgrade_wait(resp::Frame exec, bool track, bool& aborted);
 
 // --- fair exclusive acquire: grants in the order of the wait queue P{R}:q (docs/protocol.md) -----
-// WATCH P{R} P{R}:q; HLEN P{R}; ZRANGE P{R}:q 0 0; ZADD P{R}:fence INCR 1 t (our ticket: the
-// order of arrival at the server, burnt if unused).
-[[nodiscard]] loop::Request fair_read(const Keys& k);
+// WATCH P{R} P{R}:q; HLEN P{R}; ZRANGE P{R}:q 0 0; [ZADD P{R}:fence GT floor t, when floor_us >
+// 0]; ZADD P{R}:fence INCR 1 t (our ticket: the order of arrival at the server, burnt if
+// unused); [PEXPIRE P{R}:fence fence_ttl_ms, when > 0].
+[[nodiscard]] loop::Request fair_read(const Keys& k, std::uint64_t floor_us = 0,
+                                      std::int64_t fence_ttl_ms = 0);
 struct FairRead {
   bool ok = false;
   std::int64_t holders = 0;  // HLEN of the holder set
   std::string head;          // the first waiter's owner; empty: nobody waits
   std::uint64_t ticket = 0;
 };
-[[nodiscard]] FairRead parse_fair_read(const loop::Replies& r);
-// MULTI HSETNX x:O; PEXPIRE P{R} ttl; ZADD-GT; ZADD-INCR; ZREM P{R}:q O; EXEC (under the WATCH).
+// `raise_floor` (floor_us > 0) and `fence_expires` (fence_ttl_ms > 0): as fair_read was built.
+[[nodiscard]] FairRead parse_fair_read(const loop::Replies& r, bool raise_floor = false,
+                                       bool fence_expires = false);
+// MULTI HSETNX x:O; PEXPIRE P{R} ttl; ZADD-GT; ZADD-INCR; [PEXPIRE fence]; ZREM P{R}:q O; EXEC
+// (under the WATCH).
 [[nodiscard]] loop::Request fair_grant(const Keys& k, std::string_view owner, std::int64_t ttl_ms,
-                                       std::uint64_t floor_us = 0);
+                                       std::uint64_t floor_us = 0, std::int64_t fence_ttl_ms = 0);
 // granted (token) / aborted / bad_reply (also: HSETNX 0, which the WATCH rules out).
-[[nodiscard]] AcquireReply parse_fair_grant(resp::Frame exec);
+[[nodiscard]] AcquireReply parse_fair_grant(resp::Frame exec, bool fence_expires = false);
 // The queue head's doorbell PTTL (-2: gone, the head vanished) — and, if `drop` names it, its
 // removal from the queue: ZREM P{R}:q head (a live head re-joins at its own ticket).
 [[nodiscard]] loop::Request head_doorbell(const Keys& k, std::string_view head);

@@ -31,6 +31,9 @@ struct Regressions {
   bool not_replicated_final = false;  // too few replicas answers the wait at once (#28)
   bool grant_unvouched = false;  // hand over a grant whose vouch ran out while it was in flight
   bool ask_unbound = false;      // a Cluster block not bound to its stream (RequestOptions lost)
+  // The fence key expires (ClientOptions::fence_ttl) but floors are neither kept young (no
+  // re-read of TIME) nor checked: a grant after a long pause can carry a token below earlier ones.
+  bool stale_floor = false;
 };
 
 // A lock::Client (not started) with the safeguards `broken` names switched off, on every Core it

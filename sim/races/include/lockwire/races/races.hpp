@@ -110,6 +110,7 @@ class Strategy {
 // ignore them.
 struct StrategyOptions {
   int min_replicas = 0;  // lockwire: lock::ClientOptions::min_replicas
+  Nanos fence_ttl{0};    // lockwire: lock::ClientOptions::fence_ttl (0: the library's default)
 };
 
 struct StrategyInfo {

@@ -1,0 +1,150 @@
+// Issue #31, finding 1: every key lockwire writes expires within a documented bound after its
+// last use (the fence key: ClientOptions::fence_ttl), and tokens still never go back when the
+// fence key expired (docs/protocol.md, "Fencing tokens").
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lock_fixture.hpp"
+#include "lockwire/lock/client.hpp"
+#include "lockwire/testing/lock_regressions.hpp"
+
+namespace lockwire::lock {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::numbered;
+
+class BoundedKeysTest : public LockTest {
+ protected:
+  // Every key under the default prefix (redis-cli --scan: SCAN to the end).
+  std::vector<std::string> keys() {
+    std::vector<std::string> out;
+    std::istringstream in(server_.cli({"--scan", "--pattern", "lockwire:*"}));
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) out.push_back(line);
+    }
+    return out;
+  }
+  std::int64_t pttl(const std::string& key) { return std::stoll(server_.cli({"PTTL", key})); }
+  bool exists(const std::string& key) { return std::stoll(server_.cli({"EXISTS", key})) == 1; }
+  // Runs the loop until `key` is gone (at most `limit`).
+  bool wait_gone(const std::string& key, Nanos limit) {
+    for (Nanos waited{0}; waited < limit; waited += 100ms) {
+      if (!exists(key)) return true;
+      sleep_loop(100ms);
+    }
+    return !exists(key);
+  }
+  std::unique_ptr<Client> client_with_fence_ttl(Nanos fence_ttl,
+                                                const lock::testing::Regressions& broken = {}) {
+    ClientOptions co;
+    co.fence_ttl = fence_ttl;
+    auto c = lock::testing::make_client(loop_, conn_options(), co, broken);
+    c->start();
+    return c;
+  }
+};
+
+// 100 distinct resources locked and released (exclusive, shared, fair, and a waiter that gives
+// up, which leaves a wait queue and a doorbell): every key left has a TTL within the bound.
+TEST_F(BoundedKeysTest, EveryKeyLeftExpiresWithinTheFenceTtl) {
+  auto a = make_client();
+  auto b = make_client();
+  constexpr std::int64_t kBoundMs = 10 * 60 * 1000;  // ClientOptions::fence_ttl's default
+  for (int i = 0; i < 100; ++i) {
+    const std::string res = numbered("invoice:", i);
+    LockRequest r = req(res, "a");
+    if (i % 4 == 1) r.kind = Kind::shared;
+    if (i % 4 == 2) r.fair = true;
+    auto l = acquire(*a, r);
+    ASSERT_FALSE(l.ec) << res << ": " << l.ec.message();
+    if (i % 4 == 3) {  // a waiter that gives up: the wait queue P{R}:q and its doorbell
+      EXPECT_EQ(acquire(*b, req(res, "b", 10s, 150ms)).ec, Errc::timed_out);
+    }
+    ASSERT_FALSE(release(*a, l.lease)) << res;
+  }
+  const std::vector<std::string> left = keys();
+  EXPECT_GE(left.size(), 100u);  // at least each resource's fence key
+  int fences = 0;
+  for (const std::string& k : left) {
+    const std::int64_t ms = pttl(k);
+    EXPECT_GT(ms, 0) << k << " has no TTL";
+    EXPECT_LE(ms, kBoundMs) << k;
+    if (k.ends_with(":fence")) ++fences;
+  }
+  EXPECT_EQ(fences, 100);
+}
+
+// A fence key that expired comes back above every earlier token: a short fence_ttl (1 s).
+TEST_F(BoundedKeysTest, TokensStayOrderedAcrossTheFenceKeysExpiry) {
+  auto a = client_with_fence_ttl(1s);
+  const std::string fence = "lockwire:{r}:fence";
+  auto l1 = acquire(*a, req("r", "a"));
+  ASSERT_FALSE(l1.ec) << l1.ec.message();
+  const std::uint64_t t1 = l1.lease.token();
+  ASSERT_FALSE(release(*a, l1.lease));
+  const std::int64_t first_ttl = pttl(fence);
+  EXPECT_GT(first_ttl, 0);
+  EXPECT_LE(first_ttl, 1000);
+  ASSERT_TRUE(wait_gone(fence, 3s));
+  EXPECT_EQ(inspect(*a, "r").last_token, 0u);  // inspect copes with the absent fence key
+  auto l2 = acquire(*a, req("r", "a"));
+  ASSERT_FALSE(l2.ec) << l2.ec.message();
+  EXPECT_GT(l2.lease.token(), t1);
+  const std::int64_t ttl = pttl(fence);
+  EXPECT_GT(ttl, 0);
+  EXPECT_LE(ttl, 1000);
+  ASSERT_FALSE(release(*a, l2.lease));
+}
+
+// The real-server twin of the race catalogue's fence-expired-during-pause: a client whose loop
+// does not run for longer than fence_ttl (a process pause) keeps its old floor; meanwhile the
+// counter is raised to the server's clock (another client's grant) and the key expires. The
+// paused client's next grant must still get a higher token; with the stale-floor regression
+// (no refresh, no check) it gets one below.
+TEST_F(BoundedKeysTest, APauseLongerThanTheFenceTtlNeverGivesALowerToken) {
+  for (const bool broken : {false, true}) {
+    SCOPED_TRACE(broken ? "stale-floor" : "lockwire");
+    lock::testing::Regressions reg;
+    reg.stale_floor = broken;
+    auto paused = client_with_fence_ttl(1s, reg);
+    const std::string res = broken ? "p2" : "p1";
+    const std::string fence = std::string("lockwire:{").append(res).append("}:fence");
+    // Connected and probed: it has its floor.
+    auto warm = acquire(*paused, req(numbered("warm", broken ? 1 : 0), "w"));
+    ASSERT_FALSE(warm.ec);
+    ASSERT_FALSE(release(*paused, warm.lease));
+    // Paused from here: the loop does not run (the test thread sleeps). Another client's grant
+    // meanwhile is written with redis-cli: the counter raised to the server's clock, as that
+    // grant's ZADD GT would, with the fence TTL.
+    std::this_thread::sleep_for(1500ms);
+    const std::string now_us = [&] {
+      std::istringstream in(server_.cli({"TIME"}));
+      std::string s, us;
+      std::getline(in, s);
+      std::getline(in, us);
+      return s + std::string(6 - us.size(), '0') + us;
+    }();
+    server_.cli({"ZADD", fence, now_us, "t"});
+    server_.cli({"PEXPIRE", fence, "300"});
+    const std::uint64_t earlier = std::stoull(now_us);
+    std::this_thread::sleep_for(500ms);  // the fence key expires; still paused
+    ASSERT_FALSE(exists(fence));
+    auto l = acquire(*paused, req(res, "a"));  // resumes: locks at once
+    ASSERT_FALSE(l.ec) << l.ec.message();
+    if (broken) {
+      EXPECT_LT(l.lease.token(), earlier);  // the bug this test would catch
+    } else {
+      EXPECT_GT(l.lease.token(), earlier);
+    }
+    ASSERT_FALSE(release(*paused, l.lease));
+  }
+}
+
+}  // namespace
+}  // namespace lockwire::lock
