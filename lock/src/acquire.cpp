@@ -903,6 +903,18 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
              }));
     return;
   }
+  if (w->upgrade && t_send + w->req.ttl <= loop.now()) {
+    // The promotion's lease ended before its reply was read (the process was paused): nothing
+    // to hand over, and the shared lease it replaced is over too. Not "granted": another
+    // client may have held the lock exclusively in between, so the upgrade was not in place
+    // (semantics swarm, seed 4013306). Answered as a shared lease that is gone.
+    last_error = w->req.resource + ": the upgrade's lease of '" + w->req.owner +
+                 "' ended before its reply was read (the process was paused?)";
+    if (auto s = shared_lease_of(w->keys, w->req.owner)) lose(s, Errc::lost);
+    complete(w, Errc::not_held);
+    advance(q);
+    return;
+  }
   if (vouched_until() <= loop.now() && !regressions.grant_unvouched) {
     // The sentinels' or the masters' vouch ran out while the step was in flight: the lease
     // would count for nothing, and a failover may already have given the lock to someone

@@ -51,7 +51,11 @@ void Client::Core::on_vouch() {
 // after the lease stopped counting). Called for every lease that starts or moves to a Core.
 void Client::Core::arm_horizon() {
   const loop::MonoTime until = vouched_until();
-  if (until == kNever || (horizon_timer && horizon_timer->active() && horizon == until)) return;
+  const loop::MonoTime now = loop.now();
+  // Not vouched now (a lease just moved here from another shard's Core, say): nothing to end
+  // yet; on_vouch arms the timer once answers vouch for this primary.
+  if (until == kNever || until <= now) return;
+  if (horizon_timer && horizon_timer->active() && horizon == until) return;
   horizon = until;
   if (!horizon_timer) {
     horizon_timer = loop.make_timer([wk = weak()] {
@@ -59,8 +63,7 @@ void Client::Core::arm_horizon() {
       if (self && !self->closed) self->on_horizon();
     });
   }
-  const loop::MonoTime now = loop.now();
-  horizon_timer->start(until > now ? until - now : Nanos{0});
+  horizon_timer->start(until - now);
 }
 
 // The horizon passed with no newer vouch: a failover may complete from now on, so no lease on
