@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "netns.hpp"
+#include "redis_topology.hpp"
 
 namespace {
 
@@ -590,15 +591,7 @@ void ClusterPartition::run_case(const std::string& label, const std::vector<std:
         for (const auto& n : nodes) {
           const std::string table =
               LabRedis::cli(*lab_, n, lab_->address(n), 6379, {"CLUSTER", "NODES"});
-          int replicas = 0;  // lines whose flags (the third word) say slave: "myself,slave" too
-          std::istringstream lines(table);
-          for (std::string line; std::getline(lines, line);) {
-            std::istringstream words(line);
-            std::string id, addr, flags;
-            words >> id >> addr >> flags;
-            if (flags.find("slave") != std::string::npos) ++replicas;
-          }
-          if (replicas != 3) return false;
+          if (lockwire::test::replicas_in_cluster_nodes(table) != 3) return false;
         }
         return true;
       },

@@ -32,6 +32,18 @@ std::string run(const std::string& cmd) {
 
 }  // namespace
 
+int replicas_in_cluster_nodes(const std::string& table) {
+  int seen = 0;
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string id, addr, flags;
+    words >> id >> addr >> flags;
+    if (flags.find("slave") != std::string::npos) ++seen;
+  }
+  return seen;
+}
+
 RedisCluster::RedisCluster(int primaries, int replicas_per_primary,
                            std::vector<std::string> extra_args) {
   const int n = primaries * (1 + replicas_per_primary);
@@ -58,16 +70,7 @@ RedisCluster::RedisCluster(int primaries, int replicas_per_primary,
   const bool agreed = poll(
       [&] {
         for (const auto& s : nodes_) {
-          const std::string table = s->cli({"CLUSTER", "NODES"});
-          int seen = 0;  // lines whose flags (the third word) say slave: "myself,slave" too
-          std::istringstream lines(table);
-          for (std::string line; std::getline(lines, line);) {
-            std::istringstream words(line);
-            std::string id, addr, flags;
-            words >> id >> addr >> flags;
-            if (flags.find("slave") != std::string::npos) ++seen;
-          }
-          if (seen != replicas) return false;
+          if (replicas_in_cluster_nodes(s->cli({"CLUSTER", "NODES"})) != replicas) return false;
         }
         return true;
       },

@@ -12,6 +12,10 @@
 
 namespace lockwire::test {
 
+// The replicas a CLUSTER NODES table names: lines whose flags (the third word) say slave,
+// "myself,slave" included.
+[[nodiscard]] int replicas_in_cluster_nodes(const std::string& table);
+
 // N primaries with R replicas each, slots spread by `redis-cli --cluster create`; the
 // constructor returns once every node reports cluster_state:ok and knows every other node.
 class RedisCluster {
