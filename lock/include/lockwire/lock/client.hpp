@@ -286,7 +286,8 @@ class Client {
   // `released` at that moment (its on_lost carries over unless req.on_lost is set). While other
   // readers hold the resource it waits like a writer, up to req.wait (0: one attempt,
   // busy if other readers are there). req.kind is ignored; ttl and auto_renew are the
-  // exclusive lease's. Errors: not_held (no live shared lease of that owner: then it is lost),
+  // exclusive lease's. Errors: not_held (no live shared lease of that owner, or the promotion's
+  // lease ended before its reply was read — a paused process: then it is lost),
   // upgrade_conflict (another reader's upgrade is pending: its shared lease is kept), and those
   // of lock(). The owner may hold the shared lease through another client or process.
   void upgrade(LockRequest req, AcquireHandler handler);
