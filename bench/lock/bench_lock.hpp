@@ -211,6 +211,10 @@ class Bench {
   // and each pair's two halves.
   // A grant withdrawn as not_replicated is retried (its time counts in the pair's); more than
   // kMaxNotReplicated of them in one row mean the replica is not acknowledging: exit 1.
+  // The partition vouch off (ClientOptions::cluster_vouch, SentinelOptions::vouch) for the
+  // clients this bench makes from now on: what the vouch's polling costs (the cluster row).
+  void set_vouch(bool on) { vouch_ = on; }
+
   Result pairs(int users, int min_replicas = 0, Sent* sent = nullptr,
                std::vector<double>* samples = nullptr, Halves* halves = nullptr) {
     constexpr std::uint64_t kMaxNotReplicated = 20;
@@ -219,7 +223,10 @@ class Bench {
     co.prefix = "bench:";
     co.metrics = m;
     co.min_replicas = min_replicas;
-    lock::Client cl(loop_, conn_, co);
+    co.cluster_vouch = vouch_;
+    loop::ConnectionOptions conn = conn_;
+    if (conn.sentinel) conn.sentinel->vouch = vouch_;
+    lock::Client cl(loop_, conn, co);
     cl.start();
     warm(cl.connection());
     std::vector<lock::LockRequest> reqs(static_cast<std::size_t>(users));
@@ -551,6 +558,7 @@ class Bench {
 
   loop::UvLoop loop_;
   loop::ConnectionOptions conn_;
+  bool vouch_ = true;
   double row_;
   std::vector<std::unique_ptr<loop::Connection>> info_;  // INFO, one per server
 };

@@ -15,11 +15,15 @@ int cluster_rows(const loop::ConnectionOptions& single, const char* single_url,
     Result r;
     Bench::Sent sent;
   };
-  Target ts[2] = {{"single", Bench(single, row / kChunks), {}, {}},
-                  {"cluster", Bench(cluster, row / kChunks), {}, {}}};
+  // The third target is the cluster client without the masters' vouch (issue #28: what the
+  // default's polling of every node costs).
+  Target ts[3] = {{"single", Bench(single, row / kChunks), {}, {}},
+                  {"cluster", Bench(cluster, row / kChunks), {}, {}},
+                  {"cluster-novouch", Bench(cluster, row / kChunks), {}, {}}};
+  ts[2].bench.set_vouch(false);
   for (int k = 0; k < kChunks; ++k) {
-    for (int j = 0; j < 2; ++j) {
-      Target& t = ts[(j + k) % 2];
+    for (int j = 0; j < 3; ++j) {
+      Target& t = ts[(j + k) % 3];
       t.r += t.bench.pairs(kUsers, 0, &t.sent);
     }
   }
@@ -32,8 +36,12 @@ int cluster_rows(const loop::ConnectionOptions& single, const char* single_url,
   auto per = [](std::uint64_t count, const Result& r) {
     return static_cast<double>(count) / r.ops;
   };
-  const Target &s = ts[0], &c = ts[1];
+  const Target &s = ts[0], &c = ts[1], &n = ts[2];
   line("256 users (pairs/s)", s.r.per_sec(), c.r.per_sec());
+  line("256 users, cluster without the vouch (pairs/s)", s.r.per_sec(), n.r.per_sec());
+  line("cluster client CPU per pair, no vouch (us)", s.r.cpu_us_per_op(), n.r.cpu_us_per_op());
+  line("cluster server CPU per pair, no vouch (us)", s.r.srv_cpu_us_per_op(),
+       n.r.srv_cpu_us_per_op());
   line("256 users: requests sent per pair", per(s.sent.requests, s.r), per(c.sent.requests, c.r));
   line("256 users: client CPU per pair (us)", s.r.cpu_us_per_op(), c.r.cpu_us_per_op());
   line("256 users: server CPU per pair (us, all)", s.r.srv_cpu_us_per_op(),

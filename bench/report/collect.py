@@ -684,7 +684,7 @@ class Collector:
                 rc, err = 1, f"lockwire's cluster row ran script commands on {c.port}: {d}"
             share[f"127.0.0.1:{c.port}"] = sum(d.values())
         runs = [d for d in parse_bench_lock(out) if d.get("mode") == "cluster"] if rc == 0 else []
-        if len(runs) != 2:
+        if len(runs) != 3:  # single, cluster, cluster-novouch
             self.failed.append("locks: lockwire cluster row (bench_lock)")
             return [{"contender": "lockwire", "round": r, "command": cmd,
                      "error": tail(err) if rc != 0 else "unparsed: " + tail(out, 20)}]
@@ -692,7 +692,7 @@ class Collector:
             d.update({"contender": "lockwire", "round": r, "command": cmd,
                       "env": {"LOCKWIRE_BENCH_CLUSTER": self.cluster_url}})
             if d["target"] == "cluster":
-                d["node_commands"] = share
+                d["node_commands"] = share  # the three targets' commands together
         return runs
 
     def run_scriptless(self, cmd, timeout, env, what):

@@ -224,8 +224,11 @@ def check_cluster(cl, nodes):
     if cl["status"] == "ok" and not runs:
         errs.append("locks cluster: ok but no runs")
     good = [r for r in runs if "error" not in r]
+    # cluster-novouch: since issue #28's cost row; older results lack it.
+    targets = ("single", "cluster") + (
+        ("cluster-novouch",) if any(r.get("target") == "cluster-novouch" for r in good) else ())
     for rnd in sorted({r.get("round") for r in good}):
-        for target in ("single", "cluster"):
+        for target in targets:
             got = [r for r in good if r.get("round") == rnd and r.get("target") == target]
             if not got:
                 errs.append(f"locks cluster round {rnd}: {target} missing")
@@ -829,8 +832,14 @@ class Report:
             return {r["round"]: r[key] for r in runs
                     if r.get("target") == target and num(r.get(key))}
 
-        self.w("| row | single primary | cluster (3 primaries) | ratio (cluster ÷ single) |")
-        self.w("| --- | --- | --- | --- |")
+        novouch = any(r.get("target") == "cluster-novouch" for r in runs)
+        if novouch:
+            self.w("| row | single primary | cluster (3 primaries) | ratio (cluster ÷ single) "
+                   "| cluster, vouch off | ratio (vouch on ÷ off) |")
+            self.w("| --- | --- | --- | --- | --- | --- |")
+        else:
+            self.w("| row | single primary | cluster (3 primaries) | ratio (cluster ÷ single) |")
+            self.w("| --- | --- | --- | --- |")
         for key, label, digits in (
                 ("ops_per_sec", "pairs/s, 256 users", None),
                 ("requests_per_pair", "requests sent per pair", 2),
@@ -840,12 +849,19 @@ class Report:
                 ("server_cmd_usec_per_op", "server command µs/pair (commandstats)", None)):
             a, b = vals("single", key), vals("cluster", key)
             rs = [b[k] / a[k] for k in a if k in b and a[k]]
-            self.w(f"| {label} | {cell(list(a.values()), '', digits)} | "
-                   f"{cell(list(b.values()), '', digits)} | {cell(rs, '×', 2)} |")
+            line = (f"| {label} | {cell(list(a.values()), '', digits)} | "
+                    f"{cell(list(b.values()), '', digits)} | {cell(rs, '×', 2)} |")
+            if novouch:
+                n = vals("cluster-novouch", key)
+                on_off = [b[k] / n[k] for k in n if k in b and n[k]]
+                line += f" {cell(list(n.values()), '', digits)} | {cell(on_off, '×', 2)} |"
+            self.w(line)
         for key, label in (("redirects", "MOVED/ASK redirects (all rounds)"),
                            ("cluster_retries", "TRYAGAIN/CLUSTERDOWN retries (all rounds)")):
             self.w(f"| {label} | {int(sum(vals('single', key).values()))} | "
-                   f"{int(sum(vals('cluster', key).values()))} | |")
+                   f"{int(sum(vals('cluster', key).values()))} | |"
+                   + (f" {int(sum(vals('cluster-novouch', key).values()))} | |" if novouch
+                      else ""))
         share = {}
         for r in runs:
             for node, n in (r.get("node_commands") or {}).items():
@@ -860,6 +876,10 @@ class Report:
                "round. The cluster: 3 primaries, no replicas, `redis-cli --cluster create "
                "--cluster-replicas 0`, started by bench/run.sh next to the single server. "
                "Redirects and retries: `lock::CountingMetrics::redirects` / `cluster_retries`."
+               + (" *Vouch off*: the same cluster client with `ClientOptions::cluster_vouch = "
+                  "false` (issue #28): what the default's polling of every node (TIME, CLUSTER "
+                  "NODES, CONFIG GET, COUNT-FAILURE-REPORTS every node-timeout/5) costs."
+                  if novouch else "")
                + (" Lock commands per node (commandstats): " + ", ".join(
                    f"{node} {100 * n / total:.0f} %" for node, n in sorted(share.items())) + "."
                   if total else ""))
