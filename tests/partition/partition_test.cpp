@@ -238,13 +238,17 @@ class Partition : public ::testing::Test {
     c.stop_file = lab_->dir() + "/" + name + ".stop";
     c.log = lab_->dir() + "/" + name + ".log";
     // The TERM trap stamps when COMMAND was told its lease is gone; `sleep & wait` because dash
-    // runs a trap at once only inside `wait` (after a foreground sleep: up to 100 ms late).
+    // runs a trap at once only inside `wait` (after a foreground sleep: up to 100 ms late). The
+    // stamp is taken by a command of its own before the line is written: dash runs a pending
+    // trap between commands, so a COMMAND stopped inside `$(date)` and told meanwhile exits on
+    // waking instead of writing a line stamped after it (CI, HolderStoppedAcrossFailover: one
+    // line 1 ms after the resume, from `echo "... $(date)"` finishing first).
     static const std::string writer =
         "trap 'echo \"$LOCKWIRE_FENCING_TOKEN $(date +%s%N) term\" >>\"$1\"; kill $! 2>/dev/null;"
         " exit 143' TERM; "
         "i=0; while [ ! -e \"$2\" ] && { [ \"$3\" -eq 0 ] || [ $i -lt \"$3\" ]; }; do "
-        "echo \"$LOCKWIRE_FENCING_TOKEN $(date +%s%N)\" >>\"$1\"; i=$((i+1)); sleep 0.1 & wait $!; "
-        "done";
+        "t=$(date +%s%N); echo \"$LOCKWIRE_FENCING_TOKEN $t\" >>\"$1\"; i=$((i+1)); "
+        "sleep 0.1 & wait $!; done";
     std::vector<std::string> argv = {lockwire_, "run", "-v", "--url", url, "--ttl", "5s"};
     argv.insert(argv.end(), options.begin(), options.end());
     argv.insert(argv.end(), {kResource, "--", "sh", "-c", writer, "writer", c.file, c.stop_file,
