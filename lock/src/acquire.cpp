@@ -824,7 +824,7 @@ void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64
       return retry_stale_grant(q, w, why);  // the token never reaches the caller
     }
   }
-  if (opts.min_replicas <= 0) return grant(q, w, token, t_send);
+  if (opts.min_replicas.is_none()) return grant(q, w, token, t_send);
   replicated(w->req.resource, guard([q, w, token, t_send](Core* self, Ec ec) {
                if (!ec) return self->grant(q, w, token, t_send);
                if (ec == Errc::not_replicated && !q->one_shot &&
@@ -875,19 +875,57 @@ void Client::Core::retry_stale_grant(const QueuePtr& q, const WaiterPtr& w, Stal
 }
 
 void Client::Core::replicated(const std::string& resource, std::function<void(Ec)> then) {
-  if (opts.min_replicas <= 0) return then({});
+  const ReplicaAcks acks = opts.min_replicas;
+  if (acks.is_none()) return then({});
+  int configured = 0;
+  if (acks.is_majority()) {
+    configured = conn->known_replicas();
+    if (configured < 0 && role_probe != probes) {
+      // No sentinel counts this primary's replicas: ask the primary, once per connection.
+      const std::uint64_t probe = probes;
+      send(protocol::role_request(),
+           guard([probe, resource, then = std::move(then)](Core* self, Ec ec,
+                                                          const loop::Replies& r) mutable {
+             if (is_transport(ec) || r.size() != 1) {
+               return then(ec ? ec : make_error_code(loop::Errc::protocol_error));
+             }
+             const std::optional<int> n = protocol::parse_role_replicas(r[0]);
+             if (!n) {
+               if (!protocol::server_words(r).empty()) return then(self->refused(r, resource));
+               self->last_error = resource + ": ROLE does not name this server a primary, so "
+                                  "its replicas cannot be counted (min_replicas: majority)";
+               return then(Errc::not_replicated);
+             }
+             // A reading of an older connection is not this one's: read again.
+             if (self->probes == probe) {
+               self->role_replicas = *n;
+               self->role_probe = probe;
+             }
+             self->replicated(resource, std::move(then));
+           }),
+           this_stream_only());
+      return;
+    }
+    if (configured < 0) configured = role_replicas;
+  }
+  const int needed = acks.needed(configured);
+  if (needed <= 0) return then({});
   const std::int64_t ms = std::max<std::int64_t>(1, ttl_millis(opts.replica_timeout));
-  send(protocol::wait_replicas(opts.min_replicas, ms),
-       guard([resource, ms, then = std::move(then)](Core* self, Ec ec, const loop::Replies& r) {
+  send(protocol::wait_replicas(needed, ms),
+       guard([resource, ms, needed, configured, majority = acks.is_majority(),
+              then = std::move(then)](Core* self, Ec ec, const loop::Replies& r) {
          if (is_transport(ec) || r.size() != 1) {
            return then(ec ? ec : make_error_code(loop::Errc::protocol_error));
          }
          const std::optional<std::int64_t> acked = protocol::parse_wait_replicas(r[0]);
          if (!acked) return then(self->refused(r, resource));
-         if (*acked >= self->opts.min_replicas) return then({});
+         if (*acked >= needed) return then({});
          self->last_error = resource + ": acknowledged by " + std::to_string(*acked) + " of " +
-                            std::to_string(self->opts.min_replicas) + " replicas within " +
-                            std::to_string(ms) + " ms (WAIT)";
+                            std::to_string(needed) + " replicas within " + std::to_string(ms) +
+                            " ms (WAIT" +
+                            (majority ? std::string("; a majority of ") +
+                                            std::to_string(configured) + " replicas" : "") +
+                            ")";
          then(Errc::not_replicated);
        }));
 }

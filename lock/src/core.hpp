@@ -376,6 +376,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // may vanish on a live connection (allow_eviction) or a request may go to another node (ASK).
   std::unordered_set<std::string, KeyHash, std::equal_to<>> raised;
   std::uint64_t probes = 0;  // connect probes answered: the connection the floor belongs to
+  // ReplicaAcks::majority() without a sentinel's count: the replicas ROLE listed on the
+  // connection of probe `role_probe` (read once per connection).
+  int role_replicas = -1;
+  std::uint64_t role_probe = ~std::uint64_t{0};
   static constexpr std::size_t kMaxRaised = 4096;
   [[nodiscard]] bool floor_raised(const protocol::Keys& k) const;
   std::size_t one_shots_sweep_at = 64;  // one_shots is swept of finished waiters at this size
@@ -583,7 +587,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // min_replicas: WAIT for the replicas after a grant or renewal of `resource`, then `then(ec)`:
   // ok, not_replicated (last_error says how many acknowledged), server_refused/unavailable (the
   // server's words) — all lock::Errc — or the connection's own error (loop::Errc: the WAIT's
-  // outcome is unknown). At once with ok when min_replicas is 0.
+  // outcome is unknown). At once with ok when min_replicas asks for none (none(), count(0), or
+  // majority() of a primary with no replica).
   void replicated(const std::string& resource, std::function<void(Ec)> then);
 
   // ---- acquire -----------------------------------------------------------------------------

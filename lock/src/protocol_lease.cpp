@@ -139,4 +139,22 @@ std::optional<std::int64_t> parse_wait_replicas(resp::Frame reply) {
   return n;
 }
 
+loop::Request role_request() { return Builder().add("ROLE").done(); }
+
+// ["master", offset, [[ip, port, offset], ...]]
+std::optional<int> parse_role_replicas(resp::Frame reply) {
+  if (reply.empty()) return std::nullopt;
+  const std::size_t v = resp::value_index(reply);
+  if (v >= reply.size() || reply[v].type != resp::Type::array) return std::nullopt;
+  std::vector<std::size_t> el;
+  resp::elements(reply, v, el);
+  if (el.size() != 3 || reply[el[0]].value != "master" ||
+      reply[el[2]].type != resp::Type::array) {
+    return std::nullopt;
+  }
+  std::vector<std::size_t> replicas;
+  resp::elements(reply, el[2], replicas);
+  return static_cast<int>(replicas.size());
+}
+
 }  // namespace lockwire::lock::protocol

@@ -655,6 +655,9 @@ std::string Connection::vouch_detail() const {
   if (!impl_->vouch) return {};
   return impl_->vouch->explain(impl_->loop.now());
 }
+int Connection::known_replicas() const noexcept {
+  return impl_->vouch ? impl_->vouch->known_replicas() : -1;
+}
 void Connection::set_vouch_handler(std::function<void()> handler) {
   impl_->vouch_handler = std::move(handler);
 }

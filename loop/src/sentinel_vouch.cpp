@@ -68,6 +68,10 @@ std::optional<MasterView> parse_master_view(resp::Frame reply, std::string& why)
           "down-after-milliseconds, quorum or num-other-sentinels";
     return std::nullopt;
   }
+  // Optional: a sentinel without it leaves the replica count unknown (ClientOptions'
+  // majority then falls back to the primary's own ROLE).
+  int replicas = -1;
+  if (to_int(reply_field(reply, "num-slaves"), replicas) && replicas >= 0) m.replicas = replicas;
   m.ip = std::string(*ip);
   m.port = static_cast<std::uint16_t>(port);
   m.down = has_flag(*flags, "s_down") || has_flag(*flags, "o_down");
@@ -125,6 +129,7 @@ void SentinelVouch::answered(std::size_t i, MonoTime sent, MonoTime now, resp::F
     w.said = "names " + m->ip + ":" + std::to_string(m->port) + " as the primary";
     return;
   }
+  w.replicas = m->replicas;
   if (m->down || m->failing_over) {
     w.run = w.clean = w.settled = false;
     w.failover = m->failing_over;
@@ -167,6 +172,12 @@ void SentinelVouch::settle() {
   for (Word& w : words_) {
     if (w.run && w.run_lo <= clean_by) w.settled = true;
   }
+}
+
+int SentinelVouch::known_replicas() const noexcept {
+  int most = -1;
+  for (const Word& w : words_) most = std::max(most, w.replicas);
+  return most;
 }
 
 void SentinelVouch::unanswered(std::size_t i, std::string why) {

@@ -45,6 +45,7 @@ struct MasterView {
   std::int64_t down_after_ms = 0;
   int quorum = 0;
   int other_sentinels = 0;
+  int replicas = -1;  // num-slaves: every replica the sentinel knows, down ones too; -1 absent
 };
 
 // The reply's fields, or nullopt with `why` (the sentinel's own words for an error reply).
@@ -82,6 +83,10 @@ class SentinelVouch {
   [[nodiscard]] Nanos poll_period() const noexcept;
   // In words, for an error message: who vouches for what, and who does not.
   [[nodiscard]] std::string explain(MonoTime now) const;
+  // The most replicas of the current primary any sentinel reports (num-slaves, which counts the
+  // replicas it has ever seen, down ones included: the configured set, not the reachable one);
+  // -1 before a sentinel named this primary.
+  [[nodiscard]] int known_replicas() const noexcept;
 
  private:
   struct Word {
@@ -99,6 +104,7 @@ class SentinelVouch {
     int quorum = 0;
     int other_sentinels = 0;
     std::int64_t down_after_ms = 0;
+    int replicas = -1;     // num-slaves, when it names our primary
     std::string said;      // why it does not vouch now (its words); empty when it does
   };
   void settle();

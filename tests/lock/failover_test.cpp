@@ -78,6 +78,34 @@ TEST_F(RestartTest, SeedListOfStandaloneServersIsRefused) {
   EXPECT_EQ(server_.cli({"EXISTS", "lockwire:{seeds}"}), "0\n");
 }
 
+// ReplicaAcks::majority() on a single node: ROLE lists no replica, so nothing is waited for.
+// The primary is asked once per connection (one ROLE on the first grant), never again.
+TEST_F(RestartTest, MajorityOfNoReplicasWaitsForNone) {
+  auto m_none = std::make_shared<CountingMetrics>();
+  auto m_major = std::make_shared<CountingMetrics>();
+  ClientOptions none;
+  none.metrics = m_none;
+  ClientOptions major;
+  major.metrics = m_major;
+  major.min_replicas = ReplicaAcks::majority();
+  auto a = make_client(none, conn_options());
+  auto b = make_client(major, conn_options());
+  std::uint64_t base_none = 0, base_major = 0;
+  for (int i = 0; i < 3; ++i) {
+    base_none = m_none->requests.load();
+    base_major = m_major->requests.load();
+    Acq x = acquire(*a, req("solo-none", "w"));
+    ASSERT_FALSE(x.ec) << x.ec.message() << " " << a->last_error();
+    ASSERT_FALSE(release(*a, x.lease));
+    Acq y = acquire(*b, req("solo-major", "w"));
+    ASSERT_FALSE(y.ec) << y.ec.message() << " " << b->last_error();
+    ASSERT_FALSE(release(*b, y.lease));
+    const std::uint64_t extra = i == 0 ? 1 : 0;  // the first grant's ROLE
+    EXPECT_EQ(m_major->requests.load() - base_major, m_none->requests.load() - base_none + extra)
+        << "pair " << i;
+  }
+}
+
 // --- a primary, a replica and three sentinels --------------------------------------------------
 
 class FailoverTest : public LoopTest {
@@ -228,6 +256,67 @@ TEST_F(FailoverTest, ReplicaAcknowledgedGrantsAndRenewals) {
   EXPECT_EQ(refused.ec, Errc::not_replicated) << refused.ec.message();
   EXPECT_NE(c->last_error().find("0 of 1"), std::string::npos) << c->last_error();
   EXPECT_EQ(topo_.primary().cli({"HLEN", "lockwire:{acked}"}), "0\n");  // withdrawn
+  topo_.replica().resume();
+}
+
+// ReplicaAcks::majority() behind the sentinels: R is their count of the primary's replicas
+// (num-slaves: 1 here), so every grant waits for that replica; the primary is never asked ROLE.
+// With the replica frozen a one-attempt grant is withdrawn, in words that name the majority.
+TEST_F(FailoverTest, MajorityCountsTheSentinelsReplicas) {
+  auto m_count = std::make_shared<CountingMetrics>();
+  auto m_major = std::make_shared<CountingMetrics>();
+  ClientOptions count;
+  count.metrics = m_count;
+  count.min_replicas = ReplicaAcks::count(1);
+  ClientOptions major;
+  major.metrics = m_major;
+  major.min_replicas = ReplicaAcks::majority();
+  major.replica_timeout = 200ms;
+  auto a = make_client(count);
+  auto b = make_client(major);
+  for (int i = 0; i < 2; ++i) {
+    const std::uint64_t base_count = m_count->requests.load();
+    const std::uint64_t base_major = m_major->requests.load();
+    Acq x = acquire(*a, testing::request("maj-count", "w", 5s, 10s));  // waits for the vouch
+    ASSERT_FALSE(x.ec) << x.ec.message() << " " << a->last_error();
+    ASSERT_FALSE(release(*a, x.lease));
+    Acq y = acquire(*b, testing::request("maj", "w", 5s, 10s));
+    ASSERT_FALSE(y.ec) << y.ec.message() << " " << b->last_error();
+    if (i == 0) {
+      EXPECT_EQ(topo_.replica().cli({"HLEN", "lockwire:{maj}"}), "1\n");
+    }
+    ASSERT_FALSE(release(*b, y.lease));
+    EXPECT_EQ(m_major->requests.load() - base_major, m_count->requests.load() - base_count)
+        << "pair " << i << ": majority sent what count(1) did not (a ROLE?)";
+  }
+  topo_.replica().pause();
+  Acq refused = acquire(*b, testing::request("maj", "w2", 5s, 0s));
+  EXPECT_EQ(refused.ec, Errc::not_replicated) << refused.ec.message();
+  EXPECT_NE(b->last_error().find("0 of 1 replicas"), std::string::npos) << b->last_error();
+  EXPECT_NE(b->last_error().find("a majority of 1 replicas"), std::string::npos)
+      << b->last_error();
+  EXPECT_EQ(topo_.primary().cli({"HLEN", "lockwire:{maj}"}), "0\n");  // withdrawn
+  topo_.replica().resume();
+}
+
+// Without sentinels R comes from the primary's ROLE: the same primary reached directly.
+TEST_F(FailoverTest, MajorityWithoutSentinelsCountsRoleReplicas) {
+  ClientOptions co;
+  co.min_replicas = ReplicaAcks::majority();
+  co.replica_timeout = 200ms;
+  loop::ConnectionOptions o;
+  ASSERT_FALSE(loop::parse_url("redis://127.0.0.1:" + std::to_string(topo_.primary().port()), o));
+  auto c = std::make_unique<Client>(loop_, std::move(o), std::move(co));
+  c->start();
+  Acq ok = acquire(*c, testing::request("maj-role", "w", 5s, 5s));
+  ASSERT_FALSE(ok.ec) << ok.ec.message() << " " << c->last_error();
+  EXPECT_EQ(topo_.replica().cli({"HLEN", "lockwire:{maj-role}"}), "1\n");
+  ASSERT_FALSE(release(*c, ok.lease));
+  topo_.replica().pause();
+  Acq refused = acquire(*c, testing::request("maj-role", "w2", 5s, 0s));
+  EXPECT_EQ(refused.ec, Errc::not_replicated) << refused.ec.message();
+  EXPECT_NE(c->last_error().find("a majority of 1 replicas"), std::string::npos)
+      << c->last_error();
   topo_.replica().resume();
 }
 

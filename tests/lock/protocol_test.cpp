@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lockwire/lock/client.hpp"
 #include "lockwire/lock/error.hpp"
 #include "lockwire/resp/parser.hpp"
 
@@ -345,6 +346,40 @@ TEST(WaitReplicas, CountsAcknowledgements) {
              "4.0 if a replica is configured to be writable (which is not the default) writes to "
              "replicas are just local and are not propagated.\r\n");
   EXPECT_FALSE(p::parse_wait_replicas(err.frame()));
+}
+
+// ROLE for ReplicaAcks::majority() without sentinels: a primary's replicas, nothing else.
+TEST(Role, CountsAPrimarysReplicas) {
+  EXPECT_EQ(p::role_request().bytes, "*1\r\n$4\r\nROLE\r\n");
+  Parsed two("*3\r\n$6\r\nmaster\r\n:3129659\r\n*2\r\n*3\r\n$9\r\n127.0.0.1\r\n$4\r\n9001\r\n"
+             "$7\r\n3129242\r\n*3\r\n$9\r\n127.0.0.1\r\n$4\r\n9002\r\n$7\r\n3129543\r\n");
+  EXPECT_EQ(p::parse_role_replicas(two.frame()), 2);
+  Parsed none("*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n");
+  EXPECT_EQ(p::parse_role_replicas(none.frame()), 0);
+  Parsed replica("*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:9000\r\n$9\r\nconnected\r\n"
+                 ":3167038\r\n");
+  EXPECT_FALSE(p::parse_role_replicas(replica.frame()));
+  Parsed err("-NOPERM this user has no permissions to run the 'role' command\r\n");
+  EXPECT_FALSE(p::parse_role_replicas(err.frame()));
+  Parsed odd(":1\r\n");
+  EXPECT_FALSE(p::parse_role_replicas(odd.frame()));
+}
+
+// What each policy waits for (docs/protocol.md, *Replica-acknowledged grants*).
+TEST(ReplicaAcksPolicy, NeededPerPolicy) {
+  EXPECT_TRUE(ReplicaAcks{}.is_none());
+  EXPECT_TRUE(ReplicaAcks::count(0).is_none());
+  EXPECT_EQ(ReplicaAcks::count(2).needed(7), 2);
+  const ReplicaAcks implicit = 3;  // `options.min_replicas = 3` keeps meaning three
+  EXPECT_EQ(implicit, ReplicaAcks::count(3));
+  const ReplicaAcks m = ReplicaAcks::majority();
+  EXPECT_FALSE(m.is_none());
+  EXPECT_EQ(m.needed(0), 0);  // a single node: nothing to wait for
+  EXPECT_EQ(m.needed(1), 1);
+  EXPECT_EQ(m.needed(2), 2);
+  EXPECT_EQ(m.needed(3), 2);
+  EXPECT_EQ(m.needed(4), 3);
+  EXPECT_EQ(m.needed(5), 3);
 }
 
 TEST(RenewExec, InterpretsExec) {

@@ -30,6 +30,7 @@ struct Master {
   int down_after = 3000;
   int quorum = 2;
   int others = 2;
+  int replicas = -1;  // num-slaves; -1: the field is left out
 };
 
 std::string master_reply(const Master& m) {
@@ -44,8 +45,10 @@ std::string master_reply(const Master& m) {
       {"down-after-milliseconds", std::to_string(m.down_after)},
       {"num-other-sentinels", std::to_string(m.others)},
       {"quorum", std::to_string(m.quorum)}};
-  resp::append_map_header(out, f.size());
-  for (const auto& [k, v] : f) {
+  auto fields = f;
+  if (m.replicas >= 0) fields.emplace_back("num-slaves", std::to_string(m.replicas));
+  resp::append_map_header(out, fields.size());
+  for (const auto& [k, v] : fields) {
     resp::append_blob(out, k);
     resp::append_blob(out, v);
   }
@@ -224,6 +227,29 @@ TEST(SentinelVouch, PollsAFifthOfDownAfterWithinBounds) {
   m.down_after = 100;
   answer(v, 1, 0, 1, m);
   EXPECT_EQ(v.poll_period(), milliseconds(50));
+}
+
+// ClientOptions' majority of replicas: the most any sentinel reports for our primary, down
+// replicas included (num-slaves); nothing from a sentinel naming another primary; forgotten when
+// the primary changes.
+TEST(SentinelVouch, KnownReplicasAreTheMostASentinelReports) {
+  SentinelVouch v = three();
+  EXPECT_EQ(v.known_replicas(), -1);
+  Master m;
+  answer(v, 0, 0, 1, m);  // no num-slaves field: still unknown
+  EXPECT_EQ(v.known_replicas(), -1);
+  m.replicas = 2;
+  answer(v, 0, 0, 1, m);
+  m.replicas = 3;
+  answer(v, 1, 0, 1, m);
+  EXPECT_EQ(v.known_replicas(), 3);
+  Master other = m;
+  other.ip = "10.1.0.2";
+  other.replicas = 7;
+  answer(v, 2, 0, 1, other);
+  EXPECT_EQ(v.known_replicas(), 3);
+  v.on_server("10.1.0.2", 6379);
+  EXPECT_EQ(v.known_replicas(), -1);
 }
 
 TEST(SentinelVouch, MalformedRepliesAreRefusedWithAReason) {

@@ -123,6 +123,8 @@ TEST(Args, CommandSpecificRequirements) {
       {{"inspect", "a", "--json=yes"}, "takes no value"},
       {{"inspect", "a", "-q", "-v"}, "exclude"},
       {{"acquire", "a", "--ttl", "1s", "--owner", ""}, "empty"},
+      {{"acquire", "a", "--ttl", "1s", "--min-replicas", "most"}, "or 'majority'"},
+      {{"acquire", "a", "--ttl", "1s", "--min-replicas", "65"}, "from 0 to 64"},
   };
   for (const auto& c : cases) {
     Options o;
@@ -130,6 +132,24 @@ TEST(Args, CommandSpecificRequirements) {
     EXPECT_EQ(parse(c.args, o, err), ParseStatus::error) << c.needle;
     EXPECT_NE(err.find(c.needle), std::string::npos) << "'" << err << "' lacks " << c.needle;
   }
+}
+
+// --min-replicas: a count, or the majority policy (lock::ReplicaAcks); the last one given wins.
+TEST(Args, MinReplicasTakesACountOrMajority) {
+  Options o;
+  std::string err;
+  ASSERT_EQ(parse({"acquire", "a", "--ttl", "1s", "--min-replicas", "majority"}, o, err),
+            ParseStatus::ok)
+      << err;
+  EXPECT_TRUE(o.min_replicas_majority);
+  Options two;
+  ASSERT_EQ(parse({"acquire", "a", "--ttl", "1s", "--min-replicas", "majority", "--min-replicas",
+                   "2"},
+                  two, err),
+            ParseStatus::ok)
+      << err;
+  EXPECT_FALSE(two.min_replicas_majority);
+  EXPECT_EQ(two.min_replicas, 2);
 }
 
 TEST(Args, HelpAndVersion) {

@@ -310,14 +310,21 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
     } else if (name == "--no-vouch") {
       if (!flag(out.no_vouch)) return fail("--no-vouch takes no value");
     } else if (name == "--min-replicas") {
-      constexpr const char* kBad = "--min-replicas needs a number of replicas from 0 to 64";
+      constexpr const char* kBad =
+          "--min-replicas needs a number of replicas from 0 to 64, or 'majority'";
       if (!value(v)) return fail(kBad);
-      int n = -1;
-      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (ec != std::errc() || p != v.data() + v.size() || n < 0 || n > 64) {
-        return fail(kBad);
+      if (v == "majority") {
+        out.min_replicas_majority = true;
+        out.min_replicas = 0;
+      } else {
+        int n = -1;
+        const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (ec != std::errc() || p != v.data() + v.size() || n < 0 || n > 64) {
+          return fail(kBad);
+        }
+        out.min_replicas = n;
+        out.min_replicas_majority = false;
       }
-      out.min_replicas = n;
     } else if (name == "--fair") {
       if (!flag(out.fair)) return fail("--fair takes no value");
       seen |= kOptFair;
@@ -481,7 +488,9 @@ Options:
   --no-vouch           behind sentinels: count a lease up to its TTL even when the sentinels
                        no longer vouch for the primary (a partition can then give two holders)
   --min-replicas N     report a grant or renewal only once N replicas have it (WAIT); else
-                       the grant is withdrawn (exit 69) and a renewal does not count
+                       the grant is withdrawn and tried again within --wait (then exit 69),
+                       and a renewal does not count. 'majority': more than half of the
+                       primary's configured replicas (the sentinels' count, else ROLE's)
   --replica-timeout D  how long WAIT waits for them (default 100ms)
   -h, --help, --version
 Durations: 250ms, 10s, 1.5s, 2m, 1h (also us); 0 needs no unit; at most one year.

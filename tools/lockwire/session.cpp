@@ -11,7 +11,8 @@ int Session::run() {
   lock::ClientOptions copts;
   copts.prefix = o_.prefix;
   copts.allow_eviction = o_.allow_eviction;
-  copts.min_replicas = o_.min_replicas;
+  copts.min_replicas = o_.min_replicas_majority ? lock::ReplicaAcks::majority()
+                                                : lock::ReplicaAcks::count(o_.min_replicas);
   copts.replica_timeout = o_.replica_timeout;
   if (o_.verbose) copts.metrics = std::make_shared<VerboseMetrics>(o_.resource);
   if (o_.no_vouch && conn_opts_.sentinel) conn_opts_.sentinel->vouch = false;

@@ -88,6 +88,45 @@ class CountingMetrics final : public Metrics {
   void on_redirect(std::string_view kind) noexcept override;
 };
 
+// How many replicas must acknowledge a grant or renewal (ClientOptions::min_replicas). What each
+// buys (docs/protocol.md, *Replica-acknowledged grants*):
+// - none (the default): no WAIT. Behind Sentinel or on a Cluster the partition vouches keep one
+//   holder at a time without it; a primary that crashes right after a grant may lose that grant
+//   in the failover, and its holder then learns so when it re-confirms the lease (lost).
+// - count(n): every reported grant and renewal is on n replicas: with n = all of them, any
+//   replica Sentinel promotes has it. While fewer than n are reachable, grants wait (retried
+//   within the caller's wait) and leases are not extended.
+// - majority(): count(⌊R/2⌋+1), R the primary's configured replicas: behind Sentinel the most a
+//   sentinel reports (num-slaves, down replicas included), else the replicas the primary lists
+//   in ROLE, read once per connection. R = 0 (a single node) waits for none, so single-node
+//   users pay nothing. After a failover the old primary counts as one of R until the sentinels
+//   forget it, so with two replicas a grant on the new primary waits for the heal.
+class ReplicaAcks {
+ public:
+  constexpr ReplicaAcks() noexcept = default;
+  // Implicit, so that `options.min_replicas = 2` keeps meaning two replicas.
+  constexpr ReplicaAcks(int n) noexcept : count_(n < 0 ? 0 : n) {}  // NOLINT
+  [[nodiscard]] static constexpr ReplicaAcks none() noexcept { return {}; }
+  [[nodiscard]] static constexpr ReplicaAcks count(int n) noexcept { return {n}; }
+  [[nodiscard]] static constexpr ReplicaAcks majority() noexcept {
+    ReplicaAcks a;
+    a.majority_ = true;
+    return a;
+  }
+  [[nodiscard]] constexpr bool is_none() const noexcept { return !majority_ && count_ == 0; }
+  [[nodiscard]] constexpr bool is_majority() const noexcept { return majority_; }
+  // The acknowledgements to wait for, with `configured` replicas known (majority only).
+  [[nodiscard]] constexpr int needed(int configured) const noexcept {
+    if (!majority_) return count_;
+    return configured <= 0 ? 0 : configured / 2 + 1;
+  }
+  friend constexpr bool operator==(const ReplicaAcks&, const ReplicaAcks&) = default;
+
+ private:
+  int count_ = 0;
+  bool majority_ = false;
+};
+
 struct ClientOptions {
   std::string prefix = "lockwire:";  // key prefix; no '{' or '}'
   Limits limits;
@@ -109,12 +148,13 @@ struct ClientOptions {
   // capped exponential backoff with jitter, starting at poll_initial, at most poll_max apart.
   Nanos poll_initial = std::chrono::milliseconds(10);
   Nanos poll_max = std::chrono::milliseconds(250);
-  // Replica-acknowledged grants: with min_replicas > 0, a grant or renewal is reported only after
-  // `WAIT min_replicas replica_timeout` (sent right after the block's reply: one more round trip
-  // plus the replicas' acknowledgement) says that many replicas have it. Otherwise the grant is
-  // withdrawn and the caller gets Errc::not_replicated, and a renewal does not extend the lease.
-  // WAIT holds this client's connection while it waits: keep replica_timeout short.
-  int min_replicas = 0;
+  // Replica-acknowledged grants (docs/protocol.md, *Replica-acknowledged grants*): a grant or
+  // renewal is reported only after `WAIT n replica_timeout` (sent right after the block's reply:
+  // one more round trip plus the replicas' acknowledgement) says n replicas have it; otherwise
+  // the grant is withdrawn and tried again within the wait (then Errc::not_replicated), and a
+  // renewal does not extend the lease. WAIT holds this client's connection while it waits: keep
+  // replica_timeout short. ReplicaAcks says what n is; `min_replicas = 2` means count(2).
+  ReplicaAcks min_replicas = ReplicaAcks::none();
   Nanos replica_timeout = std::chrono::milliseconds(100);
   // Redis Cluster: how often the slot map is read again (CLUSTER SHARDS on one kept connection)
   // to find shards whose primary changed. A failover pauses the old primary's clients, so a

@@ -214,6 +214,10 @@ struct FairRead {
 [[nodiscard]] loop::Request wait_replicas(int n, std::int64_t timeout_ms);
 // The number of replicas that acknowledged; nullopt for an error or a malformed reply.
 [[nodiscard]] std::optional<std::int64_t> parse_wait_replicas(resp::Frame reply);
+// ROLE, for ReplicaAcks::majority() without sentinels: the replicas a primary lists; nullopt for
+// an error, a malformed reply or a server that is not a primary.
+[[nodiscard]] loop::Request role_request();
+[[nodiscard]] std::optional<int> parse_role_replicas(resp::Frame reply);
 
 // --- release ------------------------------------------------------------------------------------
 [[nodiscard]] loop::Request exclusive_release(const Keys& k, std::string_view owner);

@@ -319,6 +319,10 @@ class Connection {
   [[nodiscard]] MonoTime vouched_until() const noexcept;
   // The sentinels' words behind vouched_until(), for an error message ("" without vouching).
   [[nodiscard]] std::string vouch_detail() const;
+  // With sentinel discovery and SentinelOptions::vouch: the most replicas of server() a sentinel
+  // reports (num-slaves: every replica it knows, down ones included); -1 otherwise or before a
+  // sentinel answered about this primary.
+  [[nodiscard]] int known_replicas() const noexcept;
   // Called after each answer of a sentinel to the vouching questions (vouched_until() may have
   // moved either way). One handler; set it again to replace it.
   void set_vouch_handler(std::function<void()> handler);
