@@ -833,14 +833,8 @@ void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64
                  // are still syncing, issue #28 case 3): withdraw, then try again within the
                  // wait (polled, as without pushes). The deadline answers with the WAIT's
                  // words in last_error().
-                 return self->withdraw(q, w, self->guard([q, w](Core* s, bool absent) {
-                   if (!absent || w->expired) {
-                     s->settle(w, absent);
-                     s->advance(q);
-                     return;
-                   }
-                   s->wait(q, w, 0, /*tracked=*/false);
-                 }));
+                 return self->withdraw_then_retry(
+                     q, w, [q, w](Core* s) { s->wait(q, w, 0, /*tracked=*/false); });
                }
                // Granted on the primary only (or unknown): withdraw it, then answer.
                if (ec.category() != lock_category()) {  // the connection's: outcome unknown
@@ -849,6 +843,18 @@ void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64
                  self->fail_withdrawing(q, w, ec, true);
                }
              }));
+}
+
+void Client::Core::withdraw_then_retry(const QueuePtr& q, const WaiterPtr& w,
+                                       std::function<void(Core*)> again) {
+  withdraw(q, w, guard([q, w, again = std::move(again)](Core* self, bool absent) {
+             if (!absent || w->expired) {
+               self->settle(w, absent);
+               self->advance(q);
+               return;
+             }
+             again(self);
+           }));
 }
 
 void Client::Core::retry_stale_grant(const QueuePtr& q, const WaiterPtr& w, Staleness why) {
@@ -860,18 +866,13 @@ void Client::Core::retry_stale_grant(const QueuePtr& q, const WaiterPtr& w, Stal
                  "refreshed, so no token above every earlier one could be vouched for";
     return fail_withdrawing(q, w, Errc::server_refused, true);
   }
-  withdraw(q, w, guard([q, w, why](Core* self, bool absent) {
-             if (w->expired || !absent) {
-               self->settle(w, absent);
-               self->advance(q);
-               return;
-             }
-             // A re-read that came back meanwhile (another attempt's) is fresh enough.
-             if (why == Staleness::floor_too_old && self->floor_read_at <= w->sent_floor_read_at) {
-               return self->refresh_floor([self, q] { self->attempt(q); });
-             }
-             self->attempt(q);
-           }));
+  withdraw_then_retry(q, w, [q, w, why](Core* self) {
+    // A re-read that came back meanwhile (another attempt's) is fresh enough.
+    if (why == Staleness::floor_too_old && self->floor_read_at <= w->sent_floor_read_at) {
+      return self->refresh_floor([self, q] { self->attempt(q); });
+    }
+    self->attempt(q);
+  });
 }
 
 void Client::Core::replicated(const std::string& resource, std::function<void(Ec)> then) {
@@ -960,19 +961,16 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
     // once, its token below one handed out on the new primary). Never handed over: withdrawn,
     // then tried again once vouched, within the wait.
     const std::string words = vouch_words();
-    return withdraw(q, w, guard([q, w, words](Core* self, bool absent) {
-                      if (!absent || w->expired) {
-                        self->settle(w, absent);
-                        self->advance(q);
-                      } else if (q->one_shot) {
-                        self->last_error = w->req.resource + ": granted, but " + words +
-                                           " by the time the reply came; the claim was withdrawn";
-                        self->complete(w, Errc::server_unavailable);
-                        self->advance(q);
-                      } else {
-                        self->attempt(q);  // parked until the vouch is back (on_vouch)
-                      }
-                    }));
+    return withdraw_then_retry(q, w, [q, w, words](Core* self) {
+      if (q->one_shot) {
+        self->last_error = w->req.resource + ": granted, but " + words +
+                           " by the time the reply came; the claim was withdrawn";
+        self->complete(w, Errc::server_unavailable);
+        self->advance(q);
+        return;
+      }
+      self->attempt(q);  // parked until the vouch is back (on_vouch)
+    });
   }
   auto d = std::make_shared<detail::LeaseData>();
   d->resource = w->req.resource;

@@ -331,6 +331,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void on_vouch();
   void on_horizon();
   void arm_horizon();
+  void start_horizon_timer(Nanos after);  // on_horizon() after `after` (the one timer)
   [[nodiscard]] std::string vouch_words() const;
   // Connected and probed, but no vouch covers the primary: attempts are parked, not sent.
   [[nodiscard]] bool parked_by_vouch() const noexcept {
@@ -626,6 +627,12 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // few times; the settle timer bounds how long the caller waits.
   void withdraw(const QueuePtr& q, const WaiterPtr& w, std::function<void(bool absent)> then,
                 int tries = 4);
+  // A grant or claim that must not be handed over (too few replicas, the vouch ran out in
+  // flight, a stale fencing floor): withdrawn, then `again` once nothing of ours is left and
+  // the wait goes on. A withdrawal left unconfirmed, or a wait that ended meanwhile, settles
+  // the waiter instead.
+  void withdraw_then_retry(const QueuePtr& q, const WaiterPtr& w,
+                           std::function<void(Core*)> again);
 
   // Drops finished waiters at the head; starts the next attempt or retires the queue.
   void advance(const QueuePtr& q);

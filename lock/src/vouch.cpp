@@ -24,13 +24,7 @@ void Client::Core::on_vouch() {
     // waited for a vouch goes on.
     if (horizon_timer) horizon_timer->stop();
   } else {
-    if (!horizon_timer) {
-      horizon_timer = loop.make_timer([wk = weak()] {
-        auto self = wk.lock();
-        if (self && !self->closed) self->on_horizon();
-      });
-    }
-    horizon_timer->start(horizon > now ? horizon - now : Nanos{0});
+    start_horizon_timer(horizon > now ? horizon - now : Nanos{0});
     if (horizon <= now) return;
   }
   if (reconfirm_pending && caps.probed) {
@@ -57,13 +51,17 @@ void Client::Core::arm_horizon() {
   if (until == kNever || until <= now) return;
   if (horizon_timer && horizon_timer->active() && horizon == until) return;
   horizon = until;
+  start_horizon_timer(until - now);
+}
+
+void Client::Core::start_horizon_timer(Nanos after) {
   if (!horizon_timer) {
     horizon_timer = loop.make_timer([wk = weak()] {
       auto self = wk.lock();
       if (self && !self->closed) self->on_horizon();
     });
   }
-  horizon_timer->start(until - now);
+  horizon_timer->start(after);
 }
 
 // The horizon passed with no newer vouch: a failover may complete from now on, so no lease on
