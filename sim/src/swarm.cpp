@@ -85,12 +85,12 @@ std::string FaultProfile::describe() const {
       out += " partition2=" + sides(partition2_mask) + "@" + std::to_string(partition2_at_ms) +
              "ms+" + std::to_string(partition2_ms) + "ms";
     }
+    const std::string replicas = replica_majority ? "majority" : std::to_string(min_replicas);
     if (partition_cluster) {
-      out += " on=cluster min-replicas=" + std::to_string(min_replicas);
+      out += " on=cluster min-replicas=" + replicas;
     } else {
-      out += " down-after=" + std::to_string(down_after_ms) + "ms min-replicas=" +
-             std::to_string(min_replicas) + " replica-lag=" + std::to_string(replica_lag_us) +
-             "us";
+      out += " down-after=" + std::to_string(down_after_ms) + "ms min-replicas=" + replicas +
+             " replica-lag=" + std::to_string(replica_lag_us) + "us";
     }
   }
   if (cluster) {
@@ -186,6 +186,7 @@ FaultProfile fault_profile_for(std::uint64_t seed, std::string_view forced) {
   p.down_after_ms = static_cast<std::int64_t>(r.between(2, 3)) * 1000;
   p.min_replicas = static_cast<int>(r.below(2));
   p.partition_cluster = r.chance(500000);
+  p.replica_majority = swarm && seed >= kMajorityFrom && p.min_replicas == 1;
   if (p.partitions) {
     p.failovers = p.cluster = p.semantics = false;
     p.pauses = p.mono_steps = p.wall_steps = p.restarts = false;

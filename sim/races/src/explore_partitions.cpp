@@ -50,6 +50,7 @@ ExploreResult explore_partitions(std::uint64_t seed, std::string_view strategy, 
   // for up to about the partition's length again (seed 5001068: 12 s after a 13 s cut).
   c.health_check = 1s;
   c.strategy_options.min_replicas = p.min_replicas;
+  c.strategy_options.replica_majority = p.replica_majority;
   Run run(c);
   sim::World& w = run.world();
   sim::Rng& r = w.scenario_rng();

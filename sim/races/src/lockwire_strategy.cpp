@@ -34,7 +34,8 @@ class LockwireStrategy final : public Strategy {
     lock::ClientOptions o;
     o.metrics = std::move(m);
     o.allow_eviction = t.allow_eviction;
-    o.min_replicas = t.min_replicas;
+    o.min_replicas = t.replica_majority ? lock::ReplicaAcks::majority()
+                                        : lock::ReplicaAcks::count(t.min_replicas);
     if (t.fence_ttl > Nanos{0}) o.fence_ttl = t.fence_ttl;
     o.cluster_vouch = t.cluster_vouch;
     return o;

@@ -28,6 +28,7 @@ struct LockwireTweaks {
   // seam (lockwire/testing/lock_regressions.hpp).
   lock::testing::Regressions regressions{};
   int min_replicas = 0;  // lock::ClientOptions::min_replicas
+  bool replica_majority = false;  // ... = ReplicaAcks::majority() instead
   Nanos fence_ttl{0};    // lock::ClientOptions::fence_ttl (0: the library's default)
   // `no-vouch` (with cluster_vouch off): SentinelOptions::vouch off, as lockwire was before
   // issue #28 — a holder cut off with the old primary keeps counting on its lease up to its TTL.

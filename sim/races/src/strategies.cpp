@@ -275,6 +275,7 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, sim::Node& node,
     if (e.lockwire) {
       LockwireTweaks t = e.lw;
       t.min_replicas = so.min_replicas;
+      t.replica_majority = so.replica_majority;
       if (so.fence_ttl > Nanos{0}) t.fence_ttl = so.fence_ttl;
       return make_lockwire_strategy(node, std::move(options), t);
     }

@@ -55,6 +55,9 @@ struct FaultProfile {
   std::int64_t partition_at_ms = 0, partition_ms = 0, partition2_at_ms = 0, partition2_ms = 0;
   std::int64_t down_after_ms = 0;
   int min_replicas = 0;
+  // From kMajorityFrom on, a partition seed that drew min_replicas 1 asks for a majority of the
+  // configured replicas instead (ClientOptions::min_replicas = ReplicaAcks::majority()).
+  bool replica_majority = false;
   int clients = 3;
   int resources = 1;
   int intensity = 1;  // 1..3: how many faults and how hard
@@ -76,6 +79,9 @@ inline constexpr std::uint64_t kClusterFrom = 3'000'000;
 inline constexpr std::uint64_t kSemanticsFrom = 4'000'000;
 // From here on every swarm seed runs the partition profile (FaultProfile::partitions).
 inline constexpr std::uint64_t kPartitionsFrom = 5'000'000;
+// From here on a partition seed that drew min_replicas 1 runs with a majority of the replicas
+// instead (no new draw: the profile is otherwise the one the seed would have had).
+inline constexpr std::uint64_t kMajorityFrom = 6'000'000;
 // The hosts a partition mask names, bit k = kPartitionHosts[k] (clients beyond the run's
 // count are ignored).
 inline constexpr const char* kPartitionHosts[] = {"redis-a", "redis-b", "redis-c", "s1", "s2",

@@ -109,7 +109,8 @@ class Strategy {
 // Options a scenario sets for every client of a run; strategies that have no such option
 // ignore them.
 struct StrategyOptions {
-  int min_replicas = 0;  // lockwire: lock::ClientOptions::min_replicas
+  int min_replicas = 0;  // lockwire: lock::ClientOptions::min_replicas (a count)
+  bool replica_majority = false;  // lockwire: min_replicas = ReplicaAcks::majority() instead
   Nanos fence_ttl{0};    // lockwire: lock::ClientOptions::fence_ttl (0: the library's default)
 };
 
