@@ -52,8 +52,9 @@ same with it off, and directly on the primary, alternated inside one run
 (suites.locks.sentinel). The sentinels must not turn the detached replica back into a replica
 (they do, +convert-to-slave, about 10 s after a detach), so every detach is followed by
 `SENTINEL RESET NAME` on each sentinel: they forget the replica (and relearn each other), and
-before each sentinel row the run waits until every sentinel lists the replica and the 2 other
-sentinels again. After the row every sentinel must still name the --port primary (no failover
+the run waits until each lists no replica and the 2 other sentinels (so their reconnects to the
+primary fall before the next row, not in it); before each sentinel row, until each lists the
+replica again. After the row every sentinel must still name the --port primary (no failover
 happened). Meanwhile the sentinels only ping the primary (PING every second, INFO every 10 s,
 a hello PUBLISH every 2 s each). Without --sentinel-ports or --replica-port: listed as skipped.
 
@@ -591,7 +592,8 @@ class Collector:
         exe = self.binary("bench_lock")
         # redis-benchmark: the PING floor (`-c 1 -P 1` p50), interleaved like a contender.
         # lockwire-replicas: the replica rows (attached only meanwhile), see the docstring;
-        # lockwire-cluster: the cluster row; lockwire-semantics: the issue #20 rows.
+        # lockwire-cluster: the cluster row; lockwire-sentinel: the sentinel row (replica
+        # attached meanwhile); lockwire-semantics: the issue #20 rows.
         contenders = ["lockwire", "redis-py", "node-redlock"] + list(HIREDIS_PEERS) + \
             ["redis-benchmark"]
         if not exe and not self.binary("bench_hiredis_peers"):
@@ -819,6 +821,10 @@ class Collector:
             # The sentinels would otherwise re-attach it (+convert-to-slave) within ~10 s.
             for s in self.sentinels:
                 s.call("SENTINEL", "RESET", self.sentinel_master)
+            # Their reconnects and rediscovery (a few commands on the primary) before the next
+            # row, not in it; and a check that they forgot the replica.
+            if self.sentinels:
+                self.sentinels_ready(replicas=0)
         deadline = time.monotonic() + timeout
         while True:
             info = self.redis.info("replication")
@@ -857,14 +863,15 @@ class Collector:
         finally:
             s.close()
 
-    def sentinels_ready(self, timeout=30):
-        """Waits until every sentinel names the --port primary, lists the replica and the other
-        sentinels, and sees the primary up. Raises RuntimeError after `timeout` seconds."""
+    def sentinels_ready(self, replicas=1, timeout=30):
+        """Waits until every sentinel names the --port primary, lists `replicas` replicas and
+        the other sentinels, and sees the primary up. Raises RuntimeError after `timeout`
+        seconds."""
         deadline = time.monotonic() + timeout
         while True:
             views = [self.sentinel_master_view(s) for s in self.sentinels]
             if all(v.get("port") == str(self.port) and v.get("flags") == "master" and
-                   int(v.get("num-slaves", "0")) >= 1 and
+                   int(v.get("num-slaves", "-1")) == replicas and
                    int(v.get("num-other-sentinels", "0")) == len(self.sentinels) - 1
                    for v in views):
                 return
