@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole side-by-side benchmark in one command: installs what it needs (Debian packages, npm
 # packages into bench/peers/node_modules), builds the release preset, starts a private
-# redis-server (free loopback port, persistence off), one replica of it and a 3-primary Redis
-# Cluster (for the cluster row; skipped when the suites do not include locks), runs every suite
-# with the contenders interleaved and repeated, stops the servers, and writes
-# <date>-<host>.json, .md and PNG charts. Scripting stays enabled on every server (the peers
+# redis-server (free loopback port, persistence off), one replica of it, a 3-primary Redis
+# Cluster (for the cluster row) and 3 sentinels monitoring the server (for the sentinel row;
+# both skipped when the suites do not include locks), runs every suite with the contenders
+# interleaved and repeated, stops the servers, and writes <date>-<host>.json, .md and PNG
+# charts. Scripting stays enabled on every server (the peers
 # need EVALSHA); collect.py gives lockwire's rows an ACL user without @scripting.
 #
 # Usage: bench/run.sh [--quick] [--rounds N] [--suites LIST] [--no-build] [--bin DIR] [--out DIR]
@@ -12,7 +13,8 @@
 #               everything ran and the result file is well-formed, including that every lock
 #               contender (lockwire, redis-py, node-redlock, and bench_hiredis_peers' hiredis-lua,
 #               hiredis-lua-fenced, hiredis-watch) produced each of its rows in every round
-#               (lockwire's replica, cluster, semantics rows too; for CI; no timing assertions)
+#               (lockwire's replica, cluster, sentinel, semantics rows too; for CI; no timing
+#               assertions)
 #   --rounds N  repetitions of every suite (default 5; 1 with --quick)
 #   --suites    comma-separated subset of resp,connection,locks,sim (default: all)
 #   --no-build  use the binaries already in --bin (default build/release/bin)
@@ -30,7 +32,7 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 ;;
     --bin) bin=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -71,8 +73,10 @@ cleanup() { stop_servers; rm -rf "$sdir"; }
 trap cleanup EXIT
 # start_server NAME [redis-server options...]: on a free loopback port (3 attempts); sets
 # srv_port and srv_pid (also kept in pids, for the cleanup). With bus=1 set, a port P whose
-# cluster bus port P+10000 is free too.
+# cluster bus port P+10000 is free too. With conf=FILE set, FILE is the config file (a
+# sentinel needs one it can rewrite).
 bus=0
+conf=""
 free_port() {
   $py -c 'import socket, sys
 for _ in range(200):
@@ -94,7 +98,7 @@ start_server() {
   mkdir -p "$sdir/$name"
   for attempt in 1 2 3; do
     srv_port=$(free_port)
-    redis-server --bind 127.0.0.1 --port "$srv_port" --save '' --appendonly no \
+    redis-server ${conf:+"$conf"} --bind 127.0.0.1 --port "$srv_port" --save '' --appendonly no \
       --dir "$sdir/$name" --logfile "$sdir/$name.log" --daemonize no "$@" &
     srv_pid=$!
     pids+=("$srv_pid")
@@ -160,6 +164,40 @@ if [ -z "$suites" ] || [[ ",$suites," == *,locks,* ]]; then
   say "Redis Cluster of 3 primaries on ${nodes[*]}: cluster_state:ok"
 fi
 
+# 3c. The sentinel row's sentinels: 3, monitoring the primary as $smaster (quorum 2,
+#     down-after 5 s), each with its own config file. The primary's default user has no
+#     password (collect.py only adds lockwire's ACL user), so they need no auth-user/auth-pass.
+#     collect.py detaches the replica for most rows and resets the sentinels each time (else
+#     they re-attach it); no failover happens during the bench (it checks after each row).
+sports=()
+smaster=lockwire-bench
+if [ -z "$suites" ] || [[ ",$suites," == *,locks,* ]]; then
+  for i in 1 2 3; do
+    printf 'sentinel monitor %s 127.0.0.1 %s 2\nsentinel down-after-milliseconds %s 5000\n' \
+      "$smaster" "$port" "$smaster" >"$sdir/sentinel$i.conf"
+    conf="$sdir/sentinel$i.conf"
+    start_server "sentinel$i" --sentinel || { say "cannot start sentinel $i"; exit 1; }
+    sports+=("$srv_port")
+  done
+  conf=""
+  # Each must list the replica and the 2 other sentinels (hello messages, every 2 s).
+  ok=0
+  for _ in $(seq 300); do
+    ok=1
+    for p in "${sports[@]}"; do
+      sm=$(timeout 5 redis-cli -h 127.0.0.1 -p "$p" sentinel master "$smaster" 2>/dev/null || true)
+      awk 'NR % 2 { k = $0; next } { v[k] = $0 }
+           END { exit !(v["num-slaves"] >= 1 && v["num-other-sentinels"] == 2) }' <<<"$sm" || ok=0
+    done
+    [ $ok = 1 ] && break
+    sleep 0.1
+  done
+  if [ $ok = 0 ]; then
+    say "the sentinels on ${sports[*]} never listed the replica and each other"; exit 1
+  fi
+  say "3 sentinels on ${sports[*]} monitor 127.0.0.1:$port as $smaster with its replica"
+fi
+
 # 4. Run the suites.
 mkdir -p "$out"
 name="$(date -u +%Y-%m-%d)-$(hostname -s)"
@@ -169,6 +207,8 @@ collect=(--port "$port" --replica-port "$rport" --bin "$bin" --out "$json" --com
 [ -n "$rounds" ] && collect+=(--rounds "$rounds")
 [ -n "$suites" ] && collect+=(--suites "$suites")
 [ ${#cports[@]} -gt 0 ] && collect+=(--cluster-ports "$(IFS=,; echo "${cports[*]}")")
+[ ${#sports[@]} -gt 0 ] &&
+  collect+=(--sentinel-ports "$(IFS=,; echo "${sports[*]}")" --sentinel-master "$smaster")
 rc=0
 $py bench/report/collect.py "${collect[@]}" || rc=$?
 stop_servers

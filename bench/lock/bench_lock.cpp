@@ -3,6 +3,8 @@
 //   bench_lock [redis://127.0.0.1:6379] [seconds-per-row=2]
 //   LOCKWIRE_BENCH_MIN_REPLICAS=N bench_lock URL [seconds]   (replica-acknowledged grant rows)
 //   LOCKWIRE_BENCH_CLUSTER=redis://h:p1,h:p2,h:p3 bench_lock URL [seconds]   (the cluster row)
+//   LOCKWIRE_BENCH_SENTINEL=redis-sentinel://h:s1,h:s2,h:s3#name bench_lock URL [seconds]
+//                   (the sentinel row)
 //   LOCKWIRE_BENCH_SEMANTICS=1 bench_lock URL [seconds]   (semaphore, upgrade, lock_all rows)
 //   LOCKWIRE_BENCH_ROWS=throughput [LOCKWIRE_BENCH_USERS=16,256] [LOCKWIRE_BENCH_FLOOR=0]
 //                   bench_lock URL [seconds]   (only the 1/16/256-user rows, or those listed;
@@ -21,6 +23,10 @@
 // users on distinct resources (their hash tags spread them over the cluster's slots) through
 // lockwire's cluster client against the same workload on URL's single primary, alternated in
 // quarter-row chunks; requests, MOVED/ASK redirects and TRYAGAIN/CLUSTERDOWN retries counted.
+// With LOCKWIRE_BENCH_SENTINEL=<sentinel URL naming URL's primary> it runs only the sentinel
+// row (issue #28): serial pairs and 16 users on one connection through the client behind
+// Sentinel with SentinelOptions::vouch on (the default), the same with it off, and directly on
+// URL's primary, alternated in quarter-row chunks (order rotated each chunk).
 // With LOCKWIRE_BENCH_SEMANTICS=1 it runs only the lock-semantics rows of issue #20, alternated
 // in quarter-row chunks with the default lock as baseline: 16 users on one connection on one
 // semaphore of 4 permits, against 16 users each on its own resource (the 16-user row) and 16
@@ -86,6 +92,8 @@ int main(int argc, char** argv) {
         "  LOCKWIRE_BENCH_FLOOR=0           with ROWS=throughput: no PING rows (profiling)\n"
         "  LOCKWIRE_BENCH_MIN_REPLICAS=N    the replica-acknowledged grant rows\n"
         "  LOCKWIRE_BENCH_CLUSTER=URL       the cluster row (256 users) against URL's primary\n"
+        "  LOCKWIRE_BENCH_SENTINEL=URL      the sentinel row (vouch on, off, direct); its\n"
+        "                                   sentinels must monitor URL's primary\n"
         "  LOCKWIRE_BENCH_SEMANTICS=1       the lock-semantics rows (semaphore, upgrade, lock_all,\n"
         "                                   fair and default hand-off)\n"
         "  LOCKWIRE_BENCH_JSON=1            JSON lines too (bench/report)\n");
@@ -108,6 +116,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     return cluster_rows(conn, url, cconn, cluster, row);
+  }
+  if (const char* sentinel = std::getenv("LOCKWIRE_BENCH_SENTINEL")) {
+    loop::ConnectionOptions sconn;
+    if (auto ec = loop::parse_url(sentinel, sconn); ec || !sconn.sentinel) {
+      std::fprintf(stderr, "bad sentinel url %s: %s\n", loop::redact_url(sentinel).c_str(),
+                   ec ? ec.message().c_str() : "not a redis-sentinel:// URL");
+      return 2;
+    }
+    return sentinel_rows(conn, url, sconn, sentinel, row);
   }
   if (const char* sem = std::getenv("LOCKWIRE_BENCH_SEMANTICS"); sem != nullptr && *sem != '\0') {
     return semantics_rows(conn, url, row);

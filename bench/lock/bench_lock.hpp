@@ -1,7 +1,8 @@
 // bench_lock's pieces shared by its rows (one file per row family: bench_lock.cpp has main, the
-// default rows and the throughput-only rows; rows_replicas.cpp, rows_cluster.cpp and
-// rows_semantics.cpp the others): the server-cost reader, a row's result, the Bench harness
-// (pairs, PINGs, hand-offs on one loop) and the JSON lines bench/report reads.
+// default rows and the throughput-only rows; rows_replicas.cpp, rows_cluster.cpp,
+// rows_sentinel.cpp and rows_semantics.cpp the others): the server-cost reader, a row's
+// result, the Bench harness (pairs, PINGs, hand-offs on one loop) and the JSON lines
+// bench/report reads.
 #pragma once
 
 #include <sys/resource.h>
@@ -121,8 +122,19 @@ using bench_json::quantile;
 
 class Bench {
  public:
-  // Server cost is read from every endpoint `conn` lists (a cluster's seeds: every node).
+  // Server cost is read from every endpoint `conn` lists (a cluster's seeds: every node), or
+  // with sentinel discovery from the primary the sentinels name (their seeds are sentinels).
   Bench(loop::ConnectionOptions conn, double seconds) : conn_(std::move(conn)), row_(seconds) {
+    if (conn_.sentinel) {
+      loop::ConnectionOptions o = conn_;
+      // Only INFO goes over it: no polling or watching that the row's client does not do.
+      o.sentinel->vouch = false;
+      o.sentinel->watch_every_sentinel = false;
+      info_.push_back(std::make_unique<loop::Connection>(loop_, o));
+      info_.back()->start();
+      warm(*info_.back());
+      return;
+    }
     std::vector<loop::Endpoint> eps = conn_.seeds;
     if (eps.empty()) eps.push_back(conn_.endpoint);
     for (const loop::Endpoint& e : eps) {
@@ -212,7 +224,8 @@ class Bench {
   // A grant withdrawn as not_replicated is retried (its time counts in the pair's); more than
   // kMaxNotReplicated of them in one row mean the replica is not acknowledging: exit 1.
   // The partition vouch off (ClientOptions::cluster_vouch, SentinelOptions::vouch) for the
-  // clients this bench makes from now on: what the vouch's polling costs (the cluster row).
+  // clients this bench makes from now on: what the vouch's polling costs (the cluster and
+  // sentinel rows).
   void set_vouch(bool on) { vouch_ = on; }
 
   Result pairs(int users, int min_replicas = 0, Sent* sent = nullptr,
@@ -237,9 +250,10 @@ class Bench {
     }
     if (!conn.seeds.empty()) {
       // A cluster client: each shard's Core connects, and (with the masters' vouch) attempts
-      // only once the other masters vouch for its primary, a few polls after the connect. A
-      // long-running service pays that once; the row measures the steady state, so every
-      // resource is locked and released once (with a wait) before the clock starts.
+      // only once the other masters vouch for its primary, a few polls after the connect; a
+      // client behind Sentinel (with its vouch) once the sentinels vouch. A long-running
+      // service pays that once; the row measures the steady state, so every resource is locked
+      // and released once (with a wait) before the clock starts.
       int warming = users;
       for (int u = 0; u < users; ++u) {
         lock::LockRequest w = reqs[u];
@@ -633,6 +647,8 @@ inline std::string serial_json(const Result& pair, const Bench::Sent& sent, cons
 int replica_rows(const loop::ConnectionOptions& conn, const char* url, double row, int n);
 int cluster_rows(const loop::ConnectionOptions& single, const char* single_url,
                  const loop::ConnectionOptions& cluster, const char* cluster_url, double row);
+int sentinel_rows(const loop::ConnectionOptions& direct, const char* direct_url,
+                  const loop::ConnectionOptions& sentinel, const char* sentinel_url, double row);
 int semantics_rows(const loop::ConnectionOptions& conn, const char* url, double row);
 int throughput_rows(const loop::ConnectionOptions& conn, const char* url, double row);
 

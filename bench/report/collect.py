@@ -43,6 +43,21 @@ listed as skipped.
 bench_lock URL`, 256 users through lockwire's cluster client against the same workload on the
 --port primary, alternated inside one run (suites.locks.cluster). Without it: listed as skipped.
 
+--sentinel-ports P1,P2,P3 (with --sentinel-master NAME): three sentinels that run.sh started,
+monitoring the --port primary as NAME (sentinel row, issue #28): once per locks round, in the
+rotation, the replica is attached as for the replica rows and `LOCKWIRE_BENCH_SENTINEL=
+redis-sentinel://…:P1,…:P3#NAME bench_lock URL` runs serial pairs and 16 users on one
+connection through the client behind Sentinel with SentinelOptions::vouch on (the default), the
+same with it off, and directly on the primary, alternated inside one run
+(suites.locks.sentinel). The sentinels must not turn the detached replica back into a replica
+(they do, +convert-to-slave, about 10 s after a detach), so every detach is followed by
+`SENTINEL RESET NAME` on each sentinel: they forget the replica (and relearn each other), and
+the run waits until each lists no replica and the 2 other sentinels (so their reconnects to the
+primary fall before the next row, not in it); before each sentinel row, until each lists the
+replica again. After the row every sentinel must still name the --port primary (no failover
+happened). Meanwhile the sentinels only ping the primary (PING every second, INFO every 10 s,
+a hello PUBLISH every 2 s each). Without --sentinel-ports or --replica-port: listed as skipped.
+
 Lock semantics (issue #20): once per locks round, in the rotation, `LOCKWIRE_BENCH_SEMANTICS=1
 bench_lock URL` runs the semaphore, upgrade and lock_all rows against the default lock in the
 same run, alternated in quarter-row chunks (suites.locks.semantics; SEMANTICS_CASES below): 16
@@ -111,6 +126,8 @@ def peer_rows(who, rows):
     return rows
 
 LW_PASS = "lockwire-bench-no-scripts"
+# bench_lock's sentinel row targets (LOCKWIRE_BENCH_SENTINEL), each with 1 and 16 users.
+SENTINEL_TARGETS = ["direct", "sentinel", "sentinel-novouch"]
 # bench_handoff's rows (waiters, each with its own connection), each once per round.
 BREAKDOWN_WAITERS = [1, 8, 64]
 # bench_lock's lock-semantics cases (LOCKWIRE_BENCH_SEMANTICS=1), each once per run.
@@ -317,6 +334,13 @@ class Collector:
         self.cluster_url = (f"redis://{LW_USER}:{LW_PASS}@" + ",".join(
             f"127.0.0.1:{r.port}" for r in self.cluster)) if self.cluster else None
         self.replica = Redis(a.replica_port) if a.replica_port else None
+        self.sentinels = [Redis(int(p)) for p in a.sentinel_ports.split(",")] \
+            if a.sentinel_ports else []
+        self.sentinel_master = a.sentinel_master
+        # The data node's credentials in the user info; the sentinels take no AUTH.
+        self.sentinel_url = (f"redis-sentinel://{LW_USER}:{LW_PASS}@" + ",".join(
+            f"127.0.0.1:{r.port}" for r in self.sentinels) + f"#{a.sentinel_master}") \
+            if self.sentinels else None
         self.quick = a.quick
         self.rounds = a.rounds
         self.failed = []
@@ -568,7 +592,8 @@ class Collector:
         exe = self.binary("bench_lock")
         # redis-benchmark: the PING floor (`-c 1 -P 1` p50), interleaved like a contender.
         # lockwire-replicas: the replica rows (attached only meanwhile), see the docstring;
-        # lockwire-cluster: the cluster row; lockwire-semantics: the issue #20 rows.
+        # lockwire-cluster: the cluster row; lockwire-sentinel: the sentinel row (replica
+        # attached meanwhile); lockwire-semantics: the issue #20 rows.
         contenders = ["lockwire", "redis-py", "node-redlock"] + list(HIREDIS_PEERS) + \
             ["redis-benchmark"]
         if not exe and not self.binary("bench_hiredis_peers"):
@@ -595,6 +620,21 @@ class Collector:
             cluster = {"status": "missing", "reason": "no cluster (collect.py --cluster-ports)"}
         else:
             contenders.insert(1, "lockwire-cluster")
+        # lockwire-sentinel: the sentinel row (needs the sentinels and the replica).
+        sentinel = {"status": "ok", "runs": [], "users": [1, 16], "targets": SENTINEL_TARGETS,
+                    "sentinels": [f"127.0.0.1:{s.port}" for s in self.sentinels],
+                    "master_name": self.sentinel_master}
+        if not exe:
+            sentinel = {"status": "missing", "reason": f"bench_lock not found in {self.a.bin}"}
+        elif not self.sentinels:
+            self.skipped.append("locks: lockwire sentinel row (no --sentinel-ports)")
+            sentinel = {"status": "missing", "reason": "no sentinels (collect.py --sentinel-ports)"}
+        elif self.replica is None:
+            self.skipped.append("locks: lockwire sentinel row (no --replica-port)")
+            sentinel = {"status": "missing",
+                        "reason": "no replica for the sentinels (collect.py --replica-port)"}
+        else:
+            contenders.insert(1, "lockwire-sentinel")
         # lockwire-breakdown: the hand-off cut into segments (bench_handoff, issue #18).
         breakdown = {"status": "ok", "runs": [], "waiters": BREAKDOWN_WAITERS}
         hexe = self.binary("bench_handoff")
@@ -620,6 +660,11 @@ class Collector:
                     log(f"locks round {r + 1}/{self.rounds}: lockwire cluster row (3 primaries "
                         "vs 1)")
                     cluster["runs"] += self.run_cluster_row(exe, r)
+                    continue
+                if who == "lockwire-sentinel":
+                    log(f"locks round {r + 1}/{self.rounds}: lockwire sentinel row (vouch on, "
+                        "off, direct; replica attached)")
+                    sentinel["runs"] += self.run_sentinel_row(exe, r)
                     continue
                 if who == "lockwire-breakdown":
                     log(f"locks round {r + 1}/{self.rounds}: lockwire hand-off breakdown "
@@ -648,7 +693,8 @@ class Collector:
                     log(f"locks round {r + 1}/{self.rounds}: {who} {mode} {n} {variant}")
                     runs.append(self.run_peer(who, mode, n, variant, r))
         bad = [x for x in runs + floor + replicas.get("runs", []) + cluster.get("runs", []) +
-               semantics.get("runs", []) + breakdown.get("runs", []) if "error" in x]
+               sentinel.get("runs", []) + semantics.get("runs", []) +
+               breakdown.get("runs", []) if "error" in x]
         if any("error" in x for x in semantics.get("runs", [])):
             semantics["status"] = "failed"
         if any("error" in x for x in breakdown.get("runs", [])):
@@ -657,12 +703,15 @@ class Collector:
             replicas["status"] = "failed"
         if any("error" in x for x in cluster.get("runs", [])):
             cluster["status"] = "failed"
+        if any("error" in x for x in sentinel.get("runs", [])):
+            sentinel["status"] = "failed"
         # Every peer's rows, for report.py's check that each round produced all of them.
         peers = {who: [{"mode": m, "n": n, "variant": v} for m, n, v in peer_rows(who, rows)]
                  for who in contenders if who in PEER_NAMES}
         return {"status": "failed" if bad else "ok", "runs": runs, "ping_floor": floor,
                 "rows": [{"mode": m, "n": n, "variant": v} for m, n, v in rows],
                 "peer_rows": peers, "replicas": replicas, "cluster": cluster,
+                "sentinel": sentinel,
                 "semantics": semantics, "breakdown": breakdown,
                 "scripting": self.lw_user}
 
@@ -769,6 +818,13 @@ class Collector:
             self.replica.call("REPLICAOF", "127.0.0.1", str(self.port))
         else:
             self.replica.call("REPLICAOF", "NO", "ONE")
+            # The sentinels would otherwise re-attach it (+convert-to-slave) within ~10 s.
+            for s in self.sentinels:
+                s.call("SENTINEL", "RESET", self.sentinel_master)
+            # Their reconnects and rediscovery (a few commands on the primary) before the next
+            # row, not in it; and a check that they forgot the replica.
+            if self.sentinels:
+                self.sentinels_ready(replicas=0)
         deadline = time.monotonic() + timeout
         while True:
             info = self.redis.info("replication")
@@ -780,6 +836,85 @@ class Collector:
                                    f"{timeout} s the primary lists {n} replica(s): "
                                    f"{info.get('slave0', '')}")
             time.sleep(0.05)
+
+    def sentinel_master_view(self, s):
+        """SENTINEL MASTER of this run's master name, as {field: value}."""
+        reply = self.call_array(s, "SENTINEL", "MASTER", self.sentinel_master)
+        return dict(zip(reply[::2], reply[1::2]))
+
+    @staticmethod
+    def call_array(r, *args):
+        """A command whose reply is a flat array of bulk strings (SENTINEL MASTER)."""
+        s = socket.create_connection(("127.0.0.1", r.port), timeout=10)
+        try:
+            req = f"*{len(args)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in args)
+            s.sendall(req.encode())
+            f = s.makefile("rb")
+            line = f.readline()
+            if line.startswith(b"-"):
+                raise RuntimeError(line[1:].decode().strip())
+            if not line.startswith(b"*"):
+                raise RuntimeError(f"unexpected reply {line!r}")
+            out = []
+            for _ in range(int(line[1:])):
+                n = int(f.readline()[1:])
+                out.append(f.read(n + 2)[:-2].decode())
+            return out
+        finally:
+            s.close()
+
+    def sentinels_ready(self, replicas=1, timeout=30):
+        """Waits until every sentinel names the --port primary, lists `replicas` replicas and
+        the other sentinels, and sees the primary up. Raises RuntimeError after `timeout`
+        seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            views = [self.sentinel_master_view(s) for s in self.sentinels]
+            if all(v.get("port") == str(self.port) and v.get("flags") == "master" and
+                   int(v.get("num-slaves", "-1")) == replicas and
+                   int(v.get("num-other-sentinels", "0")) == len(self.sentinels) - 1
+                   for v in views):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"after {timeout} s the sentinels report: " + "; ".join(
+                        f"{s.port}: port={v.get('port')} flags={v.get('flags')} "
+                        f"num-slaves={v.get('num-slaves')} "
+                        f"num-other-sentinels={v.get('num-other-sentinels')}"
+                        for s, v in zip(self.sentinels, views)))
+            time.sleep(0.1)
+
+    def run_sentinel_row(self, exe, r):
+        """One round of the sentinel row: attach the replica, wait until the sentinels see it,
+        bench_lock with LOCKWIRE_BENCH_SENTINEL (vouch on, vouch off and direct alternated
+        inside one run), check that no failover happened, detach (and reset the sentinels)."""
+        row = 0.2 if self.quick else 2.0
+        cmd = [exe, self.url, str(row)]
+        env = {"LOCKWIRE_BENCH_SENTINEL": self.sentinel_url}
+        try:
+            self.replica_link(True)
+            self.sentinels_ready()
+            rc, out, err = self.run_scriptless(cmd, 180, env, "sentinel row")
+            # A failover would have moved the master's address; down flags mean one could.
+            moved = [f"{s.port}: {v.get('ip')}:{v.get('port')} {v.get('flags')}"
+                     for s in self.sentinels for v in [self.sentinel_master_view(s)]
+                     if v.get("port") != str(self.port) or
+                     any(f in v.get("flags", "") for f in ("s_down", "o_down", "failover"))]
+            if rc == 0 and moved:
+                rc, err = 1, f"the sentinels no longer name the primary as up: {moved}"
+        except RuntimeError as e:
+            rc, out, err = 1, "", str(e)
+        try:
+            self.replica_link(False)
+        except RuntimeError as e:
+            rc, err = rc or 1, f"{err}\n{e}"
+        runs = [d for d in parse_bench_lock(out) if d.get("mode") == "sentinel"] \
+            if rc == 0 else []
+        want = [(t, n) for t in SENTINEL_TARGETS for n in (1, 16)]
+        missing = [w for w in want if not any((d.get("target"), d.get("users")) == w
+                                              for d in runs)]
+        return self.tag_runs(runs, rc, err, out, cmd, r, missing, "sentinel row (bench_lock)",
+                             {"LOCKWIRE_BENCH_SENTINEL": self.sentinel_url})
 
     def run_replica_rows(self, exe, r):
         """One round of the replica rows: attach, bench_lock with LOCKWIRE_BENCH_MIN_REPLICAS=1
@@ -917,8 +1052,8 @@ def parse_bench_lock(text):
                 d = json.loads(line)
             except ValueError:
                 continue
-            if d.get("mode") in ("serial", "throughput", "handoff", "cluster", "semantics",
-                                 "handoff-breakdown"):
+            if d.get("mode") in ("serial", "throughput", "handoff", "cluster", "sentinel",
+                                 "semantics", "handoff-breakdown"):
                 d.setdefault("n", d.get("waiters") if d["mode"] == "handoff" else d.get("users", 1))
                 json_rows.append(d)
     if json_rows:
@@ -949,6 +1084,10 @@ def main():
                     help="a replica of --port (attached only for the replica rows)")
     ap.add_argument("--cluster-ports", default=None,
                     help="comma-separated primaries of a Redis Cluster (the cluster row)")
+    ap.add_argument("--sentinel-ports", default=None,
+                    help="comma-separated sentinels monitoring --port (the sentinel row)")
+    ap.add_argument("--sentinel-master", default="lockwire-bench",
+                    help="the master name the sentinels know --port by")
     ap.add_argument("--bin", required=True, help="folder holding bench_* binaries")
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
@@ -972,9 +1111,13 @@ def main():
               "server": {"address": f"127.0.0.1:{a.port}",
                          "persistence": "off (save '', appendonly no)",
                          "replica": (f"127.0.0.1:{a.replica_port}, attached only for the "
-                                     "replica rows" if a.replica_port else None),
+                                     "replica rows" + (" and the sentinel row"
+                                                       if a.sentinel_ports else "")
+                                     if a.replica_port else None),
                          "cluster": ([f"127.0.0.1:{p}" for p in a.cluster_ports.split(",")]
                                      if a.cluster_ports else None),
+                         "sentinels": ([f"127.0.0.1:{p}" for p in a.sentinel_ports.split(",")]
+                                       if a.sentinel_ports else None),
                          "scripting": f"enabled (for the peers); lockwire's rows connect as "
                                       f"ACL user {LW_USER} without @scripting"},
               "loadavg_start": os.getloadavg(), "suites_requested": a.suites.split(","),

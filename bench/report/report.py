@@ -175,6 +175,7 @@ def check(d):
     errs += check_replicas(locks.get("replicas") if "locks" in requested else None)
     if "locks" in requested:
         errs += check_cluster(locks.get("cluster"), d.get("server", {}).get("cluster"))
+        errs += check_sentinel(locks.get("sentinel"), d.get("server", {}).get("sentinels"))
         lw_ran = any(r.get("contender") == "lockwire" for r in locks.get("runs", []))
         errs += check_semantics(locks.get("semantics"), d.get("rounds") or 0, lw_ran)
         errs += check_breakdown(locks.get("breakdown"), d.get("rounds") or 0, lw_ran)
@@ -238,6 +239,51 @@ def check_cluster(cl, nodes):
                     errs.append(f"locks cluster round {rnd} {target}: {k} not a number")
             if num(got[0].get("ops")) and got[0]["ops"] <= 0:
                 errs.append(f"locks cluster round {rnd} {target}: no pairs completed")
+    return errs
+
+
+SENTINEL_TARGETS = ("direct", "sentinel", "sentinel-novouch")
+SENTINEL_KEYS = ("ops_per_sec", "us_per_op", "cpu_us_per_op", "requests_per_pair",
+                 "server_cpu_us_per_op", "server_cmd_usec_per_op")
+
+
+def check_sentinel(sn, sentinels):
+    """suites.locks.sentinel (issue #28). Absent in older results: not an error, unless the run
+    started sentinels (server.sentinels), then the row must have run: every target with 1 and
+    16 users in every round that has it, the serial rows with their latency distribution."""
+    if sn is None:
+        return ["locks sentinel: the run started sentinels but has no sentinel row"] \
+            if sentinels else []
+    if not isinstance(sn, dict) or sn.get("status") not in STATUSES:
+        return ["locks sentinel: bad status"]
+    if sentinels and sn["status"] != "ok":
+        return [f"locks sentinel: {sn['status']} although the run started sentinels"]
+    errs = []
+    runs = sn.get("runs", [])
+    for r in runs:
+        if "error" in r:
+            errs.append(f"locks sentinel round {r.get('round')}: "
+                        f"{r['error'].splitlines()[-1] if r['error'] else 'error'}")
+    if sn["status"] == "ok" and not runs:
+        errs.append("locks sentinel: ok but no runs")
+    good = [r for r in runs if "error" not in r]
+    for rnd in sorted({r.get("round") for r in good}):
+        for target in SENTINEL_TARGETS:
+            for users in (1, 16):
+                who = f"locks sentinel round {rnd}: {target} {users} user(s)"
+                got = [r for r in good if r.get("round") == rnd and
+                       r.get("target") == target and r.get("users") == users]
+                if not got:
+                    errs.append(f"{who} missing")
+                    continue
+                for k in SENTINEL_KEYS:
+                    if not num(got[0].get(k)):
+                        errs.append(f"{who}: {k} not a number")
+                if num(got[0].get("ops")) and got[0]["ops"] <= 0:
+                    errs.append(f"{who}: no pairs completed")
+                if users == 1 and not (num(got[0].get("latency_us", {}).get("p50")) and
+                                       len(got[0].get("quantiles_us", [])) == 101):
+                    errs.append(f"{who}: no latency distribution")
     return errs
 
 
@@ -573,7 +619,9 @@ class Report:
         self.w("- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val))
         self.w(f"- Server: redis-server on {d['server']['address']}, "
                f"persistence {d['server']['persistence']}, started by the run" +
-               (f"; replica {d['server']['replica']}" if d["server"].get("replica") else ""))
+               (f"; replica {d['server']['replica']}" if d["server"].get("replica") else "") +
+               (f"; sentinels {', '.join(d['server']['sentinels'])} monitoring it"
+                if d["server"].get("sentinels") else ""))
         self.w("- Figures: median over rounds [min–max]. Ratios compare medians of this same run; "
                "absolute numbers depend on the machine and on whatever else it was running "
                "(this machine is shared with compile jobs, so they are noisy: trust the ratios, "
@@ -752,6 +800,7 @@ class Report:
         self.w()
         self.breakdown(s.get("breakdown"))
         self.cluster(s.get("cluster"))
+        self.sentinel(s.get("sentinel"))
         self.replicas(s.get("replicas"))
         self.semantics(s.get("semantics"))
 
@@ -891,6 +940,68 @@ class Report:
                "primary, no redirects once the slot map is loaded) against one primary.")
         self.w()
 
+    def sentinel(self, sn):
+        """The sentinel row (suites.locks.sentinel, issue #28): the client behind Sentinel with
+        its vouch, without, and direct on the primary."""
+        if sn is None:  # a result from before this row
+            return
+        runs = self.sub_section("Sentinel: the vouch's cost (vouch on, off, direct)", sn)
+        if runs is None:
+            return
+
+        def vals(target, users, key, sub=None):
+            """{round: value} of one target and user count."""
+            out = {}
+            for r in runs:
+                if r.get("target") == target and r.get("users") == users:
+                    v = r.get(key)
+                    v = (v or {}).get(sub) if sub else v
+                    if num(v):
+                        out[r["round"]] = v
+            return out
+
+        def rs(a, b):
+            """Per-round ratios b ÷ a: median [min–max]."""
+            return cell([b[k] / a[k] for k in b if a.get(k)], "×", 2)
+
+        self.w("| row | direct (no sentinels) | vouch on (default) | vouch off | "
+               "ratio (on ÷ off) | ratio (on ÷ direct) |")
+        self.w("| --- | --- | --- | --- | --- | --- |")
+        for users, key, sub, label, digits in (
+                (1, "us_per_op", None, "serial pair, µs (mean)", None),
+                (1, "latency_us", "p50", "serial pair, p50 µs", None),
+                (1, "cpu_us_per_op", None, "serial pair, client CPU µs", None),
+                (1, "server_cpu_us_per_op", None, "serial pair, server CPU µs", None),
+                (1, "requests_per_pair", None, "serial pair, requests sent", 2),
+                (16, "ops_per_sec", None, "16 users, one connection: pairs/s", None),
+                (16, "cpu_us_per_op", None, "16 users: client CPU µs/pair", None),
+                (16, "server_cpu_us_per_op", None, "16 users: server CPU µs/pair", None),
+                (16, "server_cmd_usec_per_op", None,
+                 "16 users: server command µs/pair (commandstats)", None),
+                (16, "requests_per_pair", None, "16 users: requests sent per pair", 2)):
+            d, on, off = (vals(t, users, key, sub) for t in SENTINEL_TARGETS)
+            self.w(f"| {label} | {cell(list(d.values()), '', digits)} | "
+                   f"{cell(list(on.values()), '', digits)} | "
+                   f"{cell(list(off.values()), '', digits)} | {rs(off, on)} | {rs(d, on)} |")
+        self.w()
+        self.w("lockwire only: `LOCKWIRE_BENCH_SENTINEL=redis-sentinel://…:S1,…:S2,…:S3#"
+               f"{sn.get('master_name', 'lockwire-bench')} bench_lock URL`, once per round in "
+               "the contenders' rotation: serial pairs and 16 users on one connection (each on "
+               "its own resource) through the client behind Sentinel with "
+               "`SentinelOptions::vouch = true` (the default: every sentinel is asked SENTINEL "
+               "MASTER and SENTINEL SENTINELS every down-after ÷ 5, here 1 s, and a lease counts "
+               "only up to the sentinels' vouch), the same client with the vouch off, and "
+               "directly on this run's primary, alternated in quarter-row chunks (order rotated "
+               "each chunk). 3 sentinels (quorum 2, down-after 5 s, started by bench/run.sh: "
+               f"{', '.join(sn.get('sentinels') or [])}) monitor the primary; each round "
+               "attaches the replica as for the replica rows (and waits until every sentinel "
+               "lists it and the other sentinels), so all three targets run with the replica "
+               "attached, then detaches it and resets the sentinels (`SENTINEL RESET`: they "
+               "would re-attach it). After each row every sentinel must still name the primary: "
+               "no failover happens during the bench. Server CPU: the primary's (the sentinels' "
+               "own CPU is not counted). Ratios are medians of the per-round ratios [min–max].")
+        self.w()
+
     def replicas(self, rep):
         """The cost of ClientOptions::min_replicas (suites.locks.replicas)."""
         if rep is None:  # a result from before these rows
@@ -927,7 +1038,9 @@ class Report:
                "attached. Each round attaches the replica (`REPLICAOF`, until the primary lists "
                "it online), runs `LOCKWIRE_BENCH_MIN_REPLICAS=1 bench_lock`, which alternates "
                "the two settings in quarter-row chunks (order swapped each chunk), then detaches "
-               "it: every other row of this report runs without a replica.")
+               "it: every other row of this report runs without a replica" +
+               (" but the sentinel row (attached the same way)."
+                if self.d.get("server", {}).get("sentinels") else "."))
         self.w()
         self.w(f"| row | min_replicas=0 | min_replicas={n} | ratio (with ÷ without) |")
         self.w("| --- | --- | --- | --- |")
