@@ -200,6 +200,293 @@ std::string parse_host_port(std::string_view authority, std::uint16_t default_po
   return {};
 }
 
+// What the URL says, gathered stage by stage (scheme, fragment and query, user info, hosts or
+// socket path), before the query is read and the whole is checked for contradictions.
+struct UrlParts {
+  std::string_view scheme;
+  bool tls = false, is_unix = false, sentinel = false;
+  std::string_view rest;  // after "://", without the fragment and the query
+  std::string_view query;
+  std::optional<std::string> fragment_master;  // the sentinel form's #name, decoded
+  std::string_view fragment_raw;
+  std::string_view authority, path;
+  bool have_password = false;
+  std::optional<std::int64_t> path_db;
+};
+
+// The query's keys, read before they are checked against the rest of the URL.
+struct QueryParts {
+  std::optional<bool> ssl, verify;
+  TlsOptions tls;
+  bool any_tls_key = false;
+  std::optional<std::int64_t> db;
+  std::optional<std::string> master;  // sentinelMasterId
+  std::string_view master_raw;
+  std::string sentinel_user, sentinel_password;
+};
+
+constexpr std::string_view kSchemes =
+    "redis://, rediss://, unix://, redis-sentinel:// or rediss-sentinel://";
+
+std::error_code read_scheme(std::string_view url, UrlParts& u, const Fail& fail) {
+  const std::size_t colon = url.find("://");
+  if (colon == std::string_view::npos) {
+    return fail("missing scheme: expected " + std::string(kSchemes));
+  }
+  u.scheme = url.substr(0, colon);
+  if (lower_eq(u.scheme, "redis")) {
+  } else if (lower_eq(u.scheme, "rediss")) {
+    u.tls = true;
+  } else if (lower_eq(u.scheme, "unix") || lower_eq(u.scheme, "redis+unix")) {
+    u.is_unix = true;
+  } else if (lower_eq(u.scheme, "redis-sentinel")) {
+    u.sentinel = true;
+  } else if (lower_eq(u.scheme, "rediss-sentinel")) {
+    u.sentinel = u.tls = true;
+  } else {
+    return fail("unknown scheme '" + std::string(u.scheme) + "': expected " +
+                std::string(kSchemes));
+  }
+  u.rest = url.substr(colon + 3);
+  return {};
+}
+
+// The fragment is the sentinel form's master name, and meaningless anywhere else.
+std::error_code split_fragment_and_query(UrlParts& u, const Fail& fail) {
+  if (const std::size_t h = u.rest.find('#'); h != std::string_view::npos) {
+    if (!u.sentinel) {
+      return fail("URL fragments ('#...') have no meaning for Redis; percent-encode a '#' (%23)");
+    }
+    std::string name;
+    if (!pct_decode(u.rest.substr(h + 1), name)) {
+      return fail("bad percent-encoding in the master name");
+    }
+    u.fragment_master = std::move(name);
+    u.fragment_raw = u.rest.substr(h + 1);
+    u.rest = u.rest.substr(0, h);
+  }
+  if (const std::size_t q = u.rest.find('?'); q != std::string_view::npos) {
+    u.query = u.rest.substr(q + 1);
+    u.rest = u.rest.substr(0, q);
+  }
+  return {};
+}
+
+// authority = [userinfo@]host[:port]; unix: [userinfo@] then the path. The user info goes to
+// o.username / o.password.
+std::error_code read_user_info(UrlParts& u, ConnectionOptions& o, const Fail& fail) {
+  const std::size_t slash = u.rest.find('/');
+  if (u.is_unix && slash == std::string_view::npos) {
+    return fail("unix:// URL needs an absolute socket path");
+  }
+  u.authority = u.rest.substr(0, slash);
+  if (slash != std::string_view::npos) u.path = u.rest.substr(slash);
+  if (const std::size_t at = u.authority.rfind('@'); at != std::string_view::npos) {
+    const std::string_view userinfo = u.authority.substr(0, at);
+    u.authority = u.authority.substr(at + 1);
+    const std::size_t c = userinfo.find(':');
+    if (!pct_decode(userinfo.substr(0, c), o.username)) {
+      return fail("bad percent-encoding in the user name");
+    }
+    if (c != std::string_view::npos) {
+      if (!pct_decode(userinfo.substr(c + 1), o.password)) {
+        return fail("bad percent-encoding in the password");
+      }
+      u.have_password = true;
+    }
+  }
+  return {};
+}
+
+std::error_code read_socket_path(const UrlParts& u, ConnectionOptions& o, const Fail& fail) {
+  if (!u.authority.empty()) {
+    return fail("unix:// URL has a host part; expected unix:///path or unix://user:pass@/path");
+  }
+  std::string p;
+  if (!pct_decode(u.path, p)) return fail("bad percent-encoding in the socket path");
+  if (p.size() < 2) return fail("unix:// URL needs a socket path");
+  if (p.find('\0') != std::string::npos) return fail("socket path contains a NUL byte");
+  o.endpoint.kind = Endpoint::Kind::unix_socket;
+  o.endpoint.path = std::move(p);
+  o.endpoint.host.clear();
+  o.endpoint.port = 0;
+  o.seeds.push_back(o.endpoint);
+  return {};
+}
+
+// host[:port] or [IPv6][:port], or a comma-separated list of them; then "" | "/" | "/" db.
+std::error_code read_hosts_and_db(UrlParts& u, ConnectionOptions& o, const Fail& fail) {
+  const std::uint16_t default_port = u.sentinel ? 26379 : 6379;
+  const bool list = u.sentinel || u.authority.find(',') != std::string_view::npos;
+  std::size_t n = 0;
+  for (std::string_view left = u.authority;; ++n) {
+    const std::size_t comma = left.find(',');
+    const std::string_view one = left.substr(0, comma);
+    Endpoint ep;
+    if (std::string bad = parse_host_port(one, default_port, ep, fail); !bad.empty()) {
+      if (list) bad += " (host " + std::to_string(n + 1) + " of the list)";
+      return fail(std::move(bad));
+    }
+    if (ep.host.empty()) {
+      if (u.sentinel && u.authority.empty()) {
+        return fail("a sentinel URL needs at least one sentinel host: " + std::string(u.scheme) +
+                    "://host[:port][,host[:port]...]#master-name");
+      }
+      if (list) return fail("empty host " + std::to_string(n + 1) + " in the host list");
+      ep.host = "localhost";
+    }
+    o.seeds.push_back(std::move(ep));
+    if (comma == std::string_view::npos) break;
+    left = left.substr(comma + 1);
+  }
+  o.endpoint = o.seeds.front();
+  if (u.path.size() > 1) {
+    std::uint64_t db = 0;
+    if (!parse_uint(u.path.substr(1), INT32_MAX, db, true)) {
+      return fail("path must be /<database number> (no leading zeros), got " + fail.q(u.path));
+    }
+    u.path_db = static_cast<std::int64_t>(db);
+  }
+  return {};
+}
+
+// One key=value of the query (value decoded, raw as written).
+std::error_code read_query_param(std::string_view key, std::string_view raw, std::string value,
+                                 UrlParts& u, QueryParts& q, ConnectionOptions& o,
+                                 const Fail& fail) {
+  const auto tls_key = [&q](std::string& into, std::string v) {
+    into = std::move(v);
+    q.any_tls_key = true;
+  };
+  const auto sentinel_only = [&]() -> std::error_code {
+    return u.sentinel ? std::error_code{} : fail(fail.q(key) + " needs a redis-sentinel:// URL");
+  };
+  if (key == "db") {
+    std::uint64_t db = 0;
+    if (!parse_uint(value, INT32_MAX, db, false)) {
+      return fail("db must be a non-negative number, got " + fail.q(raw));
+    }
+    if (q.db) return fail("db given twice");
+    q.db = static_cast<std::int64_t>(db);
+  } else if (key == "password") {
+    if (u.have_password && value != o.password) {
+      return fail("password given both in the user info and in the query, differently");
+    }
+    o.password = std::move(value);
+    u.have_password = true;
+  } else if (key == "user" || key == "username") {
+    if (!o.username.empty() && value != o.username) {
+      return fail("user name given both in the user info and in the query, differently");
+    }
+    o.username = std::move(value);
+  } else if (key == "sentinel_username" || key == "sentinel_user") {
+    if (auto ec = sentinel_only()) return ec;
+    q.sentinel_user = std::move(value);
+  } else if (key == "sentinel_password") {
+    if (auto ec = sentinel_only()) return ec;
+    q.sentinel_password = std::move(value);
+  } else if (key == "sentinelMasterId") {
+    if (auto ec = sentinel_only()) return ec;
+    if (q.master && *q.master != value) return fail("sentinelMasterId given twice");
+    q.master = std::move(value);
+    q.master_raw = raw;
+  } else if (key == "protocol") {
+    if (value != "3") {
+      return fail("protocol=" + fail.q(raw) + " not supported: lockwire speaks RESP3 only");
+    }
+  } else if (key == "client_name" || key == "name") {
+    o.client_name = std::move(value);
+  } else if (key == "connect_timeout") {
+    std::uint64_t ms = 0;
+    if (!parse_uint(value, 86'400'000, ms, false) || ms == 0) {
+      return fail("connect_timeout must be milliseconds from 1 to 86400000");
+    }
+    o.connect_timeout = std::chrono::milliseconds(ms);
+  } else if (key == "ssl" || key == "tls") {
+    bool b = false;
+    if (!parse_bool(value, b)) return fail(fail.q(key) + " must be true or false");
+    q.ssl = b;
+  } else if (key == "verify_peer" || key == "verify") {
+    bool b = false;
+    if (!parse_bool(value, b)) return fail(fail.q(key) + " must be true or false");
+    q.verify = b;
+    q.any_tls_key = true;
+  } else if (key == "ca_file" || key == "cacert") {
+    tls_key(q.tls.ca_file, std::move(value));
+  } else if (key == "ca_dir") {
+    tls_key(q.tls.ca_dir, std::move(value));
+  } else if (key == "cert_file" || key == "cert") {
+    tls_key(q.tls.cert_file, std::move(value));
+  } else if (key == "key_file" || key == "key") {
+    tls_key(q.tls.key_file, std::move(value));
+  } else if (key == "server_name" || key == "sni") {
+    tls_key(q.tls.server_name, std::move(value));
+  } else {
+    return fail("unknown query parameter " + fail.q(key));
+  }
+  return {};
+}
+
+std::error_code read_query(UrlParts& u, QueryParts& q, ConnectionOptions& o, const Fail& fail) {
+  for (std::string_view query = u.query; !query.empty();) {
+    const std::size_t amp = query.find('&');
+    const std::string_view kv = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (kv.empty()) continue;
+    const std::size_t eq = kv.find('=');
+    if (eq == std::string_view::npos) {
+      return fail("query parameter " + fail.q(kv) + " has no '=value'");
+    }
+    const std::string_view key = kv.substr(0, eq);
+    const std::string_view raw = kv.substr(eq + 1);
+    std::string value;
+    if (!pct_decode(raw, value)) {
+      return fail("bad percent-encoding in query parameter " + fail.q(key));
+    }
+    if (auto ec = read_query_param(key, raw, std::move(value), u, q, o, fail)) return ec;
+  }
+  return {};
+}
+
+// The parts against each other: one database, TLS on or off, the sentinel form's master name.
+std::error_code settle_parts(const UrlParts& u, QueryParts& q, ConnectionOptions& o,
+                             const Fail& fail) {
+  if (u.path_db && q.db && *u.path_db != *q.db) {
+    return fail("database given both in the path and as db=, differently");
+  }
+  o.db = static_cast<int>(u.path_db ? *u.path_db : q.db.value_or(0));
+  bool tls = u.tls;
+  if (q.ssl) {
+    if (tls && !*q.ssl) return fail("rediss:// with ssl=false is contradictory");
+    tls = tls || *q.ssl;
+  }
+  if (q.any_tls_key && !tls) {
+    return fail("TLS parameters given without TLS (use rediss:// or ssl=true)");
+  }
+  if (q.tls.cert_file.empty() != q.tls.key_file.empty()) {
+    return fail("cert_file and key_file must be given together");
+  }
+  if (tls) {
+    if (q.verify) q.tls.verify_peer = *q.verify;
+    for (Endpoint& ep : o.seeds) ep.tls = q.tls;
+    o.endpoint.tls = std::move(q.tls);
+  }
+  if (u.sentinel) {
+    if (u.fragment_master && q.master && *u.fragment_master != *q.master) {
+      return fail("master name given both as #" + fail.q(u.fragment_raw) +
+                  " and sentinelMasterId=" + fail.q(q.master_raw) + ", differently");
+    }
+    std::string name = u.fragment_master ? *u.fragment_master : q.master.value_or("");
+    if (name.empty()) {
+      return fail("a sentinel URL needs the master name: " + std::string(u.scheme) +
+                  "://host[:port][,host[:port]...]#master-name");
+    }
+    o.sentinel = SentinelOptions{std::move(name), std::move(q.sentinel_user),
+                                 std::move(q.sentinel_password)};
+  }
+  return {};
+}
+
 }  // namespace
 
 std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::string* why) {
@@ -219,249 +506,16 @@ std::error_code parse_url(std::string_view url, ConnectionOptions& out, std::str
   o.db = 0;
   fail.password = &o.password;  // scrubbed from messages once parsed
 
-  constexpr std::string_view kSchemes =
-      "redis://, rediss://, unix://, redis-sentinel:// or rediss-sentinel://";
-  const std::size_t colon = url.find("://");
-  if (colon == std::string_view::npos) {
-    return fail("missing scheme: expected " + std::string(kSchemes));
+  UrlParts u;
+  QueryParts q;
+  if (auto ec = read_scheme(url, u, fail)) return ec;
+  if (auto ec = split_fragment_and_query(u, fail)) return ec;
+  if (auto ec = read_user_info(u, o, fail)) return ec;
+  if (auto ec = u.is_unix ? read_socket_path(u, o, fail) : read_hosts_and_db(u, o, fail)) {
+    return ec;
   }
-  const std::string_view scheme = url.substr(0, colon);
-  bool tls = false, is_unix = false, sentinel = false;
-  if (lower_eq(scheme, "redis")) {
-  } else if (lower_eq(scheme, "rediss")) {
-    tls = true;
-  } else if (lower_eq(scheme, "unix") || lower_eq(scheme, "redis+unix")) {
-    is_unix = true;
-  } else if (lower_eq(scheme, "redis-sentinel")) {
-    sentinel = true;
-  } else if (lower_eq(scheme, "rediss-sentinel")) {
-    sentinel = tls = true;
-  } else {
-    return fail("unknown scheme '" + std::string(scheme) + "': expected " + std::string(kSchemes));
-  }
-  std::string_view rest = url.substr(colon + 3);
-
-  // The fragment is the sentinel form's master name, and meaningless anywhere else.
-  std::optional<std::string> fragment_master;
-  std::string_view fragment_raw, query_master_raw;
-  if (const std::size_t h = rest.find('#'); h != std::string_view::npos) {
-    if (!sentinel) {
-      return fail("URL fragments ('#...') have no meaning for Redis; percent-encode a '#' (%23)");
-    }
-    std::string name;
-    if (!pct_decode(rest.substr(h + 1), name)) {
-      return fail("bad percent-encoding in the master name");
-    }
-    fragment_master = std::move(name);
-    fragment_raw = rest.substr(h + 1);
-    rest = rest.substr(0, h);
-  }
-  std::string_view query;
-  if (const std::size_t q = rest.find('?'); q != std::string_view::npos) {
-    query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
-  }
-
-  // authority = [userinfo@]host[:port]; unix: [userinfo@] then the path.
-  std::string_view authority, path;
-  if (is_unix) {
-    const std::size_t slash = rest.find('/');
-    if (slash == std::string_view::npos) return fail("unix:// URL needs an absolute socket path");
-    authority = rest.substr(0, slash);
-    path = rest.substr(slash);
-  } else {
-    const std::size_t slash = rest.find('/');
-    authority = rest.substr(0, slash);
-    if (slash != std::string_view::npos) path = rest.substr(slash);
-  }
-
-  bool have_password = false;
-  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    const std::string_view userinfo = authority.substr(0, at);
-    authority = authority.substr(at + 1);
-    const std::size_t c = userinfo.find(':');
-    const std::string_view user = userinfo.substr(0, c);
-    if (!pct_decode(user, o.username)) return fail("bad percent-encoding in the user name");
-    if (c != std::string_view::npos) {
-      if (!pct_decode(userinfo.substr(c + 1), o.password)) {
-        return fail("bad percent-encoding in the password");
-      }
-      have_password = true;
-    }
-  }
-
-  std::optional<std::int64_t> path_db;
-  if (is_unix) {
-    if (!authority.empty()) {
-      return fail("unix:// URL has a host part; expected unix:///path or unix://user:pass@/path");
-    }
-    std::string p;
-    if (!pct_decode(path, p)) return fail("bad percent-encoding in the socket path");
-    if (p.size() < 2) return fail("unix:// URL needs a socket path");
-    if (p.find('\0') != std::string::npos) return fail("socket path contains a NUL byte");
-    o.endpoint.kind = Endpoint::Kind::unix_socket;
-    o.endpoint.path = std::move(p);
-    o.endpoint.host.clear();
-    o.endpoint.port = 0;
-    o.seeds.push_back(o.endpoint);
-  } else {
-    // host[:port] or [IPv6][:port], or a comma-separated list of them
-    const std::uint16_t default_port = sentinel ? 26379 : 6379;
-    const bool list = sentinel || authority.find(',') != std::string_view::npos;
-    std::size_t n = 0;
-    for (std::string_view left = authority;; ++n) {
-      const std::size_t comma = left.find(',');
-      const std::string_view one = left.substr(0, comma);
-      Endpoint ep;
-      if (std::string bad = parse_host_port(one, default_port, ep, fail); !bad.empty()) {
-        if (list) bad += " (host " + std::to_string(n + 1) + " of the list)";
-        return fail(std::move(bad));
-      }
-      if (ep.host.empty()) {
-        if (sentinel && authority.empty()) {
-          return fail("a sentinel URL needs at least one sentinel host: " + std::string(scheme) +
-                      "://host[:port][,host[:port]...]#master-name");
-        }
-        if (list) return fail("empty host " + std::to_string(n + 1) + " in the host list");
-        ep.host = "localhost";
-      }
-      o.seeds.push_back(std::move(ep));
-      if (comma == std::string_view::npos) break;
-      left = left.substr(comma + 1);
-    }
-    o.endpoint = o.seeds.front();
-    // path = "" | "/" | "/" db-number
-    if (path.size() > 1) {
-      std::uint64_t db = 0;
-      if (!parse_uint(path.substr(1), INT32_MAX, db, true)) {
-        return fail("path must be /<database number> (no leading zeros), got " + fail.q(path));
-      }
-      path_db = static_cast<std::int64_t>(db);
-    }
-  }
-
-  std::optional<bool> ssl, verify;
-  TlsOptions t;
-  bool any_tls_key = false;
-  std::optional<std::int64_t> query_db;
-  std::optional<std::string> query_master;
-  std::string sentinel_user, sentinel_password;
-  while (!query.empty()) {
-    const std::size_t amp = query.find('&');
-    const std::string_view kv = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (kv.empty()) continue;
-    const std::size_t eq = kv.find('=');
-    if (eq == std::string_view::npos) {
-      return fail("query parameter " + fail.q(kv) + " has no '=value'");
-    }
-    const std::string_view key = kv.substr(0, eq);
-    const std::string_view raw = kv.substr(eq + 1);
-    std::string value;
-    if (!pct_decode(raw, value)) {
-      return fail("bad percent-encoding in query parameter " + fail.q(key));
-    }
-    if (key == "db") {
-      std::uint64_t db = 0;
-      if (!parse_uint(value, INT32_MAX, db, false)) {
-        return fail("db must be a non-negative number, got " + fail.q(raw));
-      }
-      if (query_db) return fail("db given twice");
-      query_db = static_cast<std::int64_t>(db);
-    } else if (key == "password") {
-      if (have_password && value != o.password) {
-        return fail("password given both in the user info and in the query, differently");
-      }
-      o.password = value;
-      have_password = true;
-    } else if (key == "user" || key == "username") {
-      if (!o.username.empty() && value != o.username) {
-        return fail("user name given both in the user info and in the query, differently");
-      }
-      o.username = value;
-    } else if (key == "sentinel_username" || key == "sentinel_user") {
-      if (!sentinel) return fail(fail.q(key) + " needs a redis-sentinel:// URL");
-      sentinel_user = value;
-    } else if (key == "sentinel_password") {
-      if (!sentinel) return fail(fail.q(key) + " needs a redis-sentinel:// URL");
-      sentinel_password = value;
-    } else if (key == "sentinelMasterId") {
-      if (!sentinel) return fail(fail.q(key) + " needs a redis-sentinel:// URL");
-      if (query_master && *query_master != value) return fail("sentinelMasterId given twice");
-      query_master = value;
-      query_master_raw = raw;
-    } else if (key == "protocol") {
-      if (value != "3") {
-        return fail("protocol=" + fail.q(raw) + " not supported: lockwire speaks RESP3 only");
-      }
-    } else if (key == "client_name" || key == "name") {
-      o.client_name = value;
-    } else if (key == "connect_timeout") {
-      std::uint64_t ms = 0;
-      if (!parse_uint(value, 86'400'000, ms, false) || ms == 0) {
-        return fail("connect_timeout must be milliseconds from 1 to 86400000");
-      }
-      o.connect_timeout = std::chrono::milliseconds(ms);
-    } else if (key == "ssl" || key == "tls") {
-      bool b = false;
-      if (!parse_bool(value, b)) return fail(fail.q(key) + " must be true or false");
-      ssl = b;
-    } else if (key == "verify_peer" || key == "verify") {
-      bool b = false;
-      if (!parse_bool(value, b)) return fail(fail.q(key) + " must be true or false");
-      verify = b;
-      any_tls_key = true;
-    } else if (key == "ca_file" || key == "cacert") {
-      t.ca_file = value;
-      any_tls_key = true;
-    } else if (key == "ca_dir") {
-      t.ca_dir = value;
-      any_tls_key = true;
-    } else if (key == "cert_file" || key == "cert") {
-      t.cert_file = value;
-      any_tls_key = true;
-    } else if (key == "key_file" || key == "key") {
-      t.key_file = value;
-      any_tls_key = true;
-    } else if (key == "server_name" || key == "sni") {
-      t.server_name = value;
-      any_tls_key = true;
-    } else {
-      return fail("unknown query parameter " + fail.q(key));
-    }
-  }
-  if (path_db && query_db && *path_db != *query_db) {
-    return fail("database given both in the path and as db=, differently");
-  }
-  o.db = static_cast<int>(path_db ? *path_db : query_db.value_or(0));
-  if (ssl) {
-    if (tls && !*ssl) return fail("rediss:// with ssl=false is contradictory");
-    tls = tls || *ssl;
-  }
-  if (any_tls_key && !tls) {
-    return fail("TLS parameters given without TLS (use rediss:// or ssl=true)");
-  }
-  if (t.cert_file.empty() != t.key_file.empty()) {
-    return fail("cert_file and key_file must be given together");
-  }
-  if (tls) {
-    if (verify) t.verify_peer = *verify;
-    for (Endpoint& ep : o.seeds) ep.tls = t;
-    o.endpoint.tls = std::move(t);
-  }
-  if (sentinel) {
-    if (fragment_master && query_master && *fragment_master != *query_master) {
-      return fail("master name given both as #" + fail.q(fragment_raw) +
-                  " and sentinelMasterId=" + fail.q(query_master_raw) + ", differently");
-    }
-    std::string name = fragment_master ? *fragment_master : query_master.value_or("");
-    if (name.empty()) {
-      return fail("a sentinel URL needs the master name: " + std::string(scheme) +
-                  "://host[:port][,host[:port]...]#master-name");
-    }
-    o.sentinel =
-        SentinelOptions{std::move(name), std::move(sentinel_user), std::move(sentinel_password)};
-  }
+  if (auto ec = read_query(u, q, o, fail)) return ec;
+  if (auto ec = settle_parts(u, q, o, fail)) return ec;
   out = std::move(o);
   if (why != nullptr) why->clear();
   return {};
