@@ -109,6 +109,43 @@ class Parser {
     need_ = n + 1;  // no CR yet, or the CR is the last byte
     return true;
   }
+  // One element's header: its type byte and, once its line is whole, its content [lb, le),
+  // the byte after the line and (kBlob and up) its length or count, or a special form.
+  struct Header {
+    char type = 0;
+    unsigned char kind = 0;
+    std::uint32_t depth = 0;
+    std::size_t at = 0;  // the type byte
+    const char* lb = nullptr;
+    const char* le = nullptr;
+    std::size_t next = 0;
+    std::uint64_t len = 0;
+  };
+  // What reading an element did: go on at `at` (`step`: whether the frame is complete), wait
+  // until the input reaches `at` bytes (the element is read again then), or stop (failed_ says
+  // why).
+  struct Advance {
+    enum class Kind : std::uint8_t { go, wait, stop };
+    Kind kind = Kind::go;
+    std::size_t p = 0;
+    Step step = Step::more;
+  };
+  static Advance go(std::size_t p, Step step = Step::more) noexcept {
+    return {Advance::Kind::go, p, step};
+  }
+  static Advance wait(std::size_t need) noexcept { return {Advance::Kind::wait, need, Step::more}; }
+  Advance stop(ParseError e, std::size_t at) noexcept {
+    fail(e, at);
+    return {Advance::Kind::stop, 0, Step::more};
+  }
+  // parse_more's parts, in the manner of hiredis' read.c (processLineItem, processBulkItem, ...):
+  std::size_t scalars_in_aggregate(const char* b, std::size_t n, std::size_t p, bool& done);
+  Advance read_header(const char* b, std::size_t n, Header& h);
+  Advance line_item(const char* b, const Header& h);
+  Advance blob_item(const char* b, std::size_t n, const Header& h);
+  Advance chunk_item(const char* b, std::size_t n, const Header& h);
+  Advance aggregate_item(const char* b, const Header& h);
+  Advance end_item(const char* b, const Header& h);
   void start_frame() noexcept;
   ParseResult finish(const char* b, std::size_t consumed) noexcept;
   ParseResult single(Type type, const char* vb, const char* ve, std::size_t consumed);
