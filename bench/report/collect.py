@@ -241,17 +241,25 @@ class Redis:
         self.port = port
 
     def call(self, *args):
+        """A command's reply: a bulk or simple string (None for a nil bulk), or a flat array of
+        bulk strings as a list (SENTINEL MASTER); an error reply raises RuntimeError."""
         s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
         try:
             req = f"*{len(args)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in args)
             s.sendall(req.encode())
             f = s.makefile("rb")
-            line = f.readline()
-            if line.startswith(b"$"):
+
+            def bulk(line):
                 n = int(line[1:])
                 return f.read(n + 2)[:-2].decode() if n >= 0 else None
+
+            line = f.readline()
+            if line.startswith(b"$"):
+                return bulk(line)
             if line.startswith(b"-"):
                 raise RuntimeError(line[1:].decode().strip())
+            if line.startswith(b"*"):
+                return [bulk(f.readline()) for _ in range(int(line[1:]))]
             return line[1:].decode().strip()
         finally:
             s.close()
@@ -839,29 +847,8 @@ class Collector:
 
     def sentinel_master_view(self, s):
         """SENTINEL MASTER of this run's master name, as {field: value}."""
-        reply = self.call_array(s, "SENTINEL", "MASTER", self.sentinel_master)
+        reply = s.call("SENTINEL", "MASTER", self.sentinel_master)
         return dict(zip(reply[::2], reply[1::2]))
-
-    @staticmethod
-    def call_array(r, *args):
-        """A command whose reply is a flat array of bulk strings (SENTINEL MASTER)."""
-        s = socket.create_connection(("127.0.0.1", r.port), timeout=10)
-        try:
-            req = f"*{len(args)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in args)
-            s.sendall(req.encode())
-            f = s.makefile("rb")
-            line = f.readline()
-            if line.startswith(b"-"):
-                raise RuntimeError(line[1:].decode().strip())
-            if not line.startswith(b"*"):
-                raise RuntimeError(f"unexpected reply {line!r}")
-            out = []
-            for _ in range(int(line[1:])):
-                n = int(f.readline()[1:])
-                out.append(f.read(n + 2)[:-2].decode())
-            return out
-        finally:
-            s.close()
 
     def sentinels_ready(self, replicas=1, timeout=30):
         """Waits until every sentinel names the --port primary, lists `replicas` replicas and

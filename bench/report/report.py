@@ -40,6 +40,19 @@ def num(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x
 
 
+def by_round(runs, match, key, sub=None):
+    """{round: value} of the runs whose fields equal those of `match`: run[key], or
+    run[key][sub]; non-numbers are left out."""
+    out = {}
+    for r in runs:
+        if all(r.get(k) == v for k, v in match.items()):
+            v = r.get(key)
+            v = (v or {}).get(sub) if sub else v
+            if num(v):
+                out[r["round"]] = v
+    return out
+
+
 def halves_errors(r, who):
     """A serial run's two halves (acquire called → granted, release called → replied), which
     the serial table breaks the pair into: lockwire and the hiredis peers report them."""
@@ -950,15 +963,7 @@ class Report:
             return
 
         def vals(target, users, key, sub=None):
-            """{round: value} of one target and user count."""
-            out = {}
-            for r in runs:
-                if r.get("target") == target and r.get("users") == users:
-                    v = r.get(key)
-                    v = (v or {}).get(sub) if sub else v
-                    if num(v):
-                        out[r["round"]] = v
-            return out
+            return by_round(runs, {"target": target, "users": users}, key, sub)
 
         def rs(a, b):
             """Per-round ratios b ÷ a: median [min–max]."""
@@ -1012,15 +1017,7 @@ class Report:
             return
 
         def vals(mode, mr, key, sub=None):
-            """{round: value} of the lockwire replica row (mode, min_replicas=mr)."""
-            out = {}
-            for r in runs:
-                if r.get("mode") == mode and r.get("min_replicas") == mr:
-                    v = r.get(key)
-                    v = (v or {}).get(sub) if sub else v
-                    if num(v):
-                        out[r["round"]] = v
-            return out
+            return by_round(runs, {"mode": mode, "min_replicas": mr}, key, sub)
 
         def per_rtt(mr):
             us, rtt = vals("serial", mr, "us_per_op"), vals("serial", mr, "ping_rtt_us")
@@ -1089,15 +1086,7 @@ class Report:
             return
 
         def vals(case, key, sub=None):
-            """{round: value} of one case."""
-            out = {}
-            for r in runs:
-                if r.get("case") == case:
-                    v = r.get(key)
-                    v = (v or {}).get(sub) if sub else v
-                    if num(v):
-                        out[r["round"]] = v
-            return out
+            return by_round(runs, {"case": case}, key, sub)
 
         def rel(case, base, key):
             """Per-round ratios case ÷ base: median [min–max]."""
