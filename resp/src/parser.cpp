@@ -562,6 +562,21 @@ void Parser::to_offsets(const char* base) {
   return go(h.next, value_done());
 }
 
+// The `len` bytes at `next` and their CRLF: go on after them, or wait for them (the element is
+// read again from its header, cheap to re-read, once the whole body can be there).
+[[gnu::always_inline]] inline Parser::Advance Parser::read_body(const char* b, std::size_t n,
+                                                                std::size_t next,
+                                                                std::uint64_t len) {
+  if (n - next < len + 2) {
+    scan_ = 0;
+    return wait(next + len + 2);
+  }
+  const std::size_t end = next + len;
+  if (b[end] != '\r') return stop(ParseError::bad_terminator, end);
+  if (b[end + 1] != '\n') return stop(ParseError::bad_terminator, end + 1);
+  return go(end + 2);
+}
+
 // $ ! = : a length, then that many bytes and CRLF ($? opens a streamed string, $-1 is null).
 [[gnu::always_inline]] inline Parser::Advance Parser::blob_item(const char* b, std::size_t n,
                                                                 const Header& h) {
@@ -579,14 +594,9 @@ void Parser::to_offsets(const char* base) {
     return go(next);
   }
   if (len > limits_.max_blob) return stop(ParseError::blob_too_long, h.at + 1);
-  if (n - next < len + 2) {
-    // Resume at the header (cheap to re-read) once the whole body can be there.
-    scan_ = 0;
-    return wait(next + len + 2);
-  }
+  const Advance body = read_body(b, n, next, len);
+  if (body.kind != Advance::Kind::go) return body;
   const std::size_t end = next + len;
-  if (b[end] != '\r') return stop(ParseError::bad_terminator, end);
-  if (b[end + 1] != '\n') return stop(ParseError::bad_terminator, end + 1);
   if (h.type == '$') {
     add_scalar(Type::blob_string, h.depth, b, next, len);
   } else if (h.type == '!') {
@@ -614,15 +624,10 @@ void Parser::to_offsets(const char* base) {
   if (len > limits_.max_blob || scratch_.size() - stream_start_ > limits_.max_blob - len) {
     return stop(ParseError::blob_too_long, h.at + 1);
   }
-  if (n - next < len + 2) {
-    scan_ = 0;
-    return wait(next + len + 2);
-  }
-  const std::size_t end = next + len;
-  if (b[end] != '\r') return stop(ParseError::bad_terminator, end);
-  if (b[end + 1] != '\n') return stop(ParseError::bad_terminator, end + 1);
+  const Advance body = read_body(b, n, next, len);
+  if (body.kind != Advance::Kind::go) return body;
   scratch_.append(b + next, len);
-  return go(end + 2);
+  return body;
 }
 
 // * % ~ > | : an aggregate's header (counted, streamed with ?, or *-1 null).

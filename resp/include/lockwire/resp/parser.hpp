@@ -142,6 +142,7 @@ class Parser {
   std::size_t scalars_in_aggregate(const char* b, std::size_t n, std::size_t p, bool& done);
   Advance read_header(const char* b, std::size_t n, Header& h);
   Advance line_item(const char* b, const Header& h);
+  Advance read_body(const char* b, std::size_t n, std::size_t next, std::uint64_t len);
   Advance blob_item(const char* b, std::size_t n, const Header& h);
   Advance chunk_item(const char* b, std::size_t n, const Header& h);
   Advance aggregate_item(const char* b, const Header& h);
