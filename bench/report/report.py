@@ -219,25 +219,35 @@ CLUSTER_KEYS = ("ops_per_sec", "cpu_us_per_op", "requests_per_pair", "redirects"
                 "cluster_retries", "server_cpu_us_per_op", "server_cmd_usec_per_op")
 
 
+def check_row_runs(label, row, started, what):
+    """What the optional rows of the locks suite (cluster, sentinel) check alike. Absent in older
+    results: not an error, unless the run started `what` (then the row must have run); a known
+    status; each failed round named. Returns (errors, the runs without an error), or (errors,
+    None) when nothing further can be checked."""
+    if row is None:
+        return ([f"locks {label}: the run started {what} but has no {label} row"]
+                if started else []), None
+    if not isinstance(row, dict) or row.get("status") not in STATUSES:
+        return [f"locks {label}: bad status"], None
+    if started and row["status"] != "ok":
+        return [f"locks {label}: {row['status']} although the run started {what}"], None
+    errs = []
+    runs = row.get("runs", [])
+    for r in runs:
+        if "error" in r:
+            errs.append(f"locks {label} round {r.get('round')}: "
+                        f"{r['error'].splitlines()[-1] if r['error'] else 'error'}")
+    if row["status"] == "ok" and not runs:
+        errs.append(f"locks {label}: ok but no runs")
+    return errs, [r for r in runs if "error" not in r]
+
+
 def check_cluster(cl, nodes):
     """suites.locks.cluster. Absent in older results: not an error, unless the run started a
     cluster (server.cluster), then the row must have run."""
-    if cl is None:
-        return ["locks cluster: the run started a cluster but has no cluster row"] if nodes \
-            else []
-    if not isinstance(cl, dict) or cl.get("status") not in STATUSES:
-        return ["locks cluster: bad status"]
-    if nodes and cl["status"] != "ok":
-        return [f"locks cluster: {cl['status']} although the run started a cluster"]
-    errs = []
-    runs = cl.get("runs", [])
-    for r in runs:
-        if "error" in r:
-            errs.append(f"locks cluster round {r.get('round')}: "
-                        f"{r['error'].splitlines()[-1] if r['error'] else 'error'}")
-    if cl["status"] == "ok" and not runs:
-        errs.append("locks cluster: ok but no runs")
-    good = [r for r in runs if "error" not in r]
+    errs, good = check_row_runs("cluster", cl, nodes, "a cluster")
+    if good is None:
+        return errs
     # cluster-novouch: since issue #28's cost row; older results lack it.
     targets = ("single", "cluster") + (
         ("cluster-novouch",) if any(r.get("target") == "cluster-novouch" for r in good) else ())
@@ -264,22 +274,9 @@ def check_sentinel(sn, sentinels):
     """suites.locks.sentinel (issue #28). Absent in older results: not an error, unless the run
     started sentinels (server.sentinels), then the row must have run: every target with 1 and
     16 users in every round that has it, the serial rows with their latency distribution."""
-    if sn is None:
-        return ["locks sentinel: the run started sentinels but has no sentinel row"] \
-            if sentinels else []
-    if not isinstance(sn, dict) or sn.get("status") not in STATUSES:
-        return ["locks sentinel: bad status"]
-    if sentinels and sn["status"] != "ok":
-        return [f"locks sentinel: {sn['status']} although the run started sentinels"]
-    errs = []
-    runs = sn.get("runs", [])
-    for r in runs:
-        if "error" in r:
-            errs.append(f"locks sentinel round {r.get('round')}: "
-                        f"{r['error'].splitlines()[-1] if r['error'] else 'error'}")
-    if sn["status"] == "ok" and not runs:
-        errs.append("locks sentinel: ok but no runs")
-    good = [r for r in runs if "error" not in r]
+    errs, good = check_row_runs("sentinel", sn, sentinels, "sentinels")
+    if good is None:
+        return errs
     for rnd in sorted({r.get("round") for r in good}):
         for target in SENTINEL_TARGETS:
             for users in (1, 16):
