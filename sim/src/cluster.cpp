@@ -1,5 +1,10 @@
 // SimCluster (sim_cluster.hpp): the nodes, the one configuration truth and its gossip, failovers
 // (manual and after a crash) and the operator's slot migration.
+// One file, a little over 800 lines: everything here is SimCluster::Impl acting on one shared
+// configuration truth (the slot owners, epochs, every node's view and, after a partition, the
+// bus model of who hears whom); failovers and migration are edits of that truth and gossip is
+// its spreading. The piece that would split out is the partition bus model (bus_flags ..
+// fail_by_partition), once it is needed without the rest; until then Impl stays private here.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
