@@ -399,6 +399,7 @@ void Connection::Impl::fail_connection(std::error_code ec) {
   parser.reset();
   inbuf.clear();
   acc.clear();
+  acc_owned = 0;
   acc_starts.clear();
   acc_bytes.clear();
   lane_holder = 0;

@@ -116,12 +116,17 @@ struct Connection::Impl final : StreamHandler {
   detail::Handshake handshake;
   std::string last_error;
 
-  // Multi-command replies are copied (values as offsets) until the request's last frame.
+  // Multi-command replies are kept until the request's last frame. A node keeps its views
+  // into the bytes being read (voff == kInInput) while that read lasts, and is copied into
+  // acc_bytes (values as offsets) only when a read ends with the request still incomplete
+  // (own_accumulated): a block whose replies come in one read is never copied.
   struct AccNode {
     resp::Node node;
     std::size_t voff, vlen, foff, flen;
   };
+  static constexpr std::size_t kInInput = static_cast<std::size_t>(-1);
   std::vector<AccNode> acc;
+  std::size_t acc_owned = 0;  // acc[0, acc_owned) live in acc_bytes; the rest view the input
   std::string acc_bytes;
   std::vector<std::uint32_t> acc_starts;
   std::vector<resp::Node> acc_nodes;
@@ -248,8 +253,9 @@ struct Connection::Impl final : StreamHandler {
   void on_data(std::string_view bytes) override;
   void input_overflow();
   [[nodiscard]] std::uint32_t awaited_sub_ack() const noexcept;
-  void on_frame(resp::Frame frame);
-  void accumulate(resp::Frame frame);
+  void on_frame(resp::Frame frame, std::string_view input);
+  void accumulate(resp::Frame frame, std::string_view input);
+  void own_accumulated();
   void complete(InFlight& f, const Replies& replies, bool error);
   void deliver(InFlight& f, const Replies& replies, bool error);
 

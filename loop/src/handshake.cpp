@@ -223,6 +223,7 @@ void Connection::Impl::connect_now() {
   parser.reset();
   inbuf.clear();
   acc.clear();
+  acc_owned = 0;
   acc_starts.clear();
   acc_bytes.clear();
   if (!notify(ConnectionState::connecting, {})) return;

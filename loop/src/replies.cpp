@@ -4,6 +4,7 @@
 // push of a (P|S)SUBSCRIBE as its reply. Replies to the connection's own requests go to the
 // handshake (handshake.cpp) or end a health-check PING.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,9 +52,11 @@ void Connection::Impl::on_data(std::string_view bytes) {
     }
     pos += r.consumed;
     const std::uint64_t e = epoch;
-    on_frame(parser.frame());
-    if (g.dead || e != epoch) return;  // torn down inside a handler: these bytes are stale
+    on_frame(parser.frame(), in);
+    if (g.dead) return;
+    if (e != epoch) return own_accumulated();  // torn down inside a handler: stale bytes
   }
+  own_accumulated();  // `in` goes (or moves) now: a block still incomplete keeps copies
   if (direct) {
     if (bytes.size() - pos > opt.max_input_bytes) return input_overflow();
     inbuf.assign(bytes.substr(pos));
@@ -87,7 +90,7 @@ bool is_sub_ack(resp::Frame push, std::size_t v) noexcept {
 }
 }  // namespace
 
-void Connection::Impl::on_frame(resp::Frame frame) {
+void Connection::Impl::on_frame(resp::Frame frame, std::string_view input) {
   const std::size_t v = resp::value_index(frame);
   if (v < frame.size() && frame[v].type == resp::Type::push) {
     if (health_ping_out) bytes_seen += 1;
@@ -127,7 +130,7 @@ void Connection::Impl::on_frame(resp::Frame frame) {
     complete(f, Replies(frame, std::span<const std::uint32_t>(&kZero, 1)), resp::is_error(frame));
     return;
   }
-  accumulate(frame);
+  accumulate(frame, input);
   if (++front.got < front.replies) return;
   InFlight f = std::move(front);
   inflight.pop_front();
@@ -144,11 +147,14 @@ void Connection::Impl::on_frame(resp::Frame frame) {
   bool error = false;
   for (const AccNode& a : acc) {
     resp::Node n = a.node;
-    n.value = std::string_view(bytes.data() + a.voff, a.vlen);
-    n.format = std::string_view(bytes.data() + a.foff, a.flen);
+    if (a.voff != kInInput) {
+      n.value = std::string_view(bytes.data() + a.voff, a.vlen);
+      n.format = std::string_view(bytes.data() + a.foff, a.flen);
+    }
     nodes.push_back(n);
   }
   acc.clear();
+  acc_owned = 0;
   for (std::size_t i = 0; i < starts.size(); ++i) {
     const std::size_t e = i + 1 < starts.size() ? starts[i + 1] : nodes.size();
     if (resp::is_error(resp::Frame(nodes).subspan(starts[i], e - starts[i]))) error = true;
@@ -168,9 +174,23 @@ void Connection::Impl::on_frame(resp::Frame frame) {
   }
 }
 
-void Connection::Impl::accumulate(resp::Frame frame) {
+namespace {
+bool within(std::string_view part, std::string_view whole) noexcept {
+  return part.empty() || (std::less_equal<>()(whole.data(), part.data()) &&
+                          std::less_equal<>()(part.data() + part.size(),
+                                              whole.data() + whole.size()));
+}
+}  // namespace
+
+void Connection::Impl::accumulate(resp::Frame frame, std::string_view input) {
   acc_starts.push_back(static_cast<std::uint32_t>(acc.size()));
   for (const resp::Node& n : frame) {
+    // Views into the bytes being read stay views; the parser's own scratch (a value that
+    // spanned reads, a streamed string) changes with the next frame, so it is copied now.
+    if (within(n.value, input) && within(n.format, input)) {
+      acc.push_back(AccNode{n, kInInput, 0, 0, 0});
+      continue;
+    }
     AccNode a{n, acc_bytes.size(), n.value.size(), 0, 0};
     acc_bytes.append(n.value);
     a.foff = acc_bytes.size();
@@ -178,6 +198,22 @@ void Connection::Impl::accumulate(resp::Frame frame) {
     acc_bytes.append(n.format);
     acc.push_back(a);
   }
+}
+
+// Copies the nodes that still view the input into acc_bytes: the read they came from ends.
+// acc[0, acc_owned) were seen here before; later ones may mix views and copies.
+void Connection::Impl::own_accumulated() {
+  for (std::size_t i = acc_owned; i < acc.size(); ++i) {
+    AccNode& a = acc[i];
+    if (a.voff != kInInput) continue;
+    a.voff = acc_bytes.size();
+    a.vlen = a.node.value.size();
+    acc_bytes.append(a.node.value);
+    a.foff = acc_bytes.size();
+    a.flen = a.node.format.size();
+    acc_bytes.append(a.node.format);
+  }
+  acc_owned = acc.size();
 }
 
 void Connection::Impl::complete(InFlight& f, const Replies& replies, bool error) {

@@ -43,6 +43,62 @@ TEST_F(Fixture, PipelinesAndMatchesRepliesInOrder) {
   EXPECT_EQ(c->in_flight(), 0u);
 }
 
+// A block's replies are kept as views into the read they came in, and copied only when a read
+// ends with the block incomplete: at every split of the bytes (and byte by byte) the handler
+// sees the same nodes, values and formats as when the block arrives in one read — streamed
+// strings and values spanning reads (which the parser assembles in its own scratch) included.
+TEST_F(Fixture, BlockRepliesAreTheSameAtEverySplitOfTheRead) {
+  up();
+  const std::string replies =
+      "+OK\r\n+QUEUED\r\n-ERR no such key\r\n$5\r\nhello\r\n=9\r\ntxt:a b c\r\n"
+      "$?\r\n;3\r\nabc\r\n;2\r\nde\r\n;0\r\n*3\r\n:1\r\n%1\r\n+k\r\n$1\r\nv\r\n_\r\n"
+      ",3.5\r\n$12\r\nspans\r\nreads\r\n*2\r\n:7\r\n#t\r\n";
+  constexpr int kReplies = 10;
+  std::string seen;
+  auto dump = [&seen](std::error_code ec, const Replies& rep) {
+    seen = ec ? "error;" : "ok;";
+    for (std::size_t i = 0; i < rep.size(); ++i) {
+      for (const resp::Node& n : rep[i]) {
+        for (std::uint64_t x : {std::uint64_t{static_cast<std::uint8_t>(n.type)},
+                                std::uint64_t{n.depth}, n.size}) {
+          seen += std::to_string(x);
+          seen += '/';
+        }
+        seen.append(n.value).append("/").append(n.format).append("|");
+      }
+      seen += ";";
+    }
+  };
+  auto send_block = [&] {
+    RequestBuilder b;
+    for (int i = 0; i < kReplies; ++i) {
+      const std::string key(1, static_cast<char>('a' + i));
+      b.add({"GET", key});
+    }
+    c->send(b.done(), dump);
+    L.take();
+  };
+  send_block();
+  L.feed(replies);
+  const std::string whole = seen;
+  ASSERT_NE(whole.find("abcde"), std::string::npos) << whole;
+  ASSERT_NE(whole.find("spans\r\nreads"), std::string::npos) << whole;
+  for (std::size_t cut = 1; cut < replies.size(); ++cut) {
+    seen.clear();
+    send_block();
+    // Each part from its own short-lived buffer: views of an ended read would read freed bytes.
+    L.feed(std::string(replies.substr(0, cut)));
+    EXPECT_TRUE(seen.empty()) << cut;
+    L.feed(std::string(replies.substr(cut)));
+    EXPECT_EQ(seen, whole) << "split at " << cut;
+  }
+  seen.clear();
+  send_block();
+  for (char ch : replies) L.feed(std::string(1, ch));
+  EXPECT_EQ(seen, whole) << "byte by byte";
+  EXPECT_EQ(c->in_flight(), 0u);
+}
+
 // command() on a ready connection encodes straight into the stream (no Request); the bytes must
 // be exactly those the builder writes, short or long (past its stack buffer), odd bytes included.
 TEST_F(Fixture, CommandsOnAReadyConnectionAreWrittenAsTheBuilderEncodesThem) {
