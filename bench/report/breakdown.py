@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Where a pair's server time goes, command by command (issue #30): lockwire against the hiredis
+Lua locks at the same concurrency, on one private redis-server, rounds alternated.
+
+Usage: bench/report/breakdown.py [--users N] [--seconds S] [--rounds R] [--bin DIR]
+
+For each contender and round: `INFO cpu` and `INFO commandstats` before and after one
+throughput run (bench_lock's throughput row; bench_hiredis_peers --mode throughput), divided
+by the pairs the server saw (lockwire: HDEL calls, its release; the Lua locks: SET calls, their
+acquire, inside the script or not). A wrapper's own time is its usec less that of the commands
+it ran (EXEC: the queued commands; EVALSHA: the commands its script called), which commandstats
+also lists under their own names. Prints a Markdown table of medians. No timing assertions:
+figures depend on the machine; compare the contenders of one run.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collect import Redis  # noqa: E402  (the harness's own RESP2 client)
+
+SETUP = {"info", "config", "hello", "client", "command", "ping", "script", "acl", "auth",
+         "time", "hmget"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def snapshot(r):
+    cpu, calls, usec = r.cost()
+    return cpu, calls, usec
+
+
+def delta(a, b):
+    calls = {k: v - a[1].get(k, 0) for k, v in b[1].items() if v - a[1].get(k, 0) > 0}
+    usec = {k: v - a[2].get(k, 0) for k, v in b[2].items() if k in calls}
+    return b[0] - a[0], calls, usec
+
+
+def run_lockwire(binary, port, users, seconds):
+    env = dict(os.environ, LOCKWIRE_BENCH_ROWS="throughput", LOCKWIRE_BENCH_USERS=str(users),
+               LOCKWIRE_BENCH_FLOOR="0")
+    out = subprocess.run([binary, f"redis://127.0.0.1:{port}", str(seconds)], env=env,
+                         capture_output=True, text=True, timeout=120 + 4 * seconds, check=True)
+    for line in out.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 4 and f[0] == str(users):
+            return float(f[1]), float(f[3])  # pairs/s, client CPU us/pair
+    raise RuntimeError("bench_lock printed no row:\n" + out.stdout[-2000:])
+
+
+def run_peer(binary, lock, port, users, seconds):
+    out = subprocess.run([binary, "--lock", lock, "--port", str(port), "--mode", "throughput",
+                          "--users", str(users), "--duration", str(seconds)],
+                         capture_output=True, text=True, timeout=120 + 4 * seconds, check=True)
+    d = json.loads(out.stdout.strip().splitlines()[-1])
+    return d["ops_per_sec"], d["cpu_us_per_op"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--users", type=int, default=16)
+    ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--bin", default="build/release/bin")
+    a = ap.parse_args()
+    port = free_port()
+    srv = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port),
+                            "--save", "", "--appendonly", "no"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        r = Redis(port)
+        for _ in range(100):
+            try:
+                r.call("PING")
+                break
+            except OSError:
+                time.sleep(0.05)
+        peers = f"{a.bin}/bench_hiredis_peers"
+        # name: (the command counted once per pair, the wrapper, the commands run inside it, run)
+        contenders = {
+            "lockwire": ("hdel", "exec", {"hsetnx", "hlen", "pexpire", "zadd"},
+                         lambda: run_lockwire(f"{a.bin}/bench_lock", port, a.users, a.seconds)),
+            "hiredis-lua": ("set", "evalsha", {"get", "del"},
+                            lambda: run_peer(peers, "lua", port, a.users, a.seconds)),
+            "hiredis-lua-fenced": ("set", "evalsha", {"set", "incr", "get", "del"},
+                                   lambda: run_peer(peers, "lua-fenced", port, a.users,
+                                                    a.seconds)),
+        }
+        rows = {name: [] for name in contenders}
+        names = list(contenders)
+        for rnd in range(a.rounds):
+            for name in names[rnd % len(names):] + names[:rnd % len(names)]:
+                pair_cmd, wrapper, inner, go = contenders[name]
+                r.call("FLUSHALL")
+                before = snapshot(r)
+                rate, cli = go()
+                cpu, calls, usec = delta(before, snapshot(r))
+                pairs = calls.get(pair_cmd, 0)
+                if pairs == 0:
+                    raise RuntimeError(f"{name}: the server saw no {pair_cmd.upper()}")
+                per = {k: (calls[k] / pairs, usec[k] / pairs) for k in calls
+                       if k.split("|")[0] not in SETUP and k != "flushall"}
+                # The wrapper's own time: commandstats counts the commands it ran twice.
+                n, u = per[wrapper]
+                per[wrapper + " (own)"] = (n, u - sum(per[c][1] for c in inner if c in per))
+                del per[wrapper]
+                rows[name].append({"rate": rate, "cli": cli, "cpu": cpu * 1e6 / pairs,
+                                   "per": per})
+        report(rows, a)
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+
+
+def med(xs):
+    return statistics.median(xs) if xs else 0.0
+
+
+def report(rows, a):
+    print(f"Per pair at {a.users} users, median of {a.rounds} round(s), "
+          f"{a.seconds:g} s each; one redis-server, rounds alternated.\n")
+    print("| contender | pairs/s | client CPU µs | server CPU µs | command µs (commandstats) |"
+          " commands run |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name, rs in rows.items():
+        cmd_us = med([sum(u for _, u in r["per"].values()) for r in rs])
+        ncmd = med([sum(n for n, _ in r["per"].values()) for r in rs])
+        print(f"| {name} | {med([r['rate'] for r in rs]):,.0f} | {med([r['cli'] for r in rs]):.2f}"
+              f" | {med([r['cpu'] for r in rs]):.2f} | {cmd_us:.2f} | {ncmd:.1f} |")
+    print("\nBy command: µs per pair (calls per pair). A wrapper's row is its own time: its usec "
+          "less that of the commands it ran, which have rows of their own.\n")
+    cmds = sorted({c for rs in rows.values() for r in rs for c in r["per"]})
+    print("| command | " + " | ".join(rows) + " |")
+    print("| --- |" + " --- |" * len(rows))
+    for c in cmds:
+        cells = []
+        for rs in rows.values():
+            got = [r["per"][c] for r in rs if c in r["per"]]
+            cells.append(f"{med([u for _, u in got]):.2f} ({med([n for n, _ in got]):.2f})"
+                         if got else "–")
+        print(f"| {c} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
