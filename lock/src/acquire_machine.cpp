@@ -60,6 +60,25 @@ std::vector<A> AcquireMachine::resume(const E& e) {
       }
       break;
 
+    case E::Kind::unusable_grant:
+      if (state_ == State::done) {
+        out.push_back(plain(A::Kind::send_withdraw));  // after the answer: it must not stay
+        break;
+      }
+      if (state_ != State::attempting) break;
+      if (leaving_) {
+        withdraw_then(out, give_up_);
+      } else if (one_shot_ && (e.retry == Retry::once_vouched || e.retry == Retry::polled)) {
+        withdraw_then(out, e.error, e.words);  // one attempt: no waiting for what it lacked
+      } else {
+        // A floor or a token is the client's own business: even one attempt is made again.
+        state_ = State::withdrawing;
+        retrying_ = true;
+        retry_ = e.retry;
+        out.push_back(plain(A::Kind::send_withdraw));
+      }
+      break;
+
     case E::Kind::contended:
       if (state_ != State::attempting) break;
       if (leaving_) {
@@ -151,6 +170,10 @@ std::vector<A> AcquireMachine::resume(const E& e) {
           break;
         case T::settle:
           if (state_ == State::done || state_ == State::waiting || state_ == State::idle) break;
+          if (state_ == State::parked || state_ == State::reading_floor) {
+            finish(out, Errc::timed_out);  // a one-shot's bound: nothing of ours is left
+            break;
+          }
           // The server stayed silent: the caller is told; a late reply is still handled.
           out.push_back(plain(A::Kind::answer));
           out.back().error = Errc::outcome_unknown;
@@ -178,7 +201,41 @@ std::vector<A> AcquireMachine::resume(const E& e) {
 
     case E::Kind::withdrawn:
       if (state_ != State::withdrawing) break;
-      finish(out, pending_, 0, std::move(pending_words_));
+      if (!e.absent) {
+        // Nothing says the claim is gone: the caller is told what may be left.
+        retrying_ = false;
+        finish(out, Errc::outcome_unknown, 0,
+               "the withdrawal of our claim got no reply; a claim may remain until its TTL runs "
+               "out");
+        break;
+      }
+      if (!retrying_) {
+        finish(out, pending_, 0, std::move(pending_words_));
+        break;
+      }
+      retrying_ = false;
+      if (leaving_) {
+        finish(out, give_up_);  // the wait ended during the removal: no retry
+        break;
+      }
+      switch (retry_) {
+        case Retry::at_once:
+          attempt(out);
+          break;
+        case Retry::fresh_floor:
+          state_ = State::reading_floor;
+          out.push_back(plain(A::Kind::read_floor));
+          break;
+        case Retry::once_vouched:
+          state_ = State::parked;
+          break;
+        case Retry::polled:
+          state_ = State::waiting;
+          polling_ = true;  // until the next wait block says whether pushes come
+          out.push_back(arm(T::backstop, poll_delay()));
+          ++polls_;
+          break;
+      }
       break;
 
     case E::Kind::reconnected:
@@ -191,6 +248,14 @@ std::vector<A> AcquireMachine::resume(const E& e) {
 
     case E::Kind::cancel:
       end_wait(out, Errc::cancelled);
+      break;
+
+    case E::Kind::vouched:
+      if (state_ == State::parked) attempt(out);
+      break;
+
+    case E::Kind::floor_read:
+      if (state_ == State::reading_floor) attempt(out);
       break;
   }
   return out;
@@ -245,8 +310,19 @@ void AcquireMachine::end_wait(std::vector<A>& out, std::error_code why) {
       out.push_back(disarm(T::grace));
       finish(out, why);  // nothing of ours on the server but the queue entry, handed on
       return;
-    case State::idle:
     case State::withdrawing:
+      // Withdrawing an unusable grant: answered once the removal is done, not tried again.
+      if (retrying_ && !leaving_) {
+        leaving_ = true;
+        give_up_ = why;
+        out.push_back(arm(T::settle, opts_.settle_timeout));
+      }
+      return;
+    case State::parked:
+    case State::reading_floor:
+      finish(out, why);  // nothing of ours in flight (a TIME read leaves nothing behind)
+      return;
+    case State::idle:
     case State::done:
       return;
   }

@@ -4,9 +4,12 @@
 // it is told, arms the timers it is told, and feeds replies, pushes and timer expiries back;
 // nothing here touches a connection, a timer or a clock, so tests drive it with events alone.
 //
-// Issue #29, first slice: not wired into Client::Core yet (acquire.cpp still runs the acquire),
-// so the wire bytes are those of today. It covers one exclusive waiter of one client (the local
-// FIFO, shared, fair and upgrade waiters stay in acquire.cpp for now).
+// Issue #29: not wired into Client::Core yet (acquire.cpp still runs the acquire), so the wire
+// bytes are those of today. It covers one exclusive waiter of one client (the local FIFO,
+// shared, fair and upgrade waiters stay in acquire.cpp for now), and a grant the driver will not
+// hand over — the vouch ran out in flight, too few replicas acknowledged it, its token is not
+// above a fresh floor (Core::withdraw_then_retry's three cases): withdrawn, then tried again
+// within the wait once what it lacked is there, or answered.
 #pragma once
 
 #include <chrono>
@@ -23,21 +26,32 @@ class AcquireMachine {
 
   enum class Timer : std::uint8_t { deadline, backstop, grace, settle };
 
+  // What an unusable grant needs before the next attempt (Event::retry).
+  enum class Retry : std::uint8_t {
+    at_once,       // nothing: attempt again
+    fresh_floor,   // the fencing floor was too old: read the server's TIME first
+    once_vouched,  // the vouch ran out: parked until it is back (a one-shot answers instead)
+    polled,        // too few replicas: wait a poll delay (a one-shot answers instead)
+  };
+
   struct Event {
     enum class Kind : std::uint8_t {
       start,           // the caller asked (wait: the request's wait; 0 = one attempt)
       granted,         // the acquire block's reply: ours, with `token`
+      unusable_grant,  // granted, but not to be handed over: `retry`; a one-shot's `error`
       contended,       // the acquire block's reply: someone holds it (our claim lost)
       already_held,    // the acquire block's reply: this owner already holds it
       refused,         // an error reply to a step that may have left a claim (the words)
       transport,       // the step's connection failed; `maybe_applied`: it was written
       wait_read,       // the wait block's reply (rank, pttl, doorbell_pttl, tracked, blocked)
-      withdrawn,       // the removal of our claim was answered: nothing of ours is left
+      withdrawn,       // the removal of our claim ended; `absent`: answered, nothing is left
       holders_push,    // an invalidate push of the holder set P{R}
       doorbell_push,   // an invalidate push of our doorbell P{R}:w:<owner>
       timer,           // `timer` ran out
       reconnected,     // the connection is ready again (tracking re-enabled)
       cancel,          // Client::cancel
+      vouched,         // the vouch is back (a parked waiter attempts)
+      floor_read,      // the TIME read for a fresh floor ended (read or not: attempt again)
     };
     Kind kind = Kind::start;
     Nanos wait{0};
@@ -45,6 +59,8 @@ class AcquireMachine {
     std::error_code error;  // refused: the error to answer with; transport: the connection's
     std::string words;      // refused: the server's words
     bool maybe_applied = false;
+    bool absent = true;  // withdrawn: false when the removal got no reply
+    Retry retry = Retry::at_once;
     // wait_read:
     std::int64_t rank = -1;  // 0 elected, 1 backup, 2 further back
     std::int64_t pttl = -2;  // of P{R}
@@ -59,6 +75,7 @@ class AcquireMachine {
       send_attempt,    // the exclusive acquire block
       send_wait_read,  // the exclusive wait block (with_hdel: remove our losing claim first)
       send_withdraw,   // HDEL of our own field (a claim or grant that must not stay)
+      read_floor,      // TIME on this connection: a fresh fencing floor
       leave_queue,     // ZREM from P{R}:q and ring the next two doorbells
       arm,             // start `timer` for `after`
       disarm,          // stop `timer`
@@ -79,7 +96,9 @@ class AcquireMachine {
     attempting,   // the acquire block in flight
     reading,      // the wait block in flight
     waiting,      // nothing in flight: a push, a doorbell or a timer wakes us
-    withdrawing,  // the removal of our claim in flight; then the answer
+    withdrawing,  // the removal of our claim in flight; then the answer (or a retry)
+    parked,       // an unusable grant withdrawn: waiting for the vouch (Event::vouched)
+    reading_floor,  // an unusable grant withdrawn: TIME in flight, then an attempt
     done,         // answered
   };
 
@@ -120,6 +139,8 @@ class AcquireMachine {
   bool polling_ = false;  // the server refused tracking: waiters poll
   int polls_ = 0;
   std::error_code pending_;  // withdrawing: the answer after the removal
+  bool retrying_ = false;    // withdrawing an unusable grant: `retry_` comes next, not an answer
+  Retry retry_ = Retry::at_once;
   std::string pending_words_;
 };
 

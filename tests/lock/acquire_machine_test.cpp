@@ -1,6 +1,7 @@
 // The exclusive acquire/wait machine (lock/src/acquire_machine.hpp) driven by events alone: no
 // simulator, no server. One test per transition of docs/protocol.md, *Waiting*, *Wait 0*,
-// *Deadline during an in-flight command*, *No claim outlives a failed block*, *Lost reply*.
+// *Deadline during an in-flight command*, *No claim outlives a failed block*, *Lost reply*, and
+// of a grant that is withdrawn instead of handed over (the vouch, the replicas, the floor).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -278,6 +279,149 @@ TEST(AcquireMachine, AlreadyHeldIsAnsweredAsSuch) {
   ans = find(a, K::answer);
   ASSERT_NE(ans, nullptr);
   EXPECT_EQ(ans->error, Errc::already_held);
+}
+
+// ---- a grant that is not handed over (Core::withdraw_then_retry's three cases) -------------
+
+E unusable(M::Retry retry, Errc ec = Errc::server_unavailable, std::string words = {}) {
+  E e = ev(E::Kind::unusable_grant);
+  e.retry = retry;
+  e.error = ec;
+  e.words = std::move(words);
+  return e;
+}
+
+// An elected waiter whose attempt came back granted but unusable: its withdrawal is in flight.
+M withdrawing_unusable(M::Retry retry) {
+  M m = waiting_at(0);
+  (void)m.resume(ev(E::Kind::holders_push));
+  EXPECT_EQ(kinds(m.resume(unusable(retry))), (std::vector<K>{K::send_withdraw}));
+  EXPECT_EQ(m.state(), M::State::withdrawing);
+  return m;
+}
+
+TEST(AcquireMachine, AStaleTokenIsWithdrawnThenAttemptedAgainWithinTheWait) {
+  M m = withdrawing_unusable(M::Retry::at_once);
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::withdrawn))), (std::vector<K>{K::send_attempt}));
+  const A* ans = find(m.resume(granted(77)), K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_FALSE(ans->error);
+  EXPECT_EQ(ans->token, 77u);
+}
+
+TEST(AcquireMachine, AnOldFloorIsReadAfreshBeforeTheNextAttempt) {
+  M m = withdrawing_unusable(M::Retry::fresh_floor);
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::withdrawn))), (std::vector<K>{K::read_floor}));
+  EXPECT_EQ(m.state(), M::State::reading_floor);
+  EXPECT_TRUE(m.resume(ev(E::Kind::vouched)).empty());  // not what it waits for
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::floor_read))), (std::vector<K>{K::send_attempt}));
+}
+
+TEST(AcquireMachine, AGrantWhoseVouchRanOutParksUntilTheVouchIsBack) {
+  M m = withdrawing_unusable(M::Retry::once_vouched);
+  EXPECT_TRUE(m.resume(ev(E::Kind::withdrawn)).empty());
+  EXPECT_EQ(m.state(), M::State::parked);
+  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());  // parked: pushes do not wake it
+  EXPECT_TRUE(m.resume(ev(E::Kind::floor_read)).empty());
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::vouched))), (std::vector<K>{K::send_attempt}));
+}
+
+TEST(AcquireMachine, TooFewReplicasWaitAPollDelayThenAttempt) {
+  M m = withdrawing_unusable(M::Retry::polled);
+  auto a = m.resume(ev(E::Kind::withdrawn));
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));
+  EXPECT_EQ(a[0].timer, T::backstop);
+  EXPECT_EQ(a[0].after, 10ms);
+  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());  // polling: pushes are not awaited
+  a = m.resume(timer(T::backstop));
+  EXPECT_EQ(find(a, K::send_attempt) != nullptr, true);
+}
+
+TEST(AcquireMachine, TheDeadlineWhileParkedAnswersAtOnceAndLeavesTheQueue) {
+  M m = withdrawing_unusable(M::Retry::once_vouched);
+  (void)m.resume(ev(E::Kind::withdrawn));
+  auto a = m.resume(timer(T::deadline));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::timed_out);
+  EXPECT_NE(find(a, K::leave_queue), nullptr);
+  EXPECT_TRUE(m.resume(ev(E::Kind::vouched)).empty());  // answered: nothing more
+}
+
+TEST(AcquireMachine, CancelWhileTheFloorIsReadAnswersAtOnce) {
+  M m = withdrawing_unusable(M::Retry::fresh_floor);
+  (void)m.resume(ev(E::Kind::withdrawn));
+  const A* ans = find(m.resume(ev(E::Kind::cancel)), K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::cancelled);
+  EXPECT_TRUE(m.resume(ev(E::Kind::floor_read)).empty());
+}
+
+TEST(AcquireMachine, TheDeadlineDuringTheWithdrawalAnswersInsteadOfTryingAgain) {
+  M m = withdrawing_unusable(M::Retry::at_once);
+  auto a = m.resume(timer(T::deadline));
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));  // the withdrawal is bounded by settle
+  EXPECT_EQ(a[0].timer, T::settle);
+  a = m.resume(ev(E::Kind::withdrawn));
+  EXPECT_EQ(find(a, K::send_attempt), nullptr);
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::timed_out);
+}
+
+TEST(AcquireMachine, AWithdrawalWithoutAReplyIsAnsweredOutcomeUnknown) {
+  M m = withdrawing_unusable(M::Retry::at_once);
+  E w = ev(E::Kind::withdrawn);
+  w.absent = false;
+  auto a = m.resume(w);
+  EXPECT_EQ(find(a, K::send_attempt), nullptr);
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::outcome_unknown);
+  EXPECT_NE(ans->words.find("may remain"), std::string::npos);
+}
+
+TEST(AcquireMachine, AOneShotAnswersWhatItLackedButRetriesAStaleToken) {
+  for (M::Retry r : {M::Retry::once_vouched, M::Retry::polled}) {
+    M m;
+    (void)m.resume(start(0s));
+    const std::string words = "r: granted, but the sentinels no longer vouch for the primary";
+    EXPECT_EQ(kinds(m.resume(unusable(r, Errc::server_unavailable, words))),
+              (std::vector<K>{K::send_withdraw}));
+    const A* ans = nullptr;
+    auto a = m.resume(ev(E::Kind::withdrawn));
+    ans = find(a, K::answer);
+    ASSERT_NE(ans, nullptr);
+    EXPECT_EQ(ans->error, Errc::server_unavailable);
+    EXPECT_EQ(ans->words, words);
+  }
+  M m;
+  (void)m.resume(start(0s));
+  (void)m.resume(unusable(M::Retry::fresh_floor));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::withdrawn))), (std::vector<K>{K::read_floor}));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::floor_read))), (std::vector<K>{K::send_attempt}));
+  // The settle timeout still bounds the one attempt as a whole, retry included.
+  const A* ans = find(m.resume(timer(T::settle)), K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::outcome_unknown);
+}
+
+TEST(AcquireMachine, AOneShotWhoseBoundEndsWhileTheFloorIsReadTimesOut) {
+  M m;
+  (void)m.resume(start(0s));
+  (void)m.resume(unusable(M::Retry::fresh_floor));
+  (void)m.resume(ev(E::Kind::withdrawn));
+  const A* ans = find(m.resume(timer(T::settle)), K::answer);  // nothing of ours is left
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::timed_out);
+}
+
+TEST(AcquireMachine, AnUnusableGrantAfterTheAnswerIsStillWithdrawn) {
+  M m = waiting_at(0);
+  (void)m.resume(ev(E::Kind::holders_push));
+  (void)m.resume(timer(T::deadline));
+  (void)m.resume(timer(T::settle));  // answered outcome_unknown
+  EXPECT_EQ(kinds(m.resume(unusable(M::Retry::at_once))), (std::vector<K>{K::send_withdraw}));
 }
 
 TEST(AcquireMachine, NothingHappensAfterTheAnswer) {
