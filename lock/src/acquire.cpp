@@ -363,11 +363,17 @@ void Client::Core::attempt(const QueuePtr& q) {
   send_attempt(q, w);
 }
 
-bool Client::Core::floor_raised(const protocol::Keys& k) const {
+const loop::MonoTime* Client::Core::raised_at(const protocol::Keys& k) const {
   // Where keys may vanish on a live connection the floor is read before every attempt; where
   // the block may be sent on to another node (ASK) that node's counter is not ours to know.
-  if ((opts.allow_eviction && caps.may_evict()) || ask_target) return false;
-  return raised.find(std::string_view(k.fence)) != raised.end();
+  if ((opts.allow_eviction && caps.may_evict()) || ask_target) return nullptr;
+  const auto it = raised.find(std::string_view(k.fence));
+  if (it == raised.end()) return nullptr;
+  // Raised again (with the key's PEXPIRE) a quarter of fence_ttl on: the reply of a block that
+  // leaves both out must come within a third of it (stale_grant), and seldom fails to.
+  const std::int64_t ms = fence_ttl_ms();
+  if (ms > 0 && loop.now() - it->second >= std::chrono::milliseconds(ms) / 4) return nullptr;
+  return &it->second;
 }
 
 void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
@@ -386,9 +392,11 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
           }));
   } else if (w->req.kind == Kind::exclusive) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).
-    w->raise_floor = !floor_raised(w->keys);
+    const loop::MonoTime* raised_when = raised_at(w->keys);
+    w->raise_floor = raised_when == nullptr;
     w->sent_probe = probes;
     const std::uint64_t floor = floor_for(*w);
+    if (raised_when != nullptr) w->sent_raised_at = *raised_when;
     send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, w->raise_floor,
                                      w->sent_fence_ttl_ms),
          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
@@ -525,9 +533,10 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
       (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
        a.outcome == protocol::Outcome::already_held) &&
       !regressions.counter_tokens) {
-    // The block ran on this connection, its ZADD GT included: the fence is at the floor now.
+    // The block ran on this connection, its ZADD GT and PEXPIRE included: the fence is at the
+    // floor now, and lives fence_expiry_ms from then.
     if (raised.size() >= kMaxRaised) raised.clear();
-    raised.insert(w->keys.fence);
+    raised.insert_or_assign(w->keys.fence, t_send);
   }
   switch (a.outcome) {
     case protocol::Outcome::granted:

@@ -144,6 +144,9 @@ struct Waiter {
   // and the probe (connection) it was sent after (Core::probes).
   bool raise_floor = true;
   std::uint64_t sent_probe = 0;
+  // The grant block in flight left the raise out: when this connection's raising block for the
+  // key was sent (reset by floor_for for every other grant block).
+  std::optional<loop::MonoTime> sent_raised_at;
   // The fencing floor the grant block in flight carries, when that floor's TIME was sent (loop
   // time), and the fence TTL it sets (0: none): what Core::stale_grant judges its token by.
   std::uint64_t sent_floor = 0;
@@ -369,20 +372,24 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void register_lease(const LeasePtr& d);
   std::vector<std::string> scratch_keys;
   std::string scratch_key;  // registry look-ups without a temporary string
-  // Fence keys this connection has raised to fence_floor(): an exclusive acquire block with the
-  // ZADD GT was answered (it ran) since the last probe. The floor is fixed per connection and
-  // nothing lowers a score on a dataset that lost nothing, and a dataset that lost writes means
-  // a new connection (docs/protocol.md, Fencing tokens): so later acquires of the resource on
-  // this connection leave the ZADD GT out. Cleared at every probe; never used where lock keys
-  // may vanish on a live connection (allow_eviction) or a request may go to another node (ASK).
-  std::unordered_set<std::string, KeyHash, std::equal_to<>> raised;
+  // Fence keys this connection has raised to fence_floor(), and when that block was sent: an
+  // exclusive acquire block with the ZADD GT (and the key's PEXPIRE) was answered (it ran) since
+  // the last probe. The floor is fixed per connection and nothing lowers a score on a dataset
+  // that lost nothing, and a dataset that lost writes means a new connection (docs/protocol.md,
+  // Fencing tokens): so later acquires of the resource on this connection, for a quarter of
+  // fence_ttl, leave the ZADD GT and the PEXPIRE out. Cleared at every probe and floor reading;
+  // never used where lock keys may vanish on a live connection (allow_eviction) or a request
+  // may go to another node (ASK).
+  std::unordered_map<std::string, loop::MonoTime, KeyHash, std::equal_to<>> raised;
   std::uint64_t probes = 0;  // connect probes answered: the connection the floor belongs to
   // ReplicaAcks::majority() without a sentinel's count: the replicas ROLE listed on the
   // connection of probe `role_probe` (read once per connection).
   int role_replicas = -1;
   std::uint64_t role_probe = ~std::uint64_t{0};
   static constexpr std::size_t kMaxRaised = 4096;
-  [[nodiscard]] bool floor_raised(const protocol::Keys& k) const;
+  // When this connection's raising block for `k`'s fence was sent, if that is recent enough
+  // for a block to leave the raise out (nullptr: raise).
+  [[nodiscard]] const loop::MonoTime* raised_at(const protocol::Keys& k) const;
   std::size_t one_shots_sweep_at = 64;  // one_shots is swept of finished waiters at this size
 
   static constexpr loop::MonoTime kNever{Nanos::max()};
@@ -571,8 +578,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // Why a granted token may not be handed over (docs/protocol.md, "Fencing tokens"):
   // floor_too_old — the floor may be fence_ttl old on the server's clock, so the fence key may
   // have expired and come back below earlier tokens; below_floor — a block without the ZADD GT
-  // got a token at or below the floor: the key expired and came back at 1.
-  enum class Staleness : std::uint8_t { fresh, floor_too_old, below_floor };
+  // got a token at or below the floor: the key expired and came back at 1; unrefreshed — a
+  // block without the ZADD GT (and so without the key's PEXPIRE) was answered a third of
+  // fence_ttl or more after its connection's raising block: the key may expire less than
+  // fence_ttl after this token.
+  enum class Staleness : std::uint8_t { fresh, floor_too_old, below_floor, unrefreshed };
   [[nodiscard]] Staleness stale_grant(const Waiter& w, std::uint64_t token) const;
   // Withdraws a stale grant and tries again within the wait (a wait-0 request too: nothing was
   // handed over), reading TIME first when the floor was too old.

@@ -319,6 +319,7 @@ std::uint64_t Client::Core::floor_for(Waiter& w) {
   w.sent_floor = fence_floor();
   w.sent_floor_read_at = floor_read_at;
   w.sent_fence_ttl_ms = fence_ttl_ms();
+  w.sent_raised_at.reset();
   return w.sent_floor;
 }
 
@@ -332,6 +333,13 @@ Client::Core::Staleness Client::Core::stale_grant(const Waiter& w, std::uint64_t
   const Nanos age = loop.now() - w.sent_floor_read_at;
   const Nanos server_age = age + age / 100;
   if (server_age >= std::chrono::milliseconds(w.sent_fence_ttl_ms)) return Staleness::floor_too_old;
+  if (w.sent_raised_at) {
+    // No PEXPIRE in the block: the key's life is the one the raising block gave it.
+    const Nanos since = loop.now() - *w.sent_raised_at;
+    if (since + since / 100 >= std::chrono::milliseconds(w.sent_fence_ttl_ms) / 3) {
+      return Staleness::unrefreshed;
+    }
+  }
   return Staleness::fresh;
 }
 

@@ -29,6 +29,7 @@ loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_
 
 AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor, bool fence_expires) {
   AcquireReply out;
+  fence_expires = fence_expires && raise_floor;  // only a raising block sends the PEXPIRE
   std::array<std::size_t, 6> el{};
   std::size_t n = 0;
   bool aborted = false;

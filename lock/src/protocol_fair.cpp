@@ -17,6 +17,7 @@ loop::Request fair_read(const Keys& k, std::uint64_t floor_us, std::int64_t fenc
 
 FairRead parse_fair_read(const loop::Replies& r, bool raise_floor, bool fence_expires) {
   FairRead out;
+  fence_expires = fence_expires && raise_floor;  // only a raising block sends the PEXPIRE
   if (r.size() != 3 + fence_replies(raise_floor, fence_expires)) return out;
   const auto n = single_int(r[1]);
   if (!n) return out;

@@ -19,18 +19,21 @@ inline constexpr std::string_view kTokenMember = "t";
 using Builder = loop::RequestBuilder;
 
 // The fencing tail of every grant block: raise P{R}:fence to the floor (ZADD GT, left out once
-// this connection has raised it), take the next token (ZADD INCR, its reply), and with
-// `fence_ttl_ms` > 0 let the key expire that long after this, its last use (PEXPIRE).
+// this connection has raised it), take the next token (ZADD INCR, its reply), and, when it
+// raises and `fence_ttl_ms` > 0, let the key expire fence_expiry_ms(fence_ttl_ms) from now
+// (PEXPIRE). A block that does not raise sends no PEXPIRE: its token counts only if its reply
+// came within a third of fence_ttl of its connection's raising block (Client::Core::
+// stale_grant), so the key still lives fence_ttl after it (docs/protocol.md, Fencing tokens).
 inline Builder& add_fence(Builder& b, const Keys& k, std::uint64_t floor_us, bool raise_floor,
                           std::int64_t fence_ttl_ms) {
   if (raise_floor) b.add("ZADD", k.fence, "GT", floor_us, kTokenMember);
   b.add("ZADD", k.fence, "INCR", 1, kTokenMember);
-  if (fence_ttl_ms > 0) b.add("PEXPIRE", k.fence, fence_ttl_ms);
+  if (raise_floor && fence_ttl_ms > 0) b.add("PEXPIRE", k.fence, fence_expiry_ms(fence_ttl_ms));
   return b;
 }
 // How many replies add_fence's commands leave in the EXEC reply.
 inline constexpr std::size_t fence_replies(bool raise_floor, bool expires) noexcept {
-  return 1 + (raise_floor ? 1 : 0) + (expires ? 1 : 0);
+  return 1 + (raise_floor ? 1 : 0) + (raise_floor && expires ? 1 : 0);
 }
 
 // The index of the EXEC reply's array; nullopt if malformed; `aborted` for a nil EXEC.

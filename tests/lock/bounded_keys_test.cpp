@@ -11,6 +11,7 @@
 
 #include "lock_fixture.hpp"
 #include "lockwire/lock/client.hpp"
+#include "lockwire/lock/protocol.hpp"
 #include "lockwire/testing/lock_regressions.hpp"
 
 namespace lockwire::lock {
@@ -55,7 +56,8 @@ class BoundedKeysTest : public LockTest {
 TEST_F(BoundedKeysTest, EveryKeyLeftExpiresWithinTheFenceTtl) {
   auto a = make_client();
   auto b = make_client();
-  constexpr std::int64_t kBoundMs = 10 * 60 * 1000;  // ClientOptions::fence_ttl's default
+  // ClientOptions::fence_ttl's default and a third: the TTL a raising block gives the fence key.
+  constexpr std::int64_t kBoundMs = protocol::fence_expiry_ms(10 * 60 * 1000);
   for (int i = 0; i < 100; ++i) {
     const std::string res = numbered("invoice:", i);
     LockRequest r = req(res, "a");
@@ -90,7 +92,7 @@ TEST_F(BoundedKeysTest, TokensStayOrderedAcrossTheFenceKeysExpiry) {
   ASSERT_FALSE(release(*a, l1.lease));
   const std::int64_t first_ttl = pttl(fence);
   EXPECT_GT(first_ttl, 0);
-  EXPECT_LE(first_ttl, 1000);
+  EXPECT_LE(first_ttl, protocol::fence_expiry_ms(1000));
   ASSERT_TRUE(wait_gone(fence, 3s));
   EXPECT_EQ(inspect(*a, "r").last_token, 0u);  // inspect copes with the absent fence key
   auto l2 = acquire(*a, req("r", "a"));
@@ -98,8 +100,39 @@ TEST_F(BoundedKeysTest, TokensStayOrderedAcrossTheFenceKeysExpiry) {
   EXPECT_GT(l2.lease.token(), t1);
   const std::int64_t ttl = pttl(fence);
   EXPECT_GT(ttl, 0);
-  EXPECT_LE(ttl, 1000);
+  EXPECT_LE(ttl, protocol::fence_expiry_ms(1000));
   ASSERT_FALSE(release(*a, l2.lease));
+}
+
+// Issue #30: a connection's later blocks for a resource, for a quarter of fence_ttl after the
+// one that raised its counter, send neither the ZADD GT nor the fence key's PEXPIRE (one
+// command less per grant). A token such a block took counts only if its reply came within a
+// third of fence_ttl of the raise, so that the key still lives fence_ttl after it; a later one
+// is withdrawn and taken again by a raising block (docs/protocol.md, "Fencing tokens").
+TEST_F(BoundedKeysTest, OnlyARaisingBlockSetsTheFenceTtlAndALateTokenIsTakenAgain) {
+  auto a = client_with_fence_ttl(3s);
+  const std::string fence = "lockwire:{q}:fence";
+  auto l1 = acquire(*a, req("q", "a", 10s, 5s));
+  ASSERT_FALSE(l1.ec) << l1.ec.message();
+  ASSERT_FALSE(release(*a, l1.lease));
+  const std::int64_t ttl1 = pttl(fence);
+  EXPECT_GT(ttl1, 3000);  // the raising block's: fence_ttl and a third
+  EXPECT_LE(ttl1, protocol::fence_expiry_ms(3000));
+  std::this_thread::sleep_for(100ms);
+  auto l2 = acquire(*a, req("q", "a", 10s, 5s));
+  ASSERT_FALSE(l2.ec) << l2.ec.message();
+  ASSERT_FALSE(release(*a, l2.lease));
+  EXPECT_EQ(l2.lease.token(), l1.lease.token() + 1);
+  EXPECT_LT(pttl(fence), ttl1 - 50);  // not set again
+  // Writes paused past the third: the next block (still without the raise) is answered late.
+  server_.cli({"CLIENT", "PAUSE", "1500", "WRITE"});
+  auto l3 = acquire(*a, req("q", "a", 10s, 5s));
+  ASSERT_FALSE(l3.ec) << l3.ec.message();
+  // Its token (l2 + 1) was withdrawn; a raising block took one again (after reading a fresh
+  // floor, as the paused second made the connection's reading a third of fence_ttl old).
+  EXPECT_GT(l3.lease.token(), l2.lease.token() + 1);
+  EXPECT_GT(pttl(fence), 3000);  // and set the key's TTL again
+  ASSERT_FALSE(release(*a, l3.lease));
 }
 
 // The real-server twin of the race catalogue's fence-expired-during-pause: a client whose loop

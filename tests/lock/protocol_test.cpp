@@ -621,20 +621,22 @@ TEST(ExclusiveAcquire, WithoutTheFloorTheBlockLeavesOutZaddGt) {
   }
 }
 
-// Issue #31: with a fence TTL every block that touches P{R}:fence ends its fencing commands
-// with PEXPIRE P{R}:fence <ms>, so the key goes that long after its last token; one more reply
-// in each EXEC (docs/protocol.md, "Fencing tokens").
+// Issue #31: with a fence TTL every block that raises P{R}:fence ends its fencing commands with
+// PEXPIRE P{R}:fence <fence_ttl and a third>, one more reply in its EXEC; issue #30: a block
+// that does not raise sends no PEXPIRE (docs/protocol.md, "Fencing tokens").
 TEST(FenceTtl, ExclusiveBlockExpiresTheFence) {
   const p::Keys k = p::make_keys("P", "R");
   const auto r = p::exclusive_acquire(k, "x:o", 500, 1780000000000000, true, 600000);
   EXPECT_EQ(r.commands, 8u);
   const std::string tail =
       "*5\r\n$4\r\nZADD\r\n$10\r\nP{R}:fence\r\n$4\r\nINCR\r\n$1\r\n1\r\n$1\r\nt\r\n"
-      "*3\r\n$7\r\nPEXPIRE\r\n$10\r\nP{R}:fence\r\n$6\r\n600000\r\n"
+      "*3\r\n$7\r\nPEXPIRE\r\n$10\r\nP{R}:fence\r\n$6\r\n800000\r\n"
       "*1\r\n$4\r\nEXEC\r\n";
   ASSERT_GE(r.bytes.size(), tail.size());
   EXPECT_EQ(r.bytes.substr(r.bytes.size() - tail.size()), tail);
-  EXPECT_EQ(p::exclusive_acquire(k, "x:o", 500, 1780000000000000, false, 600000).commands, 7u);
+  const auto plain = p::exclusive_acquire(k, "x:o", 500, 1780000000000000, false, 600000);
+  EXPECT_EQ(plain.commands, 6u);  // MULTI HSETNX HLEN PEXPIRE-NX ZADD-INCR EXEC
+  EXPECT_EQ(plain.bytes.find("P{R}:fence\r\n$6"), std::string::npos);  // no PEXPIRE of it
   {
     Parsed f("*6\r\n:1\r\n:1\r\n:1\r\n:1\r\n,1780000000000001\r\n:1\r\n");
     const auto a = p::parse_exclusive_acquire(f.frame(), true, true);
@@ -643,10 +645,13 @@ TEST(FenceTtl, ExclusiveBlockExpiresTheFence) {
     EXPECT_EQ(p::parse_exclusive_acquire(f.frame(), true, false).outcome, p::Outcome::bad_reply);
   }
   {
-    Parsed f("*5\r\n:1\r\n:2\r\n:0\r\n,4\r\n:1\r\n");  // no ZADD GT: the token is 4th
+    Parsed f("*4\r\n:1\r\n:2\r\n:0\r\n,4\r\n");  // no ZADD GT, no PEXPIRE: the token is 4th
     const auto a = p::parse_exclusive_acquire(f.frame(), false, true);
     EXPECT_EQ(a.outcome, p::Outcome::contended);
     EXPECT_EQ(a.token, 4u);
+    Parsed five("*5\r\n:1\r\n:2\r\n:0\r\n,4\r\n:1\r\n");  // one reply too many
+    EXPECT_EQ(p::parse_exclusive_acquire(five.frame(), false, true).outcome,
+              p::Outcome::bad_reply);
   }
   {
     Parsed f("*6\r\n:1\r\n:1\r\n:1\r\n:1\r\n,7\r\n:0\r\n");  // PEXPIRE must have set it
@@ -656,7 +661,7 @@ TEST(FenceTtl, ExclusiveBlockExpiresTheFence) {
 
 TEST(FenceTtl, WatchedGrantsExpireTheFence) {
   const p::Keys k = p::make_keys("P", "R");
-  const std::string pexpire = "*3\r\n$7\r\nPEXPIRE\r\n$10\r\nP{R}:fence\r\n$4\r\n2000\r\n";
+  const std::string pexpire = "*3\r\n$7\r\nPEXPIRE\r\n$10\r\nP{R}:fence\r\n$4\r\n2666\r\n";
   EXPECT_NE(p::shared_grant(k, "o", 100, 42, 2000).bytes.find(pexpire), std::string::npos);
   EXPECT_NE(p::upgrade_grant(k, "o", 100, 42, 2000).bytes.find(pexpire), std::string::npos);
   EXPECT_NE(p::fair_grant(k, "o", 100, 42, 2000).bytes.find(pexpire), std::string::npos);

@@ -167,9 +167,13 @@ struct ClientOptions {
   // that they cannot declare it FAIL. Off: leases count up to their TTL (a primary cut off with
   // its holder can accept renewals after a replica was promoted).
   bool cluster_vouch = true;
-  // How long a resource's fence key (P{R}:fence, the fencing-token counter) lives after its last
-  // token: every block that touches it sets this TTL, so nothing lockwire writes stays in Redis
-  // for long after its last use (docs/protocol.md, "Key layout"). Tokens still never repeat nor
+  // How long a resource's fence key (P{R}:fence, the fencing-token counter) lives at least after
+  // its last token, and at most a third more: a block that raises the counter to the floor sets
+  // a TTL of 4/3 of this, and a connection's next blocks for the resource, for a quarter of it,
+  // set none (one command less on the common path; a token they take is withdrawn and taken
+  // again if its reply comes a third of fence_ttl or more after the raise). So nothing lockwire
+  // writes stays in Redis for long after its last use (docs/protocol.md, "Key layout"). Tokens
+  // still never repeat nor
   // go back: a grant whose floor (the server's clock, read at connect and again by an attempt
   // once that reading is fence_ttl / 3 old) may be this old is withdrawn and tried again with a
   // fresh one. Every client of one prefix

@@ -30,6 +30,14 @@ inline constexpr std::int64_t kQueueTtlMs = 2 * kDoorbellMaxMs;
 // "Fencing tokens"): about 285 years of microseconds since 1970.
 inline constexpr std::uint64_t kMaxToken = std::uint64_t{1} << 53;
 
+// The fence key's PEXPIRE, sent by the blocks that raise it (ZADD GT): fence_ttl and a third.
+// A block that does not raise sends none, and its token is handed over only if its reply came
+// within a third of fence_ttl of its connection's raising block, so the key lives at least
+// fence_ttl after every token handed over (docs/protocol.md, "Fencing tokens").
+inline constexpr std::int64_t fence_expiry_ms(std::int64_t fence_ttl_ms) noexcept {
+  return fence_ttl_ms + fence_ttl_ms / 3;
+}
+
 // Keys of one resource; all share the hash tag {resource}.
 struct Keys {
   std::string holders;  // P{R}      hash: x:<owner> / s:<owner>
@@ -49,8 +57,8 @@ struct Keys {
 // (a restart without persistence, a failover that lost writes): docs/protocol.md.
 // Without `raise_floor` the ZADD GT is left out (MULTI HSETNX HLEN PEXPIRE-NX ZADD-INCR EXEC):
 // for a resource whose counter this connection already raised to its floor (Client::Core).
-// With `fence_ttl_ms` > 0 every block that touches P{R}:fence ends its fencing commands with
-// `PEXPIRE P{R}:fence <fence_ttl_ms>`: the key goes that long after its last token
+// With `fence_ttl_ms` > 0 every block that raises P{R}:fence ends its fencing commands with
+// `PEXPIRE P{R}:fence <fence_expiry_ms(fence_ttl_ms)>`; a block without the raise sends none
 // (ClientOptions::fence_ttl; docs/protocol.md, "Fencing tokens", why the order survives it).
 [[nodiscard]] loop::Request exclusive_acquire(const Keys& k, std::string_view field,
                                               std::int64_t ttl_ms, std::uint64_t floor_us = 0,
@@ -63,7 +71,7 @@ struct AcquireReply {
 };
 // `exec` is the EXEC reply frame (Replies::back()).
 // `raise_floor`, `fence_expires` (fence_ttl_ms > 0): as the block was built (4 replies in EXEC,
-// one more for each).
+// one more with the raise, one more for a raise with a fence TTL).
 [[nodiscard]] AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor = true,
                                                    bool fence_expires = false);
 
