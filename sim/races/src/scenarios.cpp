@@ -376,12 +376,12 @@ void restart_without_persistence(Run& r) {
                    [&r] { r.redis().restart(sim::Persistence::none); });
 }
 
-// Issue #31: the fence key expires fence_ttl (2 s here) after its last token. Client 0 connects
-// (its floor: the server's clock at ~0 s) and is paused from 200 ms to 9 s; client 1 locks r at
-// 5 s, so the fence key goes at ~7 s; client 0's lock is due at 8.5 s, so it runs as soon as
-// it resumes. With its floor from before the pause its token would be below client 1's
-// (stale-floor: equal, as both read the same floor at connect); lockwire's attempt finds the
-// floor older than fence_ttl / 3 and reads TIME first.
+// Issue #31: the fence key expires 4/3 of fence_ttl (2 s here) after the last block that raised
+// it. Client 0 connects (its floor: the server's clock at ~0 s) and is paused from 200 ms to 9 s;
+// client 1 locks r at 5 s, so the fence key goes at ~7.7 s; client 0's lock is due at 8.5 s, so
+// it runs as soon as it resumes. With its floor from before the pause its token would be below
+// client 1's (stale-floor: equal, as both read the same floor at connect); lockwire's attempt
+// finds the floor older than fence_ttl / 3 and reads TIME first.
 void fence_expired_during_pause(Run& r) {
   r.at(200ms, [&r] { r.node(0).pause(); });
   r.at(9s, [&r] { r.node(0).resume(); });
@@ -397,7 +397,7 @@ void fence_expired_during_pause(Run& r) {
 // Issue #31, the check on the grant's reply: client 0's acquire block leaves at 500 ms with a
 // floor read at connect (young then), and its link to the server is clogged for 5 s, so the
 // block runs at ~5.5 s. Meanwhile client 1 locks r at 1 s with a fresh floor and releases it;
-// the fence key expires at ~3.1 s. The delayed block creates the key again at the old floor + 1,
+// the fence key expires at ~3.7 s. The delayed block creates the key again at the old floor + 1,
 // below client 1's token: its reply, read with the floor 5.5 s old (fence_ttl 2 s), must not be
 // handed over. (Its TTL, 10 s, outlasts the delay: a shorter lease would be withdrawn anyway,
 // as one that counts for nothing. Liveness is judged from the clog's end.)
