@@ -303,7 +303,8 @@ M withdrawing_unusable(M::Retry retry) {
 TEST(AcquireMachine, AStaleTokenIsWithdrawnThenAttemptedAgainWithinTheWait) {
   M m = withdrawing_unusable(M::Retry::at_once);
   EXPECT_EQ(kinds(m.resume(ev(E::Kind::withdrawn))), (std::vector<K>{K::send_attempt}));
-  const A* ans = find(m.resume(granted(77)), K::answer);
+  const auto acts = m.resume(granted(77));
+  const A* ans = find(acts, K::answer);
   ASSERT_NE(ans, nullptr);
   EXPECT_FALSE(ans->error);
   EXPECT_EQ(ans->token, 77u);
@@ -351,7 +352,8 @@ TEST(AcquireMachine, TheDeadlineWhileParkedAnswersAtOnceAndLeavesTheQueue) {
 TEST(AcquireMachine, CancelWhileTheFloorIsReadAnswersAtOnce) {
   M m = withdrawing_unusable(M::Retry::fresh_floor);
   (void)m.resume(ev(E::Kind::withdrawn));
-  const A* ans = find(m.resume(ev(E::Kind::cancel)), K::answer);
+  const auto acts = m.resume(ev(E::Kind::cancel));
+  const A* ans = find(acts, K::answer);
   ASSERT_NE(ans, nullptr);
   EXPECT_EQ(ans->error, Errc::cancelled);
   EXPECT_TRUE(m.resume(ev(E::Kind::floor_read)).empty());
@@ -401,7 +403,8 @@ TEST(AcquireMachine, AOneShotAnswersWhatItLackedButRetriesAStaleToken) {
   EXPECT_EQ(kinds(m.resume(ev(E::Kind::withdrawn))), (std::vector<K>{K::read_floor}));
   EXPECT_EQ(kinds(m.resume(ev(E::Kind::floor_read))), (std::vector<K>{K::send_attempt}));
   // The settle timeout still bounds the one attempt as a whole, retry included.
-  const A* ans = find(m.resume(timer(T::settle)), K::answer);
+  const auto acts = m.resume(timer(T::settle));
+  const A* ans = find(acts, K::answer);
   ASSERT_NE(ans, nullptr);
   EXPECT_EQ(ans->error, Errc::outcome_unknown);
 }
@@ -411,7 +414,8 @@ TEST(AcquireMachine, AOneShotWhoseBoundEndsWhileTheFloorIsReadTimesOut) {
   (void)m.resume(start(0s));
   (void)m.resume(unusable(M::Retry::fresh_floor));
   (void)m.resume(ev(E::Kind::withdrawn));
-  const A* ans = find(m.resume(timer(T::settle)), K::answer);  // nothing of ours is left
+  const auto acts = m.resume(timer(T::settle));  // nothing of ours is left
+  const A* ans = find(acts, K::answer);
   ASSERT_NE(ans, nullptr);
   EXPECT_EQ(ans->error, Errc::timed_out);
 }
