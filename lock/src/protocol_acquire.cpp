@@ -29,7 +29,6 @@ loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_
 
 AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor, bool fence_expires) {
   AcquireReply out;
-  fence_expires = fence_expires && raise_floor;  // only a raising block sends the PEXPIRE
   std::array<std::size_t, 6> el{};
   std::size_t n = 0;
   bool aborted = false;
@@ -43,7 +42,9 @@ AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor, bool fe
   const auto len = int_at(exec, el[1]);
   const auto tok = token_at(exec, el[raise_floor ? 4 : 3]);  // HSETNX HLEN PEXPIRE [GT] INCR
   if (!setnx || !len || !tok) return out;
-  if (fence_expires && int_at(exec, el[n - 1]) != 1) return out;  // the fence's PEXPIRE: set
+  if (fence_pexpire_sent(raise_floor, fence_expires) && int_at(exec, el[n - 1]) != 1) {
+    return out;  // the fence's PEXPIRE: set
+  }
   out.token = *tok;  // a loser's burnt token is its queue ticket
   if (*setnx == 0) {
     out.outcome = Outcome::already_held;

@@ -17,7 +17,6 @@ loop::Request fair_read(const Keys& k, std::uint64_t floor_us, std::int64_t fenc
 
 FairRead parse_fair_read(const loop::Replies& r, bool raise_floor, bool fence_expires) {
   FairRead out;
-  fence_expires = fence_expires && raise_floor;  // only a raising block sends the PEXPIRE
   if (r.size() != 3 + fence_replies(raise_floor, fence_expires)) return out;
   const auto n = single_int(r[1]);
   if (!n) return out;
@@ -31,7 +30,9 @@ FairRead parse_fair_read(const loop::Replies& r, bool raise_floor, bool fence_ex
   const auto tok = t.empty() ? std::nullopt : token_at(t, resp::value_index(t));
   if (!tok) return out;
   out.ticket = *tok;
-  if (fence_expires && single_int(r[r.size() - 1]) != 1) return out;  // the fence's PEXPIRE
+  if (fence_pexpire_sent(raise_floor, fence_expires) && single_int(r[r.size() - 1]) != 1) {
+    return out;  // the fence's PEXPIRE
+  }
   out.ok = true;
   return out;
 }

@@ -24,16 +24,22 @@ using Builder = loop::RequestBuilder;
 // (PEXPIRE). A block that does not raise sends no PEXPIRE: its token counts only if its reply
 // came within a third of fence_ttl of its connection's raising block (Client::Core::
 // stale_grant), so the key still lives fence_ttl after it (docs/protocol.md, Fencing tokens).
+// Whether the block sends the fence key's PEXPIRE: only with the raise, and a fence TTL.
+inline constexpr bool fence_pexpire_sent(bool raise_floor, bool expires) noexcept {
+  return raise_floor && expires;
+}
 inline Builder& add_fence(Builder& b, const Keys& k, std::uint64_t floor_us, bool raise_floor,
                           std::int64_t fence_ttl_ms) {
   if (raise_floor) b.add("ZADD", k.fence, "GT", floor_us, kTokenMember);
   b.add("ZADD", k.fence, "INCR", 1, kTokenMember);
-  if (raise_floor && fence_ttl_ms > 0) b.add("PEXPIRE", k.fence, fence_expiry_ms(fence_ttl_ms));
+  if (fence_pexpire_sent(raise_floor, fence_ttl_ms > 0)) {
+    b.add("PEXPIRE", k.fence, fence_expiry_ms(fence_ttl_ms));
+  }
   return b;
 }
 // How many replies add_fence's commands leave in the EXEC reply.
 inline constexpr std::size_t fence_replies(bool raise_floor, bool expires) noexcept {
-  return 1 + (raise_floor ? 1 : 0) + (raise_floor && expires ? 1 : 0);
+  return 1 + (raise_floor ? 1 : 0) + (fence_pexpire_sent(raise_floor, expires) ? 1 : 0);
 }
 
 // The index of the EXEC reply's array; nullopt if malformed; `aborted` for a nil EXEC.
