@@ -393,11 +393,10 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   } else if (w->req.kind == Kind::exclusive) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).
     const loop::MonoTime* raised_when = raised_at(w->keys);
-    w->raise_floor = raised_when == nullptr;
     w->sent_probe = probes;
     const std::uint64_t floor = floor_for(*w);
     if (raised_when != nullptr) w->sent_raised_at = *raised_when;
-    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, w->raise_floor,
+    send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, w->raises_floor(),
                                      w->sent_fence_ttl_ms),
          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
@@ -528,8 +527,8 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
     return;
   }
   const protocol::AcquireReply a =
-      protocol::parse_exclusive_acquire(r.back(), w->raise_floor, w->sent_fence_ttl_ms > 0);
-  if (w->raise_floor && w->sent_probe == probes &&
+      protocol::parse_exclusive_acquire(r.back(), w->raises_floor(), w->sent_fence_ttl_ms > 0);
+  if (w->raises_floor() && w->sent_probe == probes &&
       (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
        a.outcome == protocol::Outcome::already_held) &&
       !regressions.counter_tokens) {

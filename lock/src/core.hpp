@@ -140,13 +140,12 @@ struct Waiter {
   bool expired = false;
   Ec give_up;
   int polls = 0;  // consecutive polls of this wait (no push wake-ups): the backoff's exponent
-  // The exclusive acquire block in flight: whether it raises the fence to the floor (ZADD GT),
-  // and the probe (connection) it was sent after (Core::probes).
-  bool raise_floor = true;
+  // The exclusive acquire block in flight: the probe (connection) it was sent after
+  // (Core::probes), and, when it left the raise (ZADD GT) out, when this connection's raising
+  // block for the key was sent (reset by floor_for for every other grant block, which raise).
   std::uint64_t sent_probe = 0;
-  // The grant block in flight left the raise out: when this connection's raising block for the
-  // key was sent (reset by floor_for for every other grant block).
   std::optional<loop::MonoTime> sent_raised_at;
+  [[nodiscard]] bool raises_floor() const noexcept { return !sent_raised_at; }
   // The fencing floor the grant block in flight carries, when that floor's TIME was sent (loop
   // time), and the fence TTL it sets (0: none): what Core::stale_grant judges its token by.
   std::uint64_t sent_floor = 0;

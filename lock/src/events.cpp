@@ -329,16 +329,18 @@ std::uint64_t Client::Core::floor_for(Waiter& w) {
 Client::Core::Staleness Client::Core::stale_grant(const Waiter& w, std::uint64_t token) const {
   if (w.sent_fence_ttl_ms <= 0 || regressions.stale_floor) return Staleness::fresh;
   if (token <= w.sent_floor) return Staleness::below_floor;
-  // The server's clock may run up to 1% faster than ours (as ClusterVouch::kRateDrift).
-  const Nanos age = loop.now() - w.sent_floor_read_at;
-  const Nanos server_age = age + age / 100;
-  if (server_age >= std::chrono::milliseconds(w.sent_fence_ttl_ms)) return Staleness::floor_too_old;
-  if (w.sent_raised_at) {
-    // No PEXPIRE in the block: the key's life is the one the raising block gave it.
-    const Nanos since = loop.now() - *w.sent_raised_at;
-    if (since + since / 100 >= std::chrono::milliseconds(w.sent_fence_ttl_ms) / 3) {
-      return Staleness::unrefreshed;
-    }
+  // Time since `then` on the server's clock, at most: it may run up to 1% faster than ours (as
+  // ClusterVouch::kRateDrift).
+  const loop::MonoTime now = loop.now();
+  const auto server_since = [now](loop::MonoTime then) {
+    const Nanos d = now - then;
+    return d + d / 100;
+  };
+  const std::chrono::milliseconds fence_ttl(w.sent_fence_ttl_ms);
+  if (server_since(w.sent_floor_read_at) >= fence_ttl) return Staleness::floor_too_old;
+  // No PEXPIRE in the block: the key's life is the one the raising block gave it.
+  if (w.sent_raised_at && server_since(*w.sent_raised_at) >= fence_ttl / 3) {
+    return Staleness::unrefreshed;
   }
   return Staleness::fresh;
 }
