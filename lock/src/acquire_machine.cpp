@@ -73,7 +73,6 @@ std::vector<A> AcquireMachine::resume(const E& e) {
       } else {
         // A floor or a token is the client's own business: even one attempt is made again.
         state_ = State::withdrawing;
-        retrying_ = true;
         retry_ = e.retry;
         out.push_back(plain(A::Kind::send_withdraw));
       }
@@ -199,26 +198,27 @@ std::vector<A> AcquireMachine::resume(const E& e) {
       }
       break;
 
-    case E::Kind::withdrawn:
+    case E::Kind::withdrawn: {
       if (state_ != State::withdrawing) break;
       if (!e.absent) {
         // Nothing says the claim is gone: the caller is told what may be left.
-        retrying_ = false;
+        retry_.reset();
         finish(out, Errc::outcome_unknown, 0,
                "the withdrawal of our claim got no reply; a claim may remain until its TTL runs "
                "out");
         break;
       }
-      if (!retrying_) {
+      if (!retry_) {
         finish(out, pending_, 0, std::move(pending_words_));
         break;
       }
-      retrying_ = false;
+      const Retry next = *retry_;
+      retry_.reset();
       if (leaving_) {
         finish(out, give_up_);  // the wait ended during the removal: no retry
         break;
       }
-      switch (retry_) {
+      switch (next) {
         case Retry::at_once:
           attempt(out);
           break;
@@ -237,6 +237,7 @@ std::vector<A> AcquireMachine::resume(const E& e) {
           break;
       }
       break;
+    }
 
     case E::Kind::reconnected:
       // Tracking is new: every waiter re-checks (a push may have been lost with the old one).
@@ -312,7 +313,7 @@ void AcquireMachine::end_wait(std::vector<A>& out, std::error_code why) {
       return;
     case State::withdrawing:
       // Withdrawing an unusable grant: answered once the removal is done, not tried again.
-      if (retrying_ && !leaving_) {
+      if (retry_ && !leaving_) {
         leaving_ = true;
         give_up_ = why;
         out.push_back(arm(T::settle, opts_.settle_timeout));

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -139,8 +140,8 @@ class AcquireMachine {
   bool polling_ = false;  // the server refused tracking: waiters poll
   int polls_ = 0;
   std::error_code pending_;  // withdrawing: the answer after the removal
-  bool retrying_ = false;    // withdrawing an unusable grant: `retry_` comes next, not an answer
-  Retry retry_ = Retry::at_once;
+  // Withdrawing an unusable grant: what comes after the removal instead of an answer.
+  std::optional<Retry> retry_;
   std::string pending_words_;
 };
 
