@@ -22,10 +22,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collect import Redis  # noqa: E402  (the harness's own RESP2 client)
+from collect import SETUP_CMDS, Redis, stats_delta  # noqa: E402  (the harness's own pieces)
 
-SETUP = {"info", "config", "hello", "client", "command", "ping", "script", "acl", "auth",
-         "time", "hmget"}
+# Left out of a pair's cost: the harness's set-up commands, lockwire's connect probe (TIME, the
+# notice's HMGET) and the peers' SCRIPT LOAD.
+SETUP = SETUP_CMDS | {"script", "time", "hmget"}
 
 
 def free_port():
@@ -34,15 +35,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def snapshot(r):
-    cpu, calls, usec = r.cost()
-    return cpu, calls, usec
-
-
 def delta(a, b):
-    calls = {k: v - a[1].get(k, 0) for k, v in b[1].items() if v - a[1].get(k, 0) > 0}
-    usec = {k: v - a[2].get(k, 0) for k, v in b[2].items() if k in calls}
-    return b[0] - a[0], calls, usec
+    """CPU seconds, {command: calls} and {command: usec} between two Redis.cost() readings."""
+    calls = stats_delta(a[1], b[1])
+    return b[0] - a[0], calls, {k: b[2][k] - a[2].get(k, 0) for k in calls}
 
 
 def run_lockwire(binary, port, users, seconds):
@@ -101,14 +97,14 @@ def main():
             for name in names[rnd % len(names):] + names[:rnd % len(names)]:
                 pair_cmd, wrapper, inner, go = contenders[name]
                 r.call("FLUSHALL")
-                before = snapshot(r)
+                before = r.cost()
                 rate, cli = go()
-                cpu, calls, usec = delta(before, snapshot(r))
+                cpu, calls, usec = delta(before, r.cost())
                 pairs = calls.get(pair_cmd, 0)
                 if pairs == 0:
                     raise RuntimeError(f"{name}: the server saw no {pair_cmd.upper()}")
                 per = {k: (calls[k] / pairs, usec[k] / pairs) for k in calls
-                       if k.split("|")[0] not in SETUP and k != "flushall"}
+                       if k.split("|")[0] not in SETUP}
                 # The wrapper's own time: commandstats counts the commands it ran twice.
                 n, u = per[wrapper]
                 per[wrapper + " (own)"] = (n, u - sum(per[c][1] for c in inner if c in per))
