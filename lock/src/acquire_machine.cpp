@@ -35,8 +35,12 @@ A plain(A::Kind k) {
 }
 }  // namespace
 
-std::vector<A> AcquireMachine::resume(const E& e) {
-  std::vector<A> out;
+AcquireMachine::Actions AcquireMachine::resume(const E& e) {
+  Actions out;
+  if (state_ == State::done) {
+    late(out, e);
+    return out;
+  }
   switch (e.kind) {
     case E::Kind::start:
       if (state_ != State::idle) break;
@@ -46,25 +50,26 @@ std::vector<A> AcquireMachine::resume(const E& e) {
       attempt(out);
       break;
 
-    case E::Kind::granted:
-      if (state_ == State::done) {
-        // A grant that came after the answer (outcome_unknown): it must not stay.
-        out.push_back(plain(A::Kind::send_withdraw));
-        break;
+    case E::Kind::not_sent:
+      if (state_ != State::attempting && state_ != State::reading) break;
+      if (leaving_) {
+        finish(out, give_up_);  // nothing was written: nothing of ours is there
+      } else {
+        state_ = State::held;  // even one attempt: it was not made yet
+        out.push_back(plain(A::Kind::hold));
       }
+      break;
+
+    case E::Kind::granted:
       if (state_ != State::attempting) break;
       if (leaving_) {
         withdraw_then(out, give_up_);  // the caller gave up: the late grant is withdrawn
       } else {
-        finish(out, {}, e.token);
+        finish(out, {}, Because::told, e.token);
       }
       break;
 
     case E::Kind::unusable_grant:
-      if (state_ == State::done) {
-        out.push_back(plain(A::Kind::send_withdraw));  // after the answer: it must not stay
-        break;
-      }
       if (state_ != State::attempting) break;
       if (leaving_) {
         withdraw_then(out, give_up_);
@@ -72,18 +77,19 @@ std::vector<A> AcquireMachine::resume(const E& e) {
         withdraw_then(out, e.error, e.words);  // one attempt: no waiting for what it lacked
       } else {
         // A floor or a token is the client's own business: even one attempt is made again.
-        state_ = State::withdrawing;
+        withdraw_then(out, {});
         retry_ = e.retry;
-        out.push_back(plain(A::Kind::send_withdraw));
       }
       break;
 
     case E::Kind::contended:
       if (state_ != State::attempting) break;
+      // The block wrote our claim before it lost: it is removed with the answer's wait, or
+      // by the wait block that follows (its HDEL).
       if (leaving_) {
-        finish(out, give_up_);  // our claim lost to the holder: nothing of ours is there
+        withdraw_then(out, give_up_);
       } else if (one_shot_) {
-        withdraw_then(out, Errc::timed_out);  // HDEL of our field, then timed_out (Wait 0)
+        withdraw_then(out, Errc::busy);  // HDEL of our field, then busy (Wait 0)
       } else {
         read(out, true);  // the loser's HDEL and the tracked read, in one block
       }
@@ -91,32 +97,45 @@ std::vector<A> AcquireMachine::resume(const E& e) {
 
     case E::Kind::already_held:
       if (state_ != State::attempting) break;
-      finish(out, leaving_ ? give_up_ : std::error_code(Errc::already_held));
+      finish(out, Errc::already_held);  // even after the wait ended: it is the answer
       break;
 
     case E::Kind::refused:
       if (state_ != State::attempting && state_ != State::reading) break;
-      // No claim outlives a failed block: withdraw it, then answer with the server's words.
-      withdraw_then(out, leaving_ ? give_up_ : e.error, leaving_ ? std::string() : e.words);
+      // No claim outlives a failed block: withdraw it, then answer with the server's words
+      // (even after the wait ended: they say more than the deadline).
+      if (e.may_claim) {
+        withdraw_then(out, e.error, e.words);
+      } else {
+        finish(out, e.error, Because::told, 0, e.words);
+      }
       break;
 
     case E::Kind::transport:
       if (state_ != State::attempting && state_ != State::reading) break;
-      if (leaving_ || one_shot_) {
-        const std::error_code why =
-            leaving_ ? give_up_
-                     : std::error_code(e.maybe_applied ? Errc::outcome_unknown : Errc::connection);
-        if (e.maybe_applied) {
-          withdraw_then(out, why);
+      if (e.maybe_applied) {
+        // Never replayed: the claim it may have left is removed first; then a fresh attempt
+        // within the wait, or the answer.
+        if (leaving_) {
+          withdraw_then(out, give_up_);
+        } else if (one_shot_) {
+          withdraw_then(out, Errc::outcome_unknown);
+          pending_because_ = Because::dropped_nothing_left;
+          unanswered_ = e.error;
+          unanswered_because_ = Because::connection_failed;
         } else {
-          finish(out, why);
+          withdraw_then(out, {});
+          retry_ = Retry::at_once;
+          unanswered_ = e.error;
+          unanswered_because_ = Because::connection_failed;
         }
         break;
       }
-      // Never replayed: the claim it may have left is removed (queued behind the reconnect),
-      // and a fresh attempt follows within the wait.
-      if (e.maybe_applied) out.push_back(plain(A::Kind::send_withdraw));
-      attempt(out);
+      if (!e.retryable || one_shot_ || leaving_) {
+        finish(out, leaving_ ? give_up_ : e.error);
+      } else {
+        attempt(out);  // nothing applied: again once the connection is back (held till then)
+      }
       break;
 
     case E::Kind::wait_read:
@@ -130,6 +149,7 @@ std::vector<A> AcquireMachine::resume(const E& e) {
         break;
       }
       state_ = State::waiting;
+      waited_ = true;
       rank_ = e.rank;
       polling_ = !e.tracked;
       if (polling_) {
@@ -168,17 +188,18 @@ std::vector<A> AcquireMachine::resume(const E& e) {
           end_wait(out, Errc::timed_out);
           break;
         case T::settle:
-          if (state_ == State::done || state_ == State::waiting || state_ == State::idle) break;
-          if (state_ == State::parked || state_ == State::reading_floor) {
-            finish(out, Errc::timed_out);  // a one-shot's bound: nothing of ours is left
+          if (state_ == State::waiting || state_ == State::idle) break;
+          if (state_ == State::held) {
+            finish(out, Errc::connection, Because::not_connected);  // nothing was written
+            break;
+          }
+          if (state_ == State::parked) {
+            finish(out, Errc::timed_out);  // nothing of ours is left, nothing in flight
             break;
           }
           // The server stayed silent: the caller is told; a late reply is still handled.
-          out.push_back(plain(A::Kind::answer));
-          out.back().error = Errc::outcome_unknown;
-          out.back().words = "a claim may remain until its TTL runs out";
-          if (queued_) out.push_back(plain(A::Kind::leave_queue));
-          state_ = State::done;
+          finish(out, Errc::outcome_unknown, Because::no_reply);
+          step_outlived_answer_ = true;
           break;
         case T::backstop:
           if (state_ != State::waiting) break;
@@ -203,13 +224,15 @@ std::vector<A> AcquireMachine::resume(const E& e) {
       if (!e.absent) {
         // Nothing says the claim is gone: the caller is told what may be left.
         retry_.reset();
-        finish(out, Errc::outcome_unknown, 0,
-               "the withdrawal of our claim got no reply; a claim may remain until its TTL runs "
-               "out");
+        if (leaving_) {
+          finish(out, Errc::outcome_unknown, Because::withdrawal_unanswered);
+        } else {
+          finish(out, unanswered_, unanswered_because_);
+        }
         break;
       }
       if (!retry_) {
-        finish(out, pending_, 0, std::move(pending_words_));
+        finish(out, pending_, pending_because_, 0, std::move(pending_words_));
         break;
       }
       const Retry next = *retry_;
@@ -240,6 +263,10 @@ std::vector<A> AcquireMachine::resume(const E& e) {
     }
 
     case E::Kind::reconnected:
+      if (state_ == State::held) {
+        attempt(out);
+        break;
+      }
       // Tracking is new: every waiter re-checks (a push may have been lost with the old one).
       if (state_ != State::waiting) break;
       out.push_back(disarm(T::backstop));
@@ -262,12 +289,23 @@ std::vector<A> AcquireMachine::resume(const E& e) {
   return out;
 }
 
-void AcquireMachine::attempt(std::vector<A>& out) {
+// A reply after the answer (the settle bound ran out first): whatever it may have left of ours
+// is removed; nothing else follows.
+void AcquireMachine::late(Actions& out, const E& e) {
+  if (!step_outlived_answer_) return;  // answered with the step's own outcome: nothing is late
+  const bool may_have_left_a_claim =
+      e.kind == E::Kind::granted || e.kind == E::Kind::unusable_grant ||
+      e.kind == E::Kind::contended || (e.kind == E::Kind::refused && e.may_claim) ||
+      (e.kind == E::Kind::transport && e.maybe_applied);
+  if (may_have_left_a_claim) out.push_back(plain(A::Kind::send_withdraw));
+}
+
+void AcquireMachine::attempt(Actions& out) {
   state_ = State::attempting;
   out.push_back(plain(A::Kind::send_attempt));
 }
 
-void AcquireMachine::read(std::vector<A>& out, bool with_hdel) {
+void AcquireMachine::read(Actions& out, bool with_hdel) {
   state_ = State::reading;
   queued_ = true;  // queued from the moment the block is written, whatever its reply
   A a = plain(A::Kind::send_wait_read);
@@ -275,12 +313,13 @@ void AcquireMachine::read(std::vector<A>& out, bool with_hdel) {
   out.push_back(std::move(a));
 }
 
-void AcquireMachine::finish(std::vector<A>& out, std::error_code ec, std::uint64_t token,
-                            std::string words) {
+void AcquireMachine::finish(Actions& out, std::error_code ec, Because because,
+                            std::uint64_t token, std::string words) {
   if (!one_shot_) out.push_back(disarm(T::deadline));
   if (leaving_ || one_shot_) out.push_back(disarm(T::settle));
   A a = plain(A::Kind::answer);
   a.error = ec;
+  a.because = because;
   a.token = token;
   a.words = std::move(words);
   out.push_back(std::move(a));
@@ -289,14 +328,19 @@ void AcquireMachine::finish(std::vector<A>& out, std::error_code ec, std::uint64
   state_ = State::done;
 }
 
-void AcquireMachine::withdraw_then(std::vector<A>& out, std::error_code ec, std::string words) {
+// Removes our claim, then answers `ec` (absent) or outcome_unknown (no reply to the removal);
+// the callers adjust what follows (a retry instead, other words).
+void AcquireMachine::withdraw_then(Actions& out, std::error_code ec, std::string words) {
   state_ = State::withdrawing;
   pending_ = ec;
+  pending_because_ = Because::told;
   pending_words_ = std::move(words);
+  unanswered_ = Errc::outcome_unknown;
+  unanswered_because_ = Because::withdrawal_unanswered;
   out.push_back(plain(A::Kind::send_withdraw));
 }
 
-void AcquireMachine::end_wait(std::vector<A>& out, std::error_code why) {
+void AcquireMachine::end_wait(Actions& out, std::error_code why) {
   switch (state_) {
     case State::attempting:
     case State::reading:
@@ -312,12 +356,16 @@ void AcquireMachine::end_wait(std::vector<A>& out, std::error_code why) {
       finish(out, why);  // nothing of ours on the server but the queue entry, handed on
       return;
     case State::withdrawing:
-      // Withdrawing an unusable grant: answered once the removal is done, not tried again.
-      if (retry_ && !leaving_) {
-        leaving_ = true;
-        give_up_ = why;
-        out.push_back(arm(T::settle, opts_.settle_timeout));
-      }
+      // Answered once the removal is done (bounded by settle), and not tried again.
+      if (leaving_) return;
+      leaving_ = true;
+      give_up_ = why;
+      out.push_back(arm(T::settle, opts_.settle_timeout));
+      return;
+    case State::held:
+      // Nothing was written. A wait that never saw the lock held did not fail for the lock
+      // but for the connection: the driver says so.
+      finish(out, why, why == Errc::timed_out && !waited_ ? Because::not_connected : Because::told);
       return;
     case State::parked:
     case State::reading_floor:
