@@ -171,6 +171,12 @@ void Client::Core::arm_deadline(const QueuePtr& q, const WaiterPtr& w) {
 }
 
 void Client::Core::settle_due(const WaiterPtr& wt, const QueuePtr& qq) {
+  if (wt->machine) {
+    MachineEvent e;
+    e.kind = MachineEvent::Kind::timer;
+    e.timer = detail::AcquireMachine::Timer::settle;
+    return drive(qq, wt, std::move(e));
+  }
   const bool sent = qq->state == Queue::State::in_flight;
   if (!sent && parked_by_vouch()) {
     // Connected, but the sentinels or the cluster's masters do not vouch for the primary yet
@@ -304,6 +310,11 @@ void Client::Core::attempt(const QueuePtr& q) {
   if (closed) return;
   q->stop_timers();
   WaiterPtr w = q->waiters.front();
+  if (w->machine) {  // woken (the connection is ready, the vouch back): the machine decides
+    MachineEvent e;
+    e.kind = MachineEvent::Kind::reconnected;
+    return drive(q, std::move(w), std::move(e));
+  }
   if (w->expired) {  // nothing of ours is in flight here
     complete(w, w->give_up);
     advance(q);
@@ -522,8 +533,9 @@ void Client::Core::fail_withdrawing(const QueuePtr& q, const WaiterPtr& w, Ec ec
 void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                                       Ec ec, const loop::Replies& r) {
   if (is_transport(ec) || r.size() == 0) {
-    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
-                         ec == loop::Errc::outcome_unknown);
+    const Ec why = ec ? ec : make_error_code(loop::Errc::protocol_error);
+    if (w->machine) return drive(q, w, transport_event(why, ec == loop::Errc::outcome_unknown));
+    on_attempt_transport(q, w, why, ec == loop::Errc::outcome_unknown);
     return;
   }
   const protocol::AcquireReply a =
@@ -537,6 +549,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
     if (raised.size() >= kMaxRaised) raised.clear();
     raised.insert_or_assign(w->keys.fence, t_send);
   }
+  if (w->machine) return driven_reply(q, w, t_send, a, r);
   switch (a.outcome) {
     case protocol::Outcome::granted:
       on_granted(q, w, a.token, t_send);
@@ -980,6 +993,11 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
       self->attempt(q);  // parked until the vouch is back (on_vouch)
     });
   }
+  hand_over(q, w, token, t_send);
+}
+
+void Client::Core::hand_over(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
+                             loop::MonoTime t_send) {
   auto d = std::make_shared<detail::LeaseData>();
   d->resource = w->req.resource;
   d->owner = w->req.owner;
@@ -1058,7 +1076,8 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
     c.arm_deadline(q, w);
   }
   if (q->one_shot) {
-    c.start_settle(q, w, c.opts.settle_timeout);  // one attempt, bounded
+    // One attempt, bounded (the machine arms an exclusive one's bound itself).
+    if (!driven_by_machine(*w)) c.start_settle(q, w, c.opts.settle_timeout);
     if (c.one_shots.size() >= c.one_shots_sweep_at) {
       std::erase_if(c.one_shots, [](const std::weak_ptr<Waiter>& x) {
         auto p = x.lock();
@@ -1071,6 +1090,15 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
     c.one_shots.push_back(w);
   }
   q->waiters.push_back(w);
+  if (q->one_shot && driven_by_machine(*w)) {
+    detail::AcquireMachine::Options mo;
+    mo.settle_timeout = c.opts.settle_timeout;
+    mo.poll_initial = c.opts.poll_initial;
+    mo.poll_max = c.opts.poll_max;
+    w->machine.emplace(mo);
+    MachineEvent e;  // start: one attempt, bounded by the settle timeout
+    return c.drive(std::move(q), std::move(w), std::move(e));
+  }
   if (q->state == Queue::State::idle) c.attempt(q);
 }
 

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "acquire_machine.hpp"
 #include "lockwire/lock/client.hpp"
 #include "lockwire/lock/protocol.hpp"
 #include "lockwire/loop/cluster_map.hpp"
@@ -156,6 +157,10 @@ struct Waiter {
   // has a queue of its own (Core::upgrades): queued behind a local writer that waits for this
   // very shared lease, it would wait for itself.
   bool upgrade = false;
+  // One attempt of an exclusive lock (wait 0) is this machine's: Core only carries out what it
+  // is told (acquire_driver.cpp). Issue #29: waits still run in acquire.cpp.
+  std::optional<detail::AcquireMachine> machine;
+  loop::MonoTime granted_sent{};  // machine: when the block whose grant is judged was sent
   std::unique_ptr<loop::Timer> deadline_timer;
   std::unique_ptr<loop::Timer> settle_timer;  // answers outcome_unknown if the server is silent
   // The settle bound as an entry of Core::settles (the usual case: one timer per Core, not one
@@ -165,7 +170,9 @@ struct Waiter {
   std::weak_ptr<Queue> settle_q;
 
   // No further step for this waiter: answered, or answered once the step in flight is settled.
-  [[nodiscard]] bool leaving() const noexcept { return done || expired; }
+  [[nodiscard]] bool leaving() const noexcept {
+    return done || expired || (machine && machine->leaving());
+  }
 };
 using WaiterPtr = std::shared_ptr<Waiter>;
 
@@ -688,6 +695,28 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   [[nodiscard]] Nanos poll_delay(int n);
 
   void grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send);
+  // The lease of a grant that is handed over: registered, its timers armed, the caller told.
+  void hand_over(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
+                 loop::MonoTime t_send);
+
+  // ---- the acquire machine's driver (acquire_driver.cpp) ------------------------------------
+  using MachineEvent = detail::AcquireMachine::Event;
+  using MachineAction = detail::AcquireMachine::Action;
+  // Feeds `e` to w's machine and carries out its actions, and the events they give at once.
+  void drive(QueuePtr q, WaiterPtr w, MachineEvent e);
+  std::optional<MachineEvent> carry_out(const QueuePtr& q, const WaiterPtr& w,
+                                        const MachineAction& a);
+  // The attempt itself: sent, held (no usable connection: not_sent) or refused before sending.
+  std::optional<MachineEvent> try_attempt(const QueuePtr& q, const WaiterPtr& w);
+  void answer_driven(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a);
+  // A failed step as the machine's event (the connection's error mapped, its words kept).
+  MachineEvent transport_event(Ec ec, bool maybe_applied);
+  // The exclusive acquire block's reply for a driven waiter, its grant judged as on_granted
+  // and grant() judge a waiter's: floor, replicas, vouch.
+  void driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                    const protocol::AcquireReply& a, const loop::Replies& r);
+  void driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token);
+  void driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token);
 
   static std::string registry_key(const std::string& holders, const std::string& owner) {
     std::string k = holders;
@@ -749,6 +778,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
   [[nodiscard]] static bool fair(const Waiter& w) noexcept {
     return w.req.fair && w.req.kind == Kind::exclusive && !w.upgrade;
+  }
+  // The acquire machine's so far (issue #29): an exclusive lock in arrival order, neither fair
+  // nor an upgrade (and, in lock(), one attempt).
+  [[nodiscard]] static bool driven_by_machine(const Waiter& w) noexcept {
+    return w.req.kind == Kind::exclusive && !w.req.fair && !w.upgrade;
   }
 
   // ---- upgrade (upgrade.cpp) ---------------------------------------------------------------
