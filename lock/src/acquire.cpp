@@ -1,8 +1,10 @@
-// The acquire machine: one attempt per resource queue at a time, the tracked wait, the server's
-// wait queue, and the end of a wait (deadline, cancel) settled before the caller is answered.
-// Over 900 lines: it is one state machine (attempt → reply → wait → attempt), and its steps
-// read best next to each other. Issue #29 moves it into the sans-I/O acquire_machine.{hpp,cpp}
-// (not wired in yet), which is where it splits: not by cutting this file meanwhile.
+// The acquire path: lock(), one attempt per resource queue at a time, the tracked wait, the
+// server's wait queue, and the end of a wait (deadline, cancel) settled before the caller is
+// answered. An exclusive lock in arrival order is decided by the sans-I/O acquire machine
+// (acquire_machine.{hpp,cpp}, driven from acquire_driver.cpp); the steps here that it uses are
+// the bytes (send_attempt, wait_read, withdraw) and the grant's hand-over. Fair, shared,
+// semaphore and upgrade waiters still run as the implicit machine below (issue #29): over 900
+// lines, because its steps read best next to each other until they move into machines too.
 #include "core.hpp"
 
 namespace lockwire::lock {
@@ -96,6 +98,19 @@ Failure Client::Core::refusal(const loop::Replies& r, std::string_view resource)
 void Client::Core::give_up(const QueuePtr& q, const WaiterPtr& w, Ec why) {
   if (w->leaving()) return;
   const bool head = !q->waiters.empty() && q->waiters.front() == w;
+  if (w->machine) {
+    if (head && w->machine->step_in_flight() && regressions.answer_at_deadline) {
+      complete(w, why);  // the bug: answered now; the machine still settles the step
+    }
+    MachineEvent e;
+    if (why == Errc::cancelled) {
+      e.kind = MachineEvent::Kind::cancel;
+    } else {
+      e.kind = MachineEvent::Kind::timer;
+      e.timer = detail::AcquireMachine::Timer::deadline;
+    }
+    return drive(q, w, std::move(e));
+  }
   if (head && q->state == Queue::State::in_flight && regressions.answer_at_deadline) {
     return complete(w, why);  // the bug: answered now; the step's reply is cleaned up later
   }
@@ -310,9 +325,9 @@ void Client::Core::attempt(const QueuePtr& q) {
   if (closed) return;
   q->stop_timers();
   WaiterPtr w = q->waiters.front();
-  if (w->machine) {  // woken (the connection is ready, the vouch back): the machine decides
+  if (w->machine) {  // woken (our turn, the connection ready, the vouch back): it decides
     MachineEvent e;
-    e.kind = MachineEvent::Kind::reconnected;
+    e.kind = MachineEvent::Kind::wake;
     return drive(q, std::move(w), std::move(e));
   }
   if (w->expired) {  // nothing of ours is in flight here
@@ -550,6 +565,8 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
     raised.insert_or_assign(w->keys.fence, t_send);
   }
   if (w->machine) return driven_reply(q, w, t_send, a, r);
+  // Only a fair waiter under the fair_fresh_jumps regression gets here (its first attempt
+  // skips the fair read): the machine's waiters are every other sender of this block.
   switch (a.outcome) {
     case protocol::Outcome::granted:
       on_granted(q, w, a.token, t_send);
@@ -562,8 +579,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
       if (auto* m = metrics()) m->on_contended(w->req.resource);
       if (w->ticket == 0) w->ticket = a.token;  // the queue keeps our first place
       if (w->leaving() || q->one_shot) {
-        // Wait over or one attempt only: withdraw our claim, and answer once it is withdrawn,
-        // so no claim of ours outlives the answer.
+        // Wait over or one attempt only: withdraw our claim, and answer once it is withdrawn.
         withdraw(q, w, guard([q, w](Core* self, bool absent) {
                    if (w->expired) {
                      self->settle(w, absent);
@@ -580,9 +596,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
       return;
     case protocol::Outcome::aborted:
     case protocol::Outcome::bad_reply:
-      // E.g. EXECABORT (NOPERM, OOM, READONLY at queue time: nothing ran) or an error inside
-      // EXEC (the HSETNX may have run): withdraw, then answer with the server's words.
-      fail_step(q, w, r, true);
+      fail_step(q, w, r, true);  // withdraw, then answer with the server's words
       return;
   }
 }
@@ -667,6 +681,7 @@ bool Client::Core::ended_when_blocked(const QueuePtr& q, const WaiterPtr& w) {
 
 void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
                                 const loop::Replies& r, bool with_hdel, bool track) {
+  if (w->machine) return driven_wait_read(q, w, ec, r, with_hdel, track);
   if (is_transport(ec) || r.size() == 0) {
     // Our HDEL may or may not have run: resolve like any unknown acquire.
     on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
@@ -802,18 +817,7 @@ void Client::Core::check_stale(const QueuePtr& q, const WaiterPtr& w,
 void Client::Core::wait(const QueuePtr& q, const WaiterPtr& w, std::int64_t pttl_ms, bool tracked) {
   w->waited = true;
   q->state = Queue::State::waiting;
-  if (!q->backstop) {
-    q->backstop = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
-      auto self = wk.lock();
-      auto qq = wq.lock();
-      if (!self || !qq || self->closed || qq->state != Queue::State::waiting) return;
-      if (exclusive_head(*qq) && !qq->elected()) {
-        self->recheck(qq);  // our doorbell expired (or its push was lost)
-      } else {
-        self->wake(qq);
-      }
-    });
-  }
+  ensure_backstop(q);
   // Backstop at the known expiry (+1 ms) of the holder set, or of the doorbell for a waiter
   // that is not elected: expiry pushes can lag active expiry. pttl -1 (no TTL) never
   // happens with this protocol; fall back to one second.
@@ -993,10 +997,11 @@ void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t to
       self->attempt(q);  // parked until the vouch is back (on_vouch)
     });
   }
-  hand_over(q, w, token, t_send);
+  hand_over(w, token, t_send);
+  advance(q);  // shared grants let the next shared waiter go at once
 }
 
-void Client::Core::hand_over(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
+void Client::Core::hand_over(const WaiterPtr& w, std::uint64_t token,
                              loop::MonoTime t_send) {
   auto d = std::make_shared<detail::LeaseData>();
   d->resource = w->req.resource;
@@ -1027,8 +1032,6 @@ void Client::Core::hand_over(const QueuePtr& q, const WaiterPtr& w, std::uint64_
   arm_lease_timers(d);
   if (watch_evictions()) check_lease(d);  // tracks the holder set: evictions reach us
   complete(w, {}, Lease(d));
-  // Shared grants let the next shared waiter go at once; an exclusive one will find it held.
-  advance(q);
 }
 
 void Client::Core::lock(LockRequest req, AcquireHandler handler,
@@ -1063,6 +1066,8 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
   w->routed = std::move(routed);
 
   QueuePtr q;
+  // The machine arms its own deadline and settle bound.
+  const bool driven = driven_by_machine(*w);
   if (w->req.wait == Nanos{0}) {
     q = c.fresh_queue();  // one attempt, independent of local waiters
     q->one_shot = true;
@@ -1073,11 +1078,10 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
       slot->keys = w->keys;
     }
     q = slot;
-    c.arm_deadline(q, w);
+    if (!driven) c.arm_deadline(q, w);
   }
   if (q->one_shot) {
-    // One attempt, bounded (the machine arms an exclusive one's bound itself).
-    if (!driven_by_machine(*w)) c.start_settle(q, w, c.opts.settle_timeout);
+    if (!driven) c.start_settle(q, w, c.opts.settle_timeout);  // one attempt, bounded
     if (c.one_shots.size() >= c.one_shots_sweep_at) {
       std::erase_if(c.one_shots, [](const std::weak_ptr<Waiter>& x) {
         auto p = x.lock();
@@ -1089,17 +1093,19 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
     }
     c.one_shots.push_back(w);
   }
+  // Idle: nobody of ours is ahead (advance() retires a queue once its waiters are done).
+  const bool first = q->state == Queue::State::idle;
   q->waiters.push_back(w);
-  if (q->one_shot && driven_by_machine(*w)) {
+  if (driven) {
     detail::AcquireMachine::Options mo;
     mo.settle_timeout = c.opts.settle_timeout;
-    mo.poll_initial = c.opts.poll_initial;
-    mo.poll_max = c.opts.poll_max;
     w->machine.emplace(mo);
-    MachineEvent e;  // start: one attempt, bounded by the settle timeout
+    MachineEvent e;  // start
+    e.wait = w->req.wait;
+    e.behind = !first;
     return c.drive(std::move(q), std::move(w), std::move(e));
   }
-  if (q->state == Queue::State::idle) c.attempt(q);
+  if (first) c.attempt(q);
 }
 
 void Client::Core::cancel(std::string_view resource, std::string_view owner) {

@@ -3,10 +3,10 @@
 // answers — sends, timers, the answer. The machine decides what happens next; Core knows how
 // (the bytes, the connection, the fencing floor, the vouch, the replicas) and words answers.
 //
-// Issue #29: the machine drives one attempt of an exclusive lock (wait 0, the try-lock and the
-// benchmarks' pair); a wait (rank, doorbells, pushes, the local FIFO) still runs in acquire.cpp,
-// so the actions only a wait is given (wait block, leaving the queue, backstop, grace) are not
-// carried out here yet.
+// Issue #29: the machine drives exclusive locks in arrival order (driven_by_machine), waits
+// and one attempt alike; fair, shared and upgrade waiters still run in acquire.cpp. A queue of
+// this client's waiters for one resource may mix both: its head runs, the others wait their
+// turn (Event::wake when it comes).
 #include <cassert>
 
 #include "core.hpp"
@@ -27,17 +27,34 @@ Event event(Event::Kind k) {
 
 void Client::Core::drive(QueuePtr q, WaiterPtr w, MachineEvent e) {
   for (;;) {
+    // A reply after the settle bound answered: once it is dealt with (what it may have left
+    // withdrawn), the queue moves on, as it would have after the step.
+    const bool late = w->machine->state() == Machine::State::done;
     const Machine::Actions actions = w->machine->resume(e);
     std::optional<MachineEvent> next;
+    bool answered = false;
+    bool withdrawing = false;
     for (const Action& a : actions) {
       if (closed) return;  // an answer's callback closed the client
+      answered = answered || (a.kind == Action::Kind::answer && a.because != Machine::Because::no_reply);
+      withdrawing = withdrawing || a.kind == Action::Kind::send_withdraw;
       if (auto n = carry_out(q, w, a)) {
         assert(!next);  // at most one action per resume answers at once
         next = std::move(n);
       }
     }
-    if (!next || closed) return;
+    if (closed) return;
+    if (answered || (late && !withdrawing)) move_on(q, w);
+    if (!next) return;
     e = std::move(*next);
+  }
+}
+
+void Client::Core::move_on(const QueuePtr& q, const WaiterPtr& w) {
+  if (!q->waiters.empty() && q->waiters.front() == w) {
+    advance(q);
+  } else {
+    std::erase(q->waiters, w);  // answered from behind: the head keeps going
   }
 }
 
@@ -51,10 +68,27 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
       return try_attempt(q, w);
     case K::send_withdraw:
       withdraw(q, w, guard([q, w](Core* self, bool absent) {
+                 const bool late = w->machine->state() == Machine::State::done;
                  Event e = event(Event::Kind::withdrawn);
                  e.absent = absent;
                  self->drive(q, w, std::move(e));
+                 if (late && !self->closed) self->move_on(q, w);
                }));
+      return std::nullopt;
+    case K::send_wait_read:
+      wait_read(q, w, a.with_hdel);
+      return std::nullopt;
+    case K::check_stale:
+      driven_check_stale(q, w);
+      return std::nullopt;
+    case K::leave_queue:
+      // Our place is handed on unless the next waiter of ours for the resource is the same
+      // owner (it keeps it), as advance() decides.
+      if (!q->queued.empty()) {
+        const auto next = std::find_if(q->waiters.begin(), q->waiters.end(),
+                                       [](const WaiterPtr& x) { return !x->done; });
+        if (next == q->waiters.end() || (*next)->req.owner != q->queued) leave_queue(q);
+      }
       return std::nullopt;
     case K::read_floor:
       // A read that came back since this grant's block was sent (another attempt's) is fresh
@@ -66,40 +100,96 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
       park_until_probed(q);  // attempt(q) wakes us: Event::reconnected
       return std::nullopt;
     case K::arm:
-      if (a.timer == T::settle) {
-        start_settle(q, w, a.after);
-      } else if (a.timer == T::deadline) {
-        w->deadline_timer = waiter_timer(q, w, [](Core* self, const WaiterPtr& wt,
-                                                  const QueuePtr& qq) {
-          Event e = event(Event::Kind::timer);
-          e.timer = T::deadline;
-          self->drive(qq, wt, std::move(e));
-        });
-        w->deadline_timer->start(a.after);
-      } else {
-        assert(false && "backstop and grace: only a wait arms them; waits are not driven yet");
+      switch (a.timer) {
+        case T::settle:
+          if (!w->done) start_settle(q, w, a.after);  // answered already: nothing to bound
+          break;
+        case T::deadline:
+          // Through give_up, as every wait's end (the answer_at_deadline regression is there).
+          arm_deadline(q, w);
+          break;
+        case T::backstop: {
+          w->waited = true;
+          q->state = Queue::State::waiting;
+          ensure_backstop(q);
+          Nanos delay = a.after;
+          if (a.poll_index >= 0) delay = std::min(delay, poll_delay(a.poll_index));
+          q->backstop->start(delay);
+          break;
+        }
+        case T::grace:
+          ensure_grace(q);
+          if (!q->grace->active()) q->grace->start(a.after);
+          break;
       }
       return std::nullopt;
     case K::disarm:
-      if (a.timer == T::settle) {
-        if (w->settle_timer) w->settle_timer->stop();
-        if (w->settle_armed) {
-          w->settle_armed = false;
-          drop_settled();
-        }
-      } else if (a.timer == T::deadline && w->deadline_timer) {
-        w->deadline_timer->stop();
+      switch (a.timer) {
+        case T::settle:
+          if (w->settle_timer) w->settle_timer->stop();
+          if (w->settle_armed) {
+            w->settle_armed = false;
+            drop_settled();
+          }
+          break;
+        case T::deadline:
+          if (w->deadline_timer) w->deadline_timer->stop();
+          break;
+        case T::backstop:
+          if (q->backstop) q->backstop->stop();
+          break;
+        case T::grace:
+          if (q->grace) q->grace->stop();
+          break;
       }
       return std::nullopt;
     case K::answer:
       answer_driven(q, w, a);
       return std::nullopt;
-    case K::send_wait_read:
-    case K::leave_queue:
-      assert(false && "only a wait reads its place or joins the queue; waits are not driven yet");
-      return std::nullopt;
   }
   return std::nullopt;
+}
+
+void Client::Core::ensure_backstop(const QueuePtr& q) {
+  if (q->backstop) return;
+  q->backstop = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
+    auto self = wk.lock();
+    auto qq = wq.lock();
+    if (self && qq && !self->closed) self->on_backstop(qq);
+  });
+}
+
+void Client::Core::ensure_grace(const QueuePtr& q) {
+  if (q->grace) return;
+  q->grace = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
+    auto self = wk.lock();
+    auto qq = wq.lock();
+    if (self && qq && !self->closed) self->on_grace(qq);
+  });
+}
+
+void Client::Core::on_backstop(const QueuePtr& q) {
+  if (driven_head(*q) != nullptr) {
+    Event e = event(Event::Kind::timer);
+    e.timer = Machine::Timer::backstop;
+    return drive(q, q->waiters.front(), std::move(e));
+  }
+  if (q->state != Queue::State::waiting) return;
+  if (exclusive_head(*q) && !q->elected()) {
+    recheck(q);  // our doorbell expired (or its push was lost)
+  } else {
+    wake(q);
+  }
+}
+
+void Client::Core::on_grace(const QueuePtr& q) {
+  q->suspect = q->first;  // cleared by the next read if the first has moved on
+  if (driven_head(*q) != nullptr) {
+    Event e = event(Event::Kind::timer);
+    e.timer = Machine::Timer::grace;
+    return drive(q, q->waiters.front(), std::move(e));
+  }
+  recheck(q);
 }
 
 // attempt()'s checks for one waiter: a connection probed, ready and vouched for, a server that
@@ -160,9 +250,119 @@ Client::Core::MachineEvent Client::Core::transport_event(Ec ec, bool maybe_appli
   if (!maybe_applied && ec == loop::Errc::not_sent) return event(Event::Kind::not_sent);
   Event e = event(Event::Kind::transport);
   e.maybe_applied = maybe_applied;
-  e.retryable = retryable(ec);
+  // A connection that is closed for good does not come back.
+  e.retryable = retryable(ec) && conn->state() != loop::ConnectionState::closed;
   e.error = map(ec);  // also the connection's words in last_error
   return e;
+}
+
+// on_wait_read for a driven waiter: the read's outcome as an event; the rank, the first
+// waiter and a refusal of tracking are Core's to note.
+void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
+                                    const loop::Replies& r, bool with_hdel, bool track) {
+  if (is_transport(ec) || r.size() == 0) {
+    // Our HDEL may or may not have run: resolved like any unknown acquire.
+    return drive(q, w,
+                 transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error),
+                                 with_hdel && ec == loop::Errc::outcome_unknown));
+  }
+  protocol::WaitRead wr =
+      protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner, track);
+  if (!wr.ok) {
+    // Refused or malformed (EXECABORT for a NOPERM, an OOM...): the block's HDEL did not run,
+    // or may not have. Withdrawn before the answer.
+    Failure f = refusal(r, w->req.resource);
+    Event e = event(Event::Kind::refused);
+    e.error = f.ec;
+    e.words = last_error;
+    e.may_claim = with_hdel && !regressions.keep_claim_on_failed_block;
+    w->failure = std::move(f);
+    return drive(q, w, std::move(e));
+  }
+  Event e = event(Event::Kind::wait_read);
+  if (!w->machine->leaving()) {
+    q->rank = wr.rank;
+    if (wr.first != q->suspect) q->suspect.clear();
+    q->first = std::move(wr.first);
+    if (!wr.tracked && regressions.ignore_refused_tracking) {
+      return wait_read(q, w, false);  // the bug: a read that was not tracked is simply read again
+    }
+    if (track && !wr.tracked && caps.push_wakeups) {
+      // Caching refused inside the block although the probe accepted it: poll from now on.
+      caps.push_wakeups = false;
+      caps.tracking_error = protocol::server_words(r);
+      if (auto* m = metrics()) {
+        m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
+                       caps.tracking_error);
+      }
+    }
+    switch (protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits)) {
+      case protocol::Decision::free:
+        e.holders = Machine::Holders::free;
+        break;
+      case protocol::Decision::already_held:
+        e.holders = Machine::Holders::mine;
+        break;
+      case protocol::Decision::blocked:
+        e.holders = Machine::Holders::held;
+        break;
+      case protocol::Decision::blocked_by_shared_only:
+        e.holders = Machine::Holders::shared_only;
+        w->shared_owners.clear();
+        for (const std::string& f : wr.fields) {
+          Kind k{};
+          std::string_view o;
+          if (protocol::split_field(f, k, o) && k == Kind::shared) w->shared_owners.emplace_back(o);
+        }
+        w->read_pttl = wr.pttl;
+        break;
+    }
+  }
+  e.rank = wr.rank;
+  e.pttl = wr.pttl;
+  e.doorbell_pttl = wr.doorbell_pttl;
+  e.tracked = wr.tracked;
+  drive(q, w, std::move(e));
+}
+
+// check_stale for a driven waiter (the elected one, blocked by shared holders only): their
+// companion leases are read; those that are over are removed, then the next attempt.
+void Client::Core::driven_check_stale(const QueuePtr& q, const WaiterPtr& w) {
+  q->state = Queue::State::in_flight;
+  watch(protocol::stale_watch(w->keys, w->shared_owners),
+        guard([q, w](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+          if (is_transport(ec) || !txn.valid()) {
+            return self->drive(
+                q, w,
+                self->transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error),
+                                      false));
+          }
+          if (w->machine->leaving()) {
+            txn.unwatch();
+            return self->drive(q, w, event(Event::Kind::stale_checked));
+          }
+          const auto ttls = protocol::parse_stale_watch(r, w->shared_owners.size());
+          std::vector<std::string> stale;
+          std::int64_t soonest = w->read_pttl;
+          for (std::size_t i = 0; i < ttls.size(); ++i) {
+            if (ttls[i] == -2) {
+              stale.push_back(protocol::field(Kind::shared, w->shared_owners[i]));
+            } else if (ttls[i] > 0 && (soonest <= 0 || ttls[i] < soonest)) {
+              soonest = ttls[i];
+            }
+          }
+          if (stale.empty()) {
+            txn.unwatch();
+            // Companion expiry does not touch the holder set: the backstop is the soonest one.
+            Event e = event(Event::Kind::stale_checked);
+            e.pttl = soonest;
+            return self->drive(q, w, std::move(e));
+          }
+          exec(txn, self->metrics(), protocol::stale_cleanup(w->keys, stale),
+               self->guard([q, w](Core* s2, Ec, const loop::Replies&) {
+                 s2->drive(q, w, event(Event::Kind::stale_removed));
+               }));
+        }));
 }
 
 void Client::Core::driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
@@ -271,17 +471,27 @@ void Client::Core::answer_driven(const QueuePtr& q, const WaiterPtr& w, const Ma
                    "' may remain until its TTL (" + std::to_string(w->ttl_ms) + " ms) runs out";
       break;
     case B::not_connected:
-      if (parked_by_vouch()) {
-        // Connected, but never vouched for: their words, not "not connected".
-        ec = Errc::server_unavailable;
-        last_error = parked_words(resource);
-      } else if (q->one_shot) {
-        last_error = resource + ": not connected";
-      } else {
-        ec = Errc::connection;  // never saw the lock held: the connection failed the wait
-        last_error = resource + ": no usable connection to the server within the wait" +
-                     (conn->last_error().empty() ? std::string() : " (" + conn->last_error() + ")");
-      }
+      if (q->one_shot) {
+        if (parked_by_vouch()) {
+          // Connected, but never vouched for: their words, not "not connected".
+          ec = Errc::server_unavailable;
+          last_error = parked_words(resource);
+        } else {
+          last_error = resource + ": not connected";
+        }
+      } else if (q->state == Queue::State::need_ready) {
+        // Never saw the lock held, and the queue waits for a usable connection: the wait ended
+        // for the connection (or the vouch), not for the lock.
+        if (parked_by_vouch()) {
+          ec = Errc::server_unavailable;
+          last_error = parked_words(resource);
+        } else {
+          ec = Errc::connection;
+          last_error = resource + ": no usable connection to the server within the wait" +
+                       (conn->last_error().empty() ? std::string()
+                                                   : " (" + conn->last_error() + ")");
+        }
+      }  // else behind a waiter of ours that saw it held: the lock's time-out
       break;
     case B::dropped_nothing_left:
       last_error = resource + ": the connection dropped during the attempt; no claim of ours is left";
@@ -290,9 +500,8 @@ void Client::Core::answer_driven(const QueuePtr& q, const WaiterPtr& w, const Ma
       last_error = resource + ": " + conn->last_error();
       break;
   }
-  if (!ec) return hand_over(q, w, a.token, w->granted_sent);  // it moves the queue on
+  if (!ec) return hand_over(w, a.token, w->granted_sent);
   complete(w, ec);
-  advance(q);
 }
 
 }  // namespace lockwire::lock

@@ -2,7 +2,6 @@
 // *Waiting*, for one waiter, as actions for a driver to carry out.
 #include "acquire_machine.hpp"
 
-#include <algorithm>
 #include <utility>
 
 #include "lockwire/lock/error.hpp"
@@ -13,7 +12,7 @@ namespace {
 using A = AcquireMachine::Action;
 using E = AcquireMachine::Event;
 using T = AcquireMachine::Timer;
-constexpr std::chrono::milliseconds kMs{1};
+using H = AcquireMachine::Holders;
 
 A arm(T t, std::chrono::nanoseconds after) {
   A a;
@@ -33,6 +32,11 @@ A plain(A::Kind k) {
   a.kind = k;
   return a;
 }
+bool in_flight(AcquireMachine::State s) {
+  using S = AcquireMachine::State;
+  return s == S::attempting || s == S::reading || s == S::checking || s == S::withdrawing ||
+         s == S::reading_floor;
+}
 }  // namespace
 
 AcquireMachine::Actions AcquireMachine::resume(const E& e) {
@@ -47,11 +51,17 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       one_shot_ = e.wait <= Nanos{0};
       // A wait ends at its deadline; one attempt is bounded by the settle timeout alone.
       out.push_back(one_shot_ ? arm(T::settle, opts_.settle_timeout) : arm(T::deadline, e.wait));
-      attempt(out);
+      if (e.behind) {
+        state_ = State::behind;  // Event::wake when the waiter ahead is done
+      } else {
+        attempt(out);
+      }
       break;
 
     case E::Kind::not_sent:
-      if (state_ != State::attempting && state_ != State::reading) break;
+      if (state_ != State::attempting && state_ != State::reading && state_ != State::checking) {
+        break;
+      }
       if (leaving_) {
         finish(out, give_up_);  // nothing was written: nothing of ours is there
       } else {
@@ -84,8 +94,8 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
 
     case E::Kind::contended:
       if (state_ != State::attempting) break;
-      // The block wrote our claim before it lost: it is removed with the answer's wait, or
-      // by the wait block that follows (its HDEL).
+      // The block wrote our claim before it lost: it is removed before the answer, or by the
+      // wait block that follows (its HDEL).
       if (leaving_) {
         withdraw_then(out, give_up_);
       } else if (one_shot_) {
@@ -112,7 +122,10 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::transport:
-      if (state_ != State::attempting && state_ != State::reading) break;
+      if (state_ != State::attempting && state_ != State::reading &&
+          state_ != State::checking) {
+        break;
+      }
       if (e.maybe_applied) {
         // Never replayed: the claim it may have left is removed first; then a fresh attempt
         // within the wait, or the answer.
@@ -144,41 +157,66 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         finish(out, give_up_);  // the block removed our claim; the queue entry is handed on
         break;
       }
-      if (!e.blocked || e.pttl == -2) {
-        attempt(out);  // free (or its holder set just went): try again at once
-        break;
-      }
-      state_ = State::waiting;
-      waited_ = true;
       rank_ = e.rank;
-      polling_ = !e.tracked;
-      if (polling_) {
-        out.push_back(arm(T::backstop, poll_delay()));
-        ++polls_;
+      tracked_ = e.tracked;
+      switch (e.holders) {
+        case H::free:
+          attempt(out);
+          break;
+        case H::mine:
+          finish(out, Errc::already_held);
+          break;
+        case H::held:
+          // The elected waiter's backstop is the holder set's expiry; the others' their
+          // doorbell's (it expires, or rings, when their place changes).
+          wait(out, rank_ == 0 ? e.pttl : e.doorbell_pttl, e.tracked);
+          break;
+        case H::shared_only:
+          if (rank_ == 0) {
+            state_ = State::checking;  // shared leases that are over hold up nobody
+            out.push_back(plain(A::Kind::check_stale));
+          } else {
+            wait(out, e.doorbell_pttl, e.tracked);
+          }
+          break;
+      }
+      break;
+
+    case E::Kind::stale_checked:
+      if (state_ != State::checking) break;
+      if (leaving_) {
+        finish(out, give_up_);  // a read changes nothing: nothing of ours is there
       } else {
-        polls_ = 0;
-        // The first waiter's backstop is the holder set's expiry; the others' their doorbell's.
-        const std::int64_t ms = rank_ == 0 ? e.pttl : e.doorbell_pttl;
-        out.push_back(arm(T::backstop, std::max<std::int64_t>(ms, 0) * kMs + kMs));
+        wait(out, e.pttl, tracked_);  // until the soonest lease ends (or a push)
+      }
+      break;
+
+    case E::Kind::stale_removed:
+      if (state_ != State::checking) break;
+      if (leaving_) {
+        finish(out, give_up_);
+      } else {
+        attempt(out);
       }
       break;
 
     case E::Kind::holders_push:
       // Pushes are ignored while a step is in flight: its reply already saw the change, or the
-      // push after it wakes us. Only the elected waiter acts at once; the backup after a grace.
-      if (state_ != State::waiting || polling_) break;
+      // push after it wakes us. Only the elected waiter acts at once; the backup after a grace
+      // (in case the elected one is gone); the others wait for their doorbell.
+      if (state_ != State::waiting) break;
       if (rank_ == 0) {
         out.push_back(disarm(T::backstop));
         attempt(out);
-      } else if (rank_ == 1) {
+      } else if (rank_ == 1 && !grace_armed_) {
+        grace_armed_ = true;
         out.push_back(arm(T::grace, kGrace));
       }
       break;
 
     case E::Kind::doorbell_push:
       if (state_ != State::waiting) break;
-      out.push_back(disarm(T::backstop));
-      out.push_back(disarm(T::grace));
+      disarm_waiting(out);
       read(out, false);  // our place changed: read it again
       break;
 
@@ -188,29 +226,30 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
           end_wait(out, Errc::timed_out);
           break;
         case T::settle:
-          if (state_ == State::waiting || state_ == State::idle) break;
           if (state_ == State::held) {
             finish(out, Errc::connection, Because::not_connected);  // nothing was written
             break;
           }
-          if (state_ == State::parked) {
-            finish(out, Errc::timed_out);  // nothing of ours is left, nothing in flight
-            break;
-          }
-          // The server stayed silent: the caller is told; a late reply is still handled.
-          finish(out, Errc::outcome_unknown, Because::no_reply);
+          if (!in_flight(state_)) break;
+          // The server stayed silent: the caller is told; a late reply is still handled, and
+          // our place in the queue is handed on once it is (the driver moves on then).
           step_outlived_answer_ = true;
+          finish(out, Errc::outcome_unknown, Because::no_reply);
           break;
         case T::backstop:
           if (state_ != State::waiting) break;
+          grace_armed_ = false;
           out.push_back(disarm(T::grace));
-          if (rank_ == 0 || polling_) {
+          // The holder set's expiry (the elected waiter), a lost push, or a poll; the others
+          // read their place again (their doorbell expired or its push was lost).
+          if (rank_ == 0) {
             attempt(out);
           } else {
             read(out, false);
           }
           break;
         case T::grace:
+          grace_armed_ = false;
           if (state_ == State::waiting) {
             out.push_back(disarm(T::backstop));
             read(out, false);  // the elected waiter did not act: see for ourselves
@@ -243,51 +282,46 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       }
       switch (next) {
         case Retry::at_once:
+        case Retry::once_vouched:  // the driver holds the attempt until the vouch is back
           attempt(out);
           break;
         case Retry::fresh_floor:
           state_ = State::reading_floor;
           out.push_back(plain(A::Kind::read_floor));
           break;
-        case Retry::once_vouched:
-          state_ = State::parked;
-          break;
         case Retry::polled:
-          state_ = State::waiting;
-          polling_ = true;  // until the next wait block says whether pushes come
-          out.push_back(arm(T::backstop, poll_delay()));
-          ++polls_;
+          wait(out, 0, false);  // as without pushes: a poll, then a look
           break;
       }
       break;
     }
 
-    case E::Kind::reconnected:
-      if (state_ == State::held) {
+    case E::Kind::wake:
+      if (state_ == State::waiting) {
+        disarm_waiting(out);
         attempt(out);
-        break;
+      } else if (state_ == State::held || state_ == State::behind) {
+        attempt(out);
       }
-      // Tracking is new: every waiter re-checks (a push may have been lost with the old one).
-      if (state_ != State::waiting) break;
-      out.push_back(disarm(T::backstop));
-      out.push_back(disarm(T::grace));
-      read(out, false);
       break;
 
     case E::Kind::cancel:
       end_wait(out, Errc::cancelled);
       break;
 
-    case E::Kind::vouched:
-      if (state_ == State::parked) attempt(out);
-      break;
-
     case E::Kind::floor_read:
-      if (state_ == State::reading_floor) attempt(out);
+      if (state_ != State::reading_floor) break;
+      if (leaving_) {
+        finish(out, give_up_);  // a TIME read leaves nothing behind
+      } else {
+        attempt(out);
+      }
       break;
   }
   return out;
 }
+
+bool AcquireMachine::step_in_flight() const noexcept { return in_flight(state_); }
 
 // A reply after the answer (the settle bound ran out first): whatever it may have left of ours
 // is removed; nothing else follows.
@@ -313,6 +347,28 @@ void AcquireMachine::read(Actions& out, bool with_hdel) {
   out.push_back(std::move(a));
 }
 
+// Waits for a push (tracked) or, where the server gave us no tracking, polls: the backstop is
+// the known expiry (+1 ms: expiry pushes can lag active expiry), or a second when there is
+// none, and a poll comes sooner — never a tight loop.
+void AcquireMachine::wait(Actions& out, std::int64_t pttl_ms, bool tracked) {
+  state_ = State::waiting;
+  waited_ = true;
+  A a = arm(T::backstop, pttl_ms > 0 ? Nanos(std::chrono::milliseconds(pttl_ms + 1))
+                                     : Nanos(std::chrono::seconds(1)));
+  if (tracked) {
+    polls_ = 0;
+  } else {
+    a.poll_index = polls_++;
+  }
+  out.push_back(std::move(a));
+}
+
+void AcquireMachine::disarm_waiting(Actions& out) {
+  out.push_back(disarm(T::backstop));
+  out.push_back(disarm(T::grace));
+  grace_armed_ = false;
+}
+
 void AcquireMachine::finish(Actions& out, std::error_code ec, Because because,
                             std::uint64_t token, std::string words) {
   if (!one_shot_) out.push_back(disarm(T::deadline));
@@ -324,7 +380,7 @@ void AcquireMachine::finish(Actions& out, std::error_code ec, Because because,
   a.words = std::move(words);
   out.push_back(std::move(a));
   // Off the hand-off's critical path: after the answer, while a grant is held.
-  if (queued_) out.push_back(plain(A::Kind::leave_queue));
+  if (queued_ && !step_outlived_answer_) out.push_back(plain(A::Kind::leave_queue));
   state_ = State::done;
 }
 
@@ -341,46 +397,28 @@ void AcquireMachine::withdraw_then(Actions& out, std::error_code ec, std::string
 }
 
 void AcquireMachine::end_wait(Actions& out, std::error_code why) {
+  if (in_flight(state_)) {
+    // A step in flight: no answer until its outcome is known (bounded by settle).
+    if (leaving_) return;
+    leaving_ = true;
+    give_up_ = why;
+    out.push_back(arm(T::settle, opts_.settle_timeout));
+    return;
+  }
   switch (state_) {
-    case State::attempting:
-    case State::reading:
-      // A step in flight: no answer until its outcome is known (bounded by settle).
-      if (leaving_) return;
-      leaving_ = true;
-      give_up_ = why;
-      out.push_back(arm(T::settle, opts_.settle_timeout));
-      return;
     case State::waiting:
-      out.push_back(disarm(T::backstop));
-      out.push_back(disarm(T::grace));
+      disarm_waiting(out);
       finish(out, why);  // nothing of ours on the server but the queue entry, handed on
       return;
-    case State::withdrawing:
-      // Answered once the removal is done (bounded by settle), and not tried again.
-      if (leaving_) return;
-      leaving_ = true;
-      give_up_ = why;
-      out.push_back(arm(T::settle, opts_.settle_timeout));
-      return;
     case State::held:
+    case State::behind:
       // Nothing was written. A wait that never saw the lock held did not fail for the lock
-      // but for the connection: the driver says so.
+      // but, maybe, for the connection: the driver knows.
       finish(out, why, why == Errc::timed_out && !waited_ ? Because::not_connected : Because::told);
       return;
-    case State::parked:
-    case State::reading_floor:
-      finish(out, why);  // nothing of ours in flight (a TIME read leaves nothing behind)
-      return;
-    case State::idle:
-    case State::done:
-      return;
+    default:
+      return;  // idle, done
   }
-}
-
-std::chrono::nanoseconds AcquireMachine::poll_delay() const {
-  Nanos d = opts_.poll_initial;
-  for (int i = 0; i < polls_ && d < opts_.poll_max; ++i) d *= 2;
-  return std::min(d, opts_.poll_max);  // jitter is the driver's (it owns the randomness)
 }
 
 }  // namespace lockwire::lock::detail

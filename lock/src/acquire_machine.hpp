@@ -2,13 +2,15 @@
 // an in-flight command*, *No claim outlives a failed block*, *Lost reply*) as a machine without
 // I/O, in the style of loop/src/handshake.hpp: resume(event) -> actions. The driver sends what
 // it is told, arms the timers it is told, and feeds replies, pushes and timer expiries back;
-// nothing here touches a connection, a timer or a clock, so tests drive it with events alone.
+// nothing here touches a connection, a timer, a clock or a random number, so tests drive it
+// with events alone.
 //
-// It covers one exclusive waiter of one client, and a grant the driver will not hand over — the
-// vouch ran out in flight, too few replicas acknowledged it, its token is not above a fresh floor
-// (withdrawn, then tried again within the wait once what it lacked is there, or answered).
-// Issue #29: Client::Core drives it for one attempt (wait 0, acquire_driver.cpp); waits, and
-// the local FIFO, shared, fair and upgrade waiters, still run in acquire.cpp.
+// It covers one exclusive waiter of one client in arrival order (Client::Core drives it:
+// acquire_driver.cpp), from its place in the client's local queue for the resource to the
+// answer, and a grant the driver will not hand over — the vouch ran out in flight, too few
+// replicas acknowledged it, its token is not above a fresh floor: withdrawn, then tried again
+// within the wait once what it lacked is there, or answered. Fair, shared and upgrade waiters
+// run in acquire.cpp (issue #29).
 #pragma once
 
 #include <array>
@@ -31,7 +33,8 @@ class AcquireMachine {
   enum class Retry : std::uint8_t {
     at_once,       // nothing: attempt again
     fresh_floor,   // the fencing floor was too old: read the server's TIME first
-    once_vouched,  // the vouch ran out: parked until it is back (a one-shot answers instead)
+    once_vouched,  // the vouch ran out: attempt (held by the driver until it is back); a
+                   // one-shot answers instead
     polled,        // too few replicas: wait a poll delay (a one-shot answers instead)
   };
 
@@ -41,14 +44,22 @@ class AcquireMachine {
     told,                   // the error and words an event brought (none: granted)
     withdrawal_unanswered,  // the removal of our claim got no reply: a claim may remain
     no_reply,               // the step got no reply within the settle bound
-    not_connected,          // no attempt could be written within the bound
+    not_connected,          // nothing could be written, and the lock was never seen held
     dropped_nothing_left,   // the connection dropped during the attempt; the removal was answered
     connection_failed,      // the connection dropped, and so did the removal of our claim
   };
 
+  // What the wait block read in the holder set.
+  enum class Holders : std::uint8_t {
+    free,         // nobody: attempt
+    held,         // another owner holds it exclusively
+    mine,         // this owner holds it already
+    shared_only,  // shared holders only: their leases may be over (the elected one checks)
+  };
+
   struct Event {
     enum class Kind : std::uint8_t {
-      start,           // the caller asked (wait: the request's wait; 0 = one attempt)
+      start,           // the caller asked (wait: 0 = one attempt; `behind`: not our turn yet)
       not_sent,        // the attempt was not written: no usable connection yet (held)
       granted,         // the acquire block's reply: ours, with `token`
       unusable_grant,  // granted, but not to be handed over: `retry`; a one-shot's `error`
@@ -56,18 +67,20 @@ class AcquireMachine {
       already_held,    // the acquire block's reply: this owner already holds it
       refused,         // an error reply (the words); `may_claim`: the step may have left a claim
       transport,       // the step's connection failed; `maybe_applied`: it was written
-      wait_read,       // the wait block's reply (rank, pttl, doorbell_pttl, tracked, blocked)
+      wait_read,       // the wait block's reply (rank, pttl, doorbell_pttl, tracked, holders)
+      stale_checked,   // the shared holders' leases all live: wait until `pttl`
+      stale_removed,   // the shared holders whose lease was over are removed (or tried)
       withdrawn,       // the removal of our claim ended; `absent`: answered, nothing is left
       holders_push,    // an invalidate push of the holder set P{R}
       doorbell_push,   // an invalidate push of our doorbell P{R}:w:<owner>
       timer,           // `timer` ran out
-      reconnected,     // the connection is ready again (tracking re-enabled; a held attempt goes)
+      wake,            // our turn, a ready connection, the vouch back: held or waiting attempts
       cancel,          // Client::cancel
-      vouched,         // the vouch is back (a parked waiter attempts)
       floor_read,      // the TIME read for a fresh floor ended (read or not: attempt again)
     };
     Kind kind = Kind::start;
     Nanos wait{0};
+    bool behind = false;  // start: another waiter of this client goes first
     std::uint64_t token = 0;
     std::error_code error;  // refused: the error to answer with; transport: the connection's
     std::string words;      // refused: the server's words
@@ -76,12 +89,12 @@ class AcquireMachine {
     bool retryable = true;       // transport: the connection may come back
     bool absent = true;  // withdrawn: false when the removal got no reply
     Retry retry = Retry::at_once;
-    // wait_read:
+    // wait_read (pttl: also stale_checked):
     std::int64_t rank = -1;  // 0 elected, 1 backup, 2 further back
     std::int64_t pttl = -2;  // of P{R}
     std::int64_t doorbell_pttl = -2;
     bool tracked = true;  // CLIENT CACHING accepted (else: poll)
-    bool blocked = true;  // a holder of another owner is there
+    Holders holders = Holders::held;
     Timer timer = Timer::deadline;
   };
 
@@ -89,9 +102,10 @@ class AcquireMachine {
     enum class Kind : std::uint8_t {
       send_attempt,    // the exclusive acquire block
       send_wait_read,  // the exclusive wait block (with_hdel: remove our losing claim first)
+      check_stale,     // read the shared holders' leases, remove those that are over
       send_withdraw,   // HDEL of our own field (a claim or grant that must not stay)
       read_floor,      // TIME on this connection: a fresh fencing floor
-      hold,            // the attempt waits for a ready connection (then Event::reconnected)
+      hold,            // the attempt waits for a ready connection (then Event::wake)
       leave_queue,     // ZREM from P{R}:q and ring the next two doorbells
       arm,             // start `timer` for `after`
       disarm,          // stop `timer`
@@ -102,6 +116,9 @@ class AcquireMachine {
     bool with_hdel = false;
     Timer timer = Timer::deadline;
     Nanos after{0};
+    // arm backstop: >= 0 when we poll (no push wake-ups): then at most the poll_index-th poll's
+    // delay (poll_initial * 2^n, capped, jittered by the driver, which owns the randomness).
+    int poll_index = -1;
     std::error_code error;
     std::uint64_t token = 0;
     std::string words;
@@ -109,21 +126,20 @@ class AcquireMachine {
   };
 
   enum class State : std::uint8_t {
-    idle,         // before start
-    attempting,   // the acquire block in flight
-    reading,      // the wait block in flight
-    waiting,      // nothing in flight: a push, a doorbell or a timer wakes us
-    withdrawing,  // the removal of our claim in flight; then the answer (or a retry)
-    parked,       // an unusable grant withdrawn: waiting for the vouch (Event::vouched)
+    idle,           // before start
+    behind,         // another waiter of this client for the resource goes first
+    attempting,     // the acquire block in flight
+    reading,        // the wait block in flight
+    checking,       // the shared holders' leases read (and the over ones removed)
+    waiting,        // nothing in flight: a push, a doorbell or a timer wakes us
+    withdrawing,    // the removal of our claim in flight; then the answer (or a retry)
     reading_floor,  // an unusable grant withdrawn: TIME in flight, then an attempt
-    held,         // the attempt is not written: no usable connection yet
-    done,         // answered
+    held,           // the attempt is not written: no usable connection yet
+    done,           // answered
   };
 
   struct Options {
     Nanos settle_timeout = std::chrono::seconds(1);
-    Nanos poll_initial = std::chrono::milliseconds(10);
-    Nanos poll_max = std::chrono::milliseconds(250);
   };
   static constexpr Nanos kGrace = std::chrono::milliseconds(50);
 
@@ -157,16 +173,21 @@ class AcquireMachine {
   [[nodiscard]] bool leaving() const noexcept { return leaving_; }
   [[nodiscard]] bool queued() const noexcept { return queued_; }
   [[nodiscard]] std::int64_t rank() const noexcept { return rank_; }
+  // A step of ours is on the wire (the answer waits for its outcome, should the wait end).
+  [[nodiscard]] bool step_in_flight() const noexcept;
+  // Answered by the settle bound with a step in flight: its reply is still to come.
+  [[nodiscard]] bool step_outlived_answer() const noexcept { return step_outlived_answer_; }
 
  private:
   void attempt(Actions& out);
   void read(Actions& out, bool with_hdel);
+  void wait(Actions& out, std::int64_t pttl_ms, bool tracked);
   void finish(Actions& out, std::error_code ec, Because because = Because::told,
               std::uint64_t token = 0, std::string words = {});
   void withdraw_then(Actions& out, std::error_code ec, std::string words = {});
   void late(Actions& out, const Event& e);
   void end_wait(Actions& out, std::error_code why);
-  [[nodiscard]] Nanos poll_delay() const;
+  void disarm_waiting(Actions& out);
 
   Options opts_;
   State state_ = State::idle;
@@ -175,18 +196,19 @@ class AcquireMachine {
   std::error_code give_up_;  // the answer once that step is settled
   bool queued_ = false;     // our wait block was written: we may be in P{R}:q
   std::int64_t rank_ = -1;
-  bool polling_ = false;  // the server refused tracking: waiters poll
+  bool tracked_ = true;   // the last wait block's read was tracked (else: we poll)
   bool waited_ = false;   // saw the lock held at least once
-  bool step_outlived_answer_ = false;  // answered by the settle bound: a reply may still come
-  int polls_ = 0;
+  bool grace_armed_ = false;
+  bool step_outlived_answer_ = false;
+  int polls_ = 0;  // consecutive polls: the next poll's index
   std::error_code pending_;  // withdrawing: the answer after the removal
   Because pending_because_ = Because::told;
+  std::string pending_words_;
   // withdrawing: the answer if the removal gets no reply
   std::error_code unanswered_;
   Because unanswered_because_ = Because::withdrawal_unanswered;
   // Withdrawing an unusable grant: what comes after the removal instead of an answer.
   std::optional<Retry> retry_;
-  std::string pending_words_;
 };
 
 }  // namespace lockwire::lock::detail

@@ -157,10 +157,13 @@ struct Waiter {
   // has a queue of its own (Core::upgrades): queued behind a local writer that waits for this
   // very shared lease, it would wait for itself.
   bool upgrade = false;
-  // One attempt of an exclusive lock (wait 0) is this machine's: Core only carries out what it
-  // is told (acquire_driver.cpp). Issue #29: waits still run in acquire.cpp.
+  // An exclusive lock in arrival order is this machine's (driven_by_machine): Core only
+  // carries out what it is told (acquire_driver.cpp).
   std::optional<detail::AcquireMachine> machine;
   loop::MonoTime granted_sent{};  // machine: when the block whose grant is judged was sent
+  // machine: the last wait block's shared holders and holder-set PTTL (for check_stale).
+  std::vector<std::string> shared_owners;
+  std::int64_t read_pttl = -2;
   std::unique_ptr<loop::Timer> deadline_timer;
   std::unique_ptr<loop::Timer> settle_timer;  // answers outcome_unknown if the server is silent
   // The settle bound as an entry of Core::settles (the usual case: one timer per Core, not one
@@ -696,8 +699,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send);
   // The lease of a grant that is handed over: registered, its timers armed, the caller told.
-  void hand_over(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
-                 loop::MonoTime t_send);
+  void hand_over(const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send);
 
   // ---- the acquire machine's driver (acquire_driver.cpp) ------------------------------------
   using MachineEvent = detail::AcquireMachine::Event;
@@ -717,6 +719,22 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                     const protocol::AcquireReply& a, const loop::Replies& r);
   void driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token);
   void driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token);
+  void driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
+                        bool with_hdel, bool track);
+  void driven_check_stale(const QueuePtr& q, const WaiterPtr& w);
+  // After w's answer: the queue moves on (w was its head) or w leaves it (it was behind).
+  void move_on(const QueuePtr& q, const WaiterPtr& w);
+  // The head of `q`, when the machine drives it and it is unanswered.
+  [[nodiscard]] static Waiter* driven_head(const Queue& q) {
+    if (q.waiters.empty()) return nullptr;
+    Waiter* w = q.waiters.front().get();
+    return w->machine && !w->done ? w : nullptr;
+  }
+  // The queue's backstop and grace timers (made once; they act for whichever waiter is head).
+  void ensure_backstop(const QueuePtr& q);
+  void ensure_grace(const QueuePtr& q);
+  void on_backstop(const QueuePtr& q);
+  void on_grace(const QueuePtr& q);
 
   static std::string registry_key(const std::string& holders, const std::string& owner) {
     std::string k = holders;
@@ -780,7 +798,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     return w.req.fair && w.req.kind == Kind::exclusive && !w.upgrade;
   }
   // The acquire machine's so far (issue #29): an exclusive lock in arrival order, neither fair
-  // nor an upgrade (and, in lock(), one attempt).
+  // nor an upgrade.
   [[nodiscard]] static bool driven_by_machine(const Waiter& w) noexcept {
     return w.req.kind == Kind::exclusive && !w.req.fair && !w.upgrade;
   }

@@ -61,26 +61,29 @@ void Client::Core::check_holders_of(std::string_view holders_key) {
 // kGraceMs and then re-checks itself, so a crashed or partitioned elected waiter delays a
 // hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell.
 void Client::Core::on_holders_changed(const QueuePtr& q) {
+  if (driven_head(*q) != nullptr) {
+    MachineEvent e;
+    e.kind = MachineEvent::Kind::holders_push;
+    return drive(q, q->waiters.front(), std::move(e));
+  }
   if (q->state != Queue::State::waiting) return;
   if (!exclusive_head(*q) || q->elected()) {
     wake(q);
     return;
   }
   if (q->rank > 1) return;
-  if (!q->grace) {
-    q->grace = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
-      auto self = wk.lock();
-      auto qq = wq.lock();
-      if (!self || !qq || self->closed) return;
-      qq->suspect = qq->first;  // cleared by the next read if the first has moved on
-      self->recheck(qq);
-    });
-  }
+  ensure_grace(q);
   if (!q->grace->active()) q->grace->start(std::chrono::milliseconds(kGraceMs));
 }
 
 // Our doorbell rang (the waiter ahead of us left the queue) or expired: read our place again.
 void Client::Core::on_doorbell(const QueuePtr& q, std::string_view owner) {
+  if (Waiter* h = driven_head(*q)) {
+    if (h->req.owner != owner) return;
+    MachineEvent e;
+    e.kind = MachineEvent::Kind::doorbell_push;
+    return drive(q, q->waiters.front(), std::move(e));
+  }
   if (q->state != Queue::State::waiting || !exclusive_head(*q)) return;
   if (q->waiters.front()->req.owner != owner) return;
   recheck(q);
@@ -477,6 +480,11 @@ void Client::Core::wake_all() {
 }
 
 void Client::Core::wake(const QueuePtr& q) {
+  if (driven_head(*q) != nullptr) {
+    MachineEvent e;
+    e.kind = MachineEvent::Kind::wake;
+    return drive(q, q->waiters.front(), std::move(e));
+  }
   if (q->state != Queue::State::waiting && q->state != Queue::State::need_ready) return;
   attempt(q);
 }

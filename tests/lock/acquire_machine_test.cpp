@@ -36,13 +36,13 @@ E granted(std::uint64_t token) {
   return e;
 }
 E read(std::int64_t rank, std::int64_t pttl, std::int64_t doorbell = 5000, bool tracked = true,
-       bool blocked = true) {
+       M::Holders holders = M::Holders::held) {
   E e = ev(E::Kind::wait_read);
   e.rank = rank;
   e.pttl = pttl;
   e.doorbell_pttl = doorbell;
   e.tracked = tracked;
-  e.blocked = blocked;
+  e.holders = holders;
   return e;
 }
 E timer(T t) {
@@ -147,13 +147,55 @@ TEST(AcquireMachine, PushesWhileAStepIsInFlightAreIgnored) {
   EXPECT_TRUE(m.resume(ev(E::Kind::doorbell_push)).empty());
 }
 
-TEST(AcquireMachine, AFreeOrVanishedHolderSetMeansAttemptAtOnce) {
+TEST(AcquireMachine, AFreeHolderSetMeansAttemptAtOnceAndOurOwnAnAnswer) {
   M m;
   (void)m.resume(start(2s));
   (void)m.resume(ev(E::Kind::contended));
-  EXPECT_EQ(kinds(m.resume(read(0, -2))), (std::vector<K>{K::send_attempt}));
+  EXPECT_EQ(kinds(m.resume(read(0, 500, 5000, true, M::Holders::free))),
+            (std::vector<K>{K::send_attempt}));
   (void)m.resume(ev(E::Kind::contended));
-  EXPECT_EQ(kinds(m.resume(read(0, 500, 5000, true, false))), (std::vector<K>{K::send_attempt}));
+  auto a = m.resume(read(3, 500, 5000, true, M::Holders::mine));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::already_held);
+  EXPECT_NE(find(a, K::leave_queue), nullptr);
+}
+
+// Shared holders only: the elected waiter checks whether their leases are over (removing
+// those that are), the others wait for their doorbell.
+TEST(AcquireMachine, SharedHoldersOnlyAreCheckedByTheElectedWaiter) {
+  M m;
+  (void)m.resume(start(2s));
+  (void)m.resume(ev(E::Kind::contended));
+  EXPECT_EQ(kinds(m.resume(read(0, 500, 5000, true, M::Holders::shared_only))),
+            (std::vector<K>{K::check_stale}));
+  EXPECT_EQ(m.state(), M::State::checking);
+  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());  // a step in flight
+  E c = ev(E::Kind::stale_checked);
+  c.pttl = 120;
+  auto a = m.resume(c);
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));
+  EXPECT_EQ(a[0].after, 121ms);  // the soonest lease's end
+  (void)m.resume(timer(T::backstop));
+  (void)m.resume(ev(E::Kind::contended));
+  (void)m.resume(read(0, 500, 5000, true, M::Holders::shared_only));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::stale_removed))), (std::vector<K>{K::send_attempt}));
+
+  M back;
+  (void)back.resume(start(2s));
+  (void)back.resume(ev(E::Kind::contended));
+  a = back.resume(read(2, 500, 5000, true, M::Holders::shared_only));
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));
+  EXPECT_EQ(a[0].after, 5001ms);
+}
+
+TEST(AcquireMachine, ABackstopWithoutAKnownExpiryIsASecond) {
+  M m;
+  (void)m.resume(start(5s));
+  (void)m.resume(ev(E::Kind::contended));
+  auto a = m.resume(read(0, -1));
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));
+  EXPECT_EQ(a[0].after, 1s);
 }
 
 TEST(AcquireMachine, BackstopOfTheElectedAttemptsOfOthersReads) {
@@ -164,27 +206,34 @@ TEST(AcquireMachine, BackstopOfTheElectedAttemptsOfOthersReads) {
             (std::vector<K>{K::disarm, K::send_wait_read}));
 }
 
-TEST(AcquireMachine, RefusedTrackingPollsWithACappedBackoff) {
+// Without tracking each backstop is a poll: the driver takes the sooner of the expiry and the
+// n-th poll's delay (its backoff and jitter), n counted here and reset by a tracked read.
+TEST(AcquireMachine, RefusedTrackingPollsWithAGrowingIndex) {
   M m;
   (void)m.resume(start(10s));
   (void)m.resume(ev(E::Kind::contended));
-  std::vector<M::Nanos> delays;
-  for (int i = 0; i < 7; ++i) {
+  std::vector<int> polls;
+  for (int i = 0; i < 4; ++i) {
     auto a = m.resume(read(0, 800, 5000, false));
     ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));
-    delays.push_back(a[0].after);
-    EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());  // no pushes without tracking
+    EXPECT_EQ(a[0].after, 801ms);
+    polls.push_back(a[0].poll_index);
     a = m.resume(timer(T::backstop));
     ASSERT_EQ(kinds(a), (std::vector<K>{K::disarm, K::send_attempt}));
     (void)m.resume(ev(E::Kind::contended));
   }
-  EXPECT_EQ(delays, (std::vector<M::Nanos>{10ms, 20ms, 40ms, 80ms, 160ms, 250ms, 250ms}));
+  EXPECT_EQ(polls, (std::vector<int>{0, 1, 2, 3}));
+  auto a = m.resume(read(0, 800, 5000, true));
+  EXPECT_EQ(a[0].poll_index, -1);  // tracked: no poll
+  (void)m.resume(timer(T::backstop));
+  (void)m.resume(ev(E::Kind::contended));
+  EXPECT_EQ(m.resume(read(0, 800, 5000, false))[0].poll_index, 0);
 }
 
-TEST(AcquireMachine, ReconnectMakesAWaiterReadAgain) {
+TEST(AcquireMachine, AWakeMakesAWaiterAttemptAgain) {
   M m = waiting_at(1);
-  auto a = m.resume(ev(E::Kind::reconnected));
-  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::disarm, K::send_wait_read}));
+  auto a = m.resume(ev(E::Kind::wake));  // a new connection: a push may have been lost
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::disarm, K::send_attempt}));
 }
 
 TEST(AcquireMachine, DeadlineWhileWaitingAnswersAtOnceAndLeavesTheQueue) {
@@ -315,17 +364,18 @@ TEST(AcquireMachine, AnOldFloorIsReadAfreshBeforeTheNextAttempt) {
   M m = withdrawing_unusable(M::Retry::fresh_floor);
   EXPECT_EQ(kinds(m.resume(ev(E::Kind::withdrawn))), (std::vector<K>{K::read_floor}));
   EXPECT_EQ(m.state(), M::State::reading_floor);
-  EXPECT_TRUE(m.resume(ev(E::Kind::vouched)).empty());  // not what it waits for
+  EXPECT_TRUE(m.resume(ev(E::Kind::wake)).empty());  // not what it waits for
   EXPECT_EQ(kinds(m.resume(ev(E::Kind::floor_read))), (std::vector<K>{K::send_attempt}));
 }
 
-TEST(AcquireMachine, AGrantWhoseVouchRanOutParksUntilTheVouchIsBack) {
+// The attempt goes to the driver, which holds it (not_sent) until the vouch is back (wake).
+TEST(AcquireMachine, AGrantWhoseVouchRanOutIsAttemptedAgainAndHeldUntilTheVouchIsBack) {
   M m = withdrawing_unusable(M::Retry::once_vouched);
-  EXPECT_TRUE(m.resume(ev(E::Kind::withdrawn)).empty());
-  EXPECT_EQ(m.state(), M::State::parked);
-  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());  // parked: pushes do not wake it
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::withdrawn))), (std::vector<K>{K::send_attempt}));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::not_sent))), (std::vector<K>{K::hold}));
+  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());  // held: pushes do not wake it
   EXPECT_TRUE(m.resume(ev(E::Kind::floor_read)).empty());
-  EXPECT_EQ(kinds(m.resume(ev(E::Kind::vouched))), (std::vector<K>{K::send_attempt}));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::wake))), (std::vector<K>{K::send_attempt}));
 }
 
 TEST(AcquireMachine, TooFewReplicasWaitAPollDelayThenAttempt) {
@@ -333,31 +383,34 @@ TEST(AcquireMachine, TooFewReplicasWaitAPollDelayThenAttempt) {
   auto a = m.resume(ev(E::Kind::withdrawn));
   ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));
   EXPECT_EQ(a[0].timer, T::backstop);
-  EXPECT_EQ(a[0].after, 10ms);
-  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());  // polling: pushes are not awaited
+  EXPECT_EQ(a[0].poll_index, 0);  // a poll, as without pushes
   a = m.resume(timer(T::backstop));
   EXPECT_EQ(find(a, K::send_attempt) != nullptr, true);
 }
 
-TEST(AcquireMachine, TheDeadlineWhileParkedAnswersAtOnceAndLeavesTheQueue) {
+TEST(AcquireMachine, TheDeadlineWhileHeldAnswersAtOnceAndLeavesTheQueue) {
   M m = withdrawing_unusable(M::Retry::once_vouched);
   (void)m.resume(ev(E::Kind::withdrawn));
+  (void)m.resume(ev(E::Kind::not_sent));
   auto a = m.resume(timer(T::deadline));
   const A* ans = find(a, K::answer);
   ASSERT_NE(ans, nullptr);
   EXPECT_EQ(ans->error, Errc::timed_out);
+  EXPECT_EQ(ans->because, M::Because::told);  // it saw the lock held: the lock's time-out
   EXPECT_NE(find(a, K::leave_queue), nullptr);
-  EXPECT_TRUE(m.resume(ev(E::Kind::vouched)).empty());  // answered: nothing more
+  EXPECT_TRUE(m.resume(ev(E::Kind::wake)).empty());  // answered: nothing more
 }
 
-TEST(AcquireMachine, CancelWhileTheFloorIsReadAnswersAtOnce) {
+// The TIME read is a step in flight: the answer waits for it (bounded by settle).
+TEST(AcquireMachine, CancelWhileTheFloorIsReadAnswersOnceTheReadIsIn) {
   M m = withdrawing_unusable(M::Retry::fresh_floor);
   (void)m.resume(ev(E::Kind::withdrawn));
-  const auto acts = m.resume(ev(E::Kind::cancel));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::cancel))), (std::vector<K>{K::arm}));
+  const auto acts = m.resume(ev(E::Kind::floor_read));
   const A* ans = find(acts, K::answer);
   ASSERT_NE(ans, nullptr);
   EXPECT_EQ(ans->error, Errc::cancelled);
-  EXPECT_TRUE(m.resume(ev(E::Kind::floor_read)).empty());
+  EXPECT_EQ(find(acts, K::send_attempt), nullptr);
 }
 
 TEST(AcquireMachine, TheDeadlineDuringTheWithdrawalAnswersInsteadOfTryingAgain) {
@@ -457,7 +510,7 @@ TEST(AcquireMachine, AnAttemptWithNoConnectionIsHeldThenSentOnceReady) {
   EXPECT_EQ(kinds(m.resume(ev(E::Kind::not_sent))), (std::vector<K>{K::hold}));
   EXPECT_EQ(m.state(), M::State::held);
   EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());
-  EXPECT_EQ(kinds(m.resume(ev(E::Kind::reconnected))), (std::vector<K>{K::send_attempt}));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::wake))), (std::vector<K>{K::send_attempt}));
 }
 
 TEST(AcquireMachine, AHeldOneShotWhoseBoundEndsIsNotConnected) {
@@ -555,6 +608,66 @@ TEST(AcquireMachine, AContendedAttemptAfterTheWaitEndedIsWithdrawnBeforeTheAnswe
   const A* ans = find(a, K::answer);
   ASSERT_NE(ans, nullptr);
   EXPECT_EQ(ans->error, Errc::timed_out);
+}
+
+// ---- the local queue (this client's waiters for one resource) and the shared-lease check ---
+
+TEST(AcquireMachine, AWaiterBehindAnotherOfOursStartsOnlyOnItsTurn) {
+  M m;
+  E s = start(2s);
+  s.behind = true;
+  auto a = m.resume(s);
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));  // its deadline runs meanwhile
+  EXPECT_EQ(a[0].timer, T::deadline);
+  EXPECT_EQ(m.state(), M::State::behind);
+  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());
+  EXPECT_TRUE(m.resume(timer(T::backstop)).empty());
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::wake))), (std::vector<K>{K::send_attempt}));
+}
+
+TEST(AcquireMachine, TheDeadlineBehindAnotherWaiterAnswersWithoutASend) {
+  M m;
+  E s = start(2s);
+  s.behind = true;
+  (void)m.resume(s);
+  auto a = m.resume(timer(T::deadline));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::answer}));  // never queued: no leave
+  EXPECT_EQ(a[1].error, Errc::timed_out);
+  // It never saw the lock held: the driver says whether the connection was the reason.
+  EXPECT_EQ(a[1].because, M::Because::not_connected);
+}
+
+TEST(AcquireMachine, TheBackupArmsItsGraceOnceForManyPushes) {
+  M m = waiting_at(1);
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::holders_push))), (std::vector<K>{K::arm}));
+  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());  // the grace already runs
+  (void)m.resume(timer(T::grace));
+  (void)m.resume(read(1, 800));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::holders_push))), (std::vector<K>{K::arm}));
+}
+
+TEST(AcquireMachine, ACheckOfSharedLeasesAfterTheWaitEndedAnswersOnceItIsIn) {
+  M m;
+  (void)m.resume(start(2s));
+  (void)m.resume(ev(E::Kind::contended));
+  (void)m.resume(read(0, 500, 5000, true, M::Holders::shared_only));
+  EXPECT_EQ(kinds(m.resume(timer(T::deadline))), (std::vector<K>{K::arm}));  // settle bound
+  auto a = m.resume(ev(E::Kind::stale_removed));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::timed_out);
+  EXPECT_EQ(find(a, K::send_attempt), nullptr);
+  EXPECT_NE(find(a, K::leave_queue), nullptr);
+}
+
+TEST(AcquireMachine, ANoReplyAnswerLeavesTheQueueOnlyOnceTheLateReplyIsIn) {
+  M m = waiting_at(0);
+  (void)m.resume(ev(E::Kind::holders_push));
+  (void)m.resume(timer(T::deadline));
+  auto a = m.resume(timer(T::settle));
+  EXPECT_EQ(find(a, K::leave_queue), nullptr);  // the driver moves on after the late reply
+  EXPECT_TRUE(m.step_outlived_answer());
+  EXPECT_EQ(kinds(m.resume(granted(5))), (std::vector<K>{K::send_withdraw}));
 }
 
 }  // namespace
