@@ -398,10 +398,7 @@ void Connection::Impl::fail_connection(std::error_code ec) {
   if (health_timer) health_timer->stop();
   parser.reset();
   inbuf.clear();
-  acc.clear();
-  acc_owned = 0;
-  acc_starts.clear();
-  acc_bytes.clear();
+  reset_accumulated();
   lane_holder = 0;
   skip_acks = 0;
   auto lost = std::move(inflight);
