@@ -19,12 +19,20 @@ std::error_code invalid(std::string* why, std::string msg) {
   if (why != nullptr) *why = std::move(msg);
   return make_error_code(Errc::invalid_argument);
 }
+// find_first_of("{}") calls memchr once per character of the set for every byte; names are
+// short and checked on every lock, so one plain pass does.
+bool has_brace(std::string_view s) noexcept {
+  for (char c : s) {
+    if (c == '{' || c == '}') return true;
+  }
+  return false;
+}
 }  // namespace
 
 std::error_code validate_prefix(std::string_view prefix, const Limits& limits, std::string* why) {
   if (prefix.size() > limits.max_prefix_bytes) return invalid(why, "key prefix too long");
   // A brace in the prefix would move the hash tag away from {resource}.
-  if (prefix.find_first_of("{}") != std::string_view::npos) {
+  if (has_brace(prefix)) {
     return invalid(why, "key prefix must not contain '{' or '}'");
   }
   return {};
@@ -37,7 +45,7 @@ std::error_code validate_name(std::string_view what, std::string_view name, std:
     return invalid(why, std::string(what) + " longer than " + std::to_string(max_bytes) + " bytes");
   }
   // Braces would change the hash tag and let two resources' keys collide.
-  if (name.find_first_of("{}") != std::string_view::npos) {
+  if (has_brace(name)) {
     return invalid(why, std::string(what) + " must not contain '{' or '}'");
   }
   return {};
@@ -86,8 +94,11 @@ Keys make_keys(std::string_view prefix, std::string_view resource) {
   Keys k;
   k.holders.reserve(prefix.size() + resource.size() + 2);
   k.holders.append(prefix).append("{").append(resource).append("}");
-  k.fence = k.holders + ":fence";
-  k.queue = k.holders + ":q";
+  // Sized first: `holders + ":fence"` copies, then grows the copy.
+  k.fence.reserve(k.holders.size() + 6);
+  k.fence.append(k.holders).append(":fence");
+  k.queue.reserve(k.holders.size() + 2);
+  k.queue.append(k.holders).append(":q");
   return k;
 }
 

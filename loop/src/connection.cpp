@@ -398,10 +398,7 @@ void Connection::Impl::fail_connection(std::error_code ec) {
   if (health_timer) health_timer->stop();
   parser.reset();
   inbuf.clear();
-  acc.clear();
-  acc_owned = 0;
-  acc_starts.clear();
-  acc_bytes.clear();
+  reset_accumulated();
   lane_holder = 0;
   skip_acks = 0;
   auto lost = std::move(inflight);
@@ -502,14 +499,18 @@ ConnectionState Connection::state() const noexcept {
 void Connection::send(Request request, ReplyHandler handler, RequestOptions options) {
   RequestShape scratch;
   const RequestShape& s = shape_of(request, scratch);
-  if (s.error() != nullptr || s.commands() != request.commands || s.kind() == RequestKind::watch) {
-    impl_->last_error = s.error() != nullptr ? s.error()
-                        : s.kind() == RequestKind::watch
-                            ? "WATCH requests go through Connection::watch()"
-                            : "Request::commands does not match the bytes";
+  const char* error = s.error();
+  const RequestKind kind = s.kind();
+  if (error != nullptr || s.commands() != request.commands || kind == RequestKind::watch) {
+    impl_->last_error = error != nullptr              ? error
+                        : kind == RequestKind::watch ? "WATCH requests go through Connection::watch()"
+                                                     : "Request::commands does not match the bytes";
     return impl_->fail_later(std::move(handler), Errc::bad_request);
   }
-  if (s.kind() == RequestKind::plain && s.subscribes().empty() && s.replies() > 0 &&
+  // A MULTI block may go now too when it would not wait for the lane (submit's rule).
+  const bool lane_free = kind == RequestKind::plain ||
+                         (impl_->lane_holder == 0 && !impl_->lane_waiters());
+  if (lane_free && s.subscribes().empty() && s.replies() > 0 &&
       impl_->can_write_now(request.bytes.size(), options)) {
     impl_->stream->write(std::move(request.bytes));
     impl_->await_reply(s.replies(), handler, options);
@@ -519,7 +520,7 @@ void Connection::send(Request request, ReplyHandler handler, RequestOptions opti
   p.bytes = std::move(request.bytes);
   p.replies = s.replies();
   p.subs.assign(s.subscribes().begin(), s.subscribes().end());
-  p.kind = s.kind();
+  p.kind = kind;
   p.handler = std::move(handler);
   p.late = std::move(options.on_late_reply);
   if (options.asking && p.subs.empty()) Impl::add_asking(p);

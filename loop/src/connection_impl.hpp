@@ -117,19 +117,27 @@ struct Connection::Impl final : StreamHandler {
   std::string last_error;
 
   // Multi-command replies are kept until the request's last frame. A node keeps its views
-  // into the bytes being read (voff == kInInput) while that read lasts, and is copied into
-  // acc_bytes (values as offsets) only when a read ends with the request still incomplete
-  // (own_accumulated): a block whose replies come in one read is never copied.
-  struct AccNode {
-    resp::Node node;
-    std::size_t voff, vlen, foff, flen;
+  // into the bytes being read while that read lasts, and is copied into acc_bytes (an
+  // AccCopy: offsets, since acc_bytes may move) only when a read ends with the request still
+  // incomplete (own_accumulated): a block whose replies come in one read is never copied, and
+  // its nodes are handed to the handler as they are.
+  struct AccCopy {
+    std::size_t node, voff, vlen, foff, flen;
   };
-  static constexpr std::size_t kInInput = static_cast<std::size_t>(-1);
-  std::vector<AccNode> acc;
-  std::size_t acc_owned = 0;  // acc[0, acc_owned) live in acc_bytes; the rest view the input
+  std::vector<resp::Node> acc_nodes;
+  std::vector<AccCopy> acc_copies;
+  std::size_t acc_owned = 0;  // acc_nodes[0, acc_owned) no longer view the input
   std::string acc_bytes;
   std::vector<std::uint32_t> acc_starts;
-  std::vector<resp::Node> acc_nodes;
+  bool acc_error = false;  // one of the accumulated replies is an error
+  void reset_accumulated() noexcept {
+    acc_nodes.clear();
+    acc_copies.clear();
+    acc_owned = 0;
+    acc_bytes.clear();
+    acc_starts.clear();
+    acc_error = false;
+  }
 
   std::vector<std::pair<std::uint64_t, PushHandler>> push_handlers;
   std::vector<std::pair<std::uint64_t, std::function<void(ConnectionState, std::error_code)>>>
@@ -255,6 +263,7 @@ struct Connection::Impl final : StreamHandler {
   [[nodiscard]] std::uint32_t awaited_sub_ack() const noexcept;
   void on_frame(resp::Frame frame, std::string_view input);
   void accumulate(resp::Frame frame, std::string_view input);
+  void copy_accumulated(std::size_t i);
   void own_accumulated();
   void complete(InFlight& f, const Replies& replies, bool error);
   void deliver(InFlight& f, const Replies& replies, bool error);

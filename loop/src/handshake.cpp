@@ -222,10 +222,7 @@ void Connection::Impl::connect_now() {
   retired.clear();
   parser.reset();
   inbuf.clear();
-  acc.clear();
-  acc_owned = 0;
-  acc_starts.clear();
-  acc_bytes.clear();
+  reset_accumulated();
   if (!notify(ConnectionState::connecting, {})) return;
   if (discovery) return discover();  // the sentinels name the server first
   if (opt.locate) return locate_server();

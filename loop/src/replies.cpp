@@ -135,30 +135,16 @@ void Connection::Impl::on_frame(resp::Frame frame, std::string_view input) {
   InFlight f = std::move(front);
   inflight.pop_front();
   // Moved out first (so that a handler sending a multi-command request can reuse the members),
-  // then the views are made: a moved short string changes address.
+  // then the copies get their views: a moved short string changes address.
   auto bytes = std::move(acc_bytes);
   auto starts = std::move(acc_starts);
   auto nodes = std::move(acc_nodes);
-  acc_bytes.clear();
-  acc_starts.clear();
-  acc_nodes.clear();
-  nodes.clear();
-  nodes.reserve(acc.size());
-  bool error = false;
-  for (const AccNode& a : acc) {
-    resp::Node n = a.node;
-    if (a.voff != kInInput) {
-      n.value = std::string_view(bytes.data() + a.voff, a.vlen);
-      n.format = std::string_view(bytes.data() + a.foff, a.flen);
-    }
-    nodes.push_back(n);
+  const bool error = acc_error;
+  for (const AccCopy& c : acc_copies) {
+    nodes[c.node].value = std::string_view(bytes.data() + c.voff, c.vlen);
+    nodes[c.node].format = std::string_view(bytes.data() + c.foff, c.flen);
   }
-  acc.clear();
-  acc_owned = 0;
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    const std::size_t e = i + 1 < starts.size() ? starts[i + 1] : nodes.size();
-    if (resp::is_error(resp::Frame(nodes).subspan(starts[i], e - starts[i]))) error = true;
-  }
+  reset_accumulated();
   Guard g(this);
   complete(f, Replies(nodes, starts), error);
   if (g.dead) return;
@@ -182,38 +168,38 @@ bool within(std::string_view part, std::string_view whole) noexcept {
 }
 }  // namespace
 
-void Connection::Impl::accumulate(resp::Frame frame, std::string_view input) {
-  acc_starts.push_back(static_cast<std::uint32_t>(acc.size()));
-  for (const resp::Node& n : frame) {
-    // Views into the bytes being read stay views; the parser's own scratch (a value that
-    // spanned reads, a streamed string) changes with the next frame, so it is copied now.
-    if (within(n.value, input) && within(n.format, input)) {
-      acc.push_back(AccNode{n, kInInput, 0, 0, 0});
-      continue;
-    }
-    AccNode a{n, acc_bytes.size(), n.value.size(), 0, 0};
+// A node's bytes copied into acc_bytes; its views are made again when the block completes.
+void Connection::Impl::copy_accumulated(std::size_t i) {
+  resp::Node& n = acc_nodes[i];
+  if (!n.value.empty() || !n.format.empty()) {
+    AccCopy c{i, acc_bytes.size(), n.value.size(), 0, n.format.size()};
     acc_bytes.append(n.value);
-    a.foff = acc_bytes.size();
-    a.flen = n.format.size();
+    c.foff = acc_bytes.size();
     acc_bytes.append(n.format);
-    acc.push_back(a);
+    acc_copies.push_back(c);
+  }
+  n.value = {};
+  n.format = {};
+}
+
+void Connection::Impl::accumulate(resp::Frame frame, std::string_view input) {
+  acc_starts.push_back(static_cast<std::uint32_t>(acc_nodes.size()));
+  if (resp::is_error(frame)) acc_error = true;
+  const std::size_t first = acc_nodes.size();
+  acc_nodes.insert(acc_nodes.end(), frame.begin(), frame.end());
+  // Views into the bytes being read stay views; the parser's own scratch (a value that
+  // spanned reads, a streamed string) changes with the next frame, so it is copied now.
+  for (std::size_t i = first; i < acc_nodes.size(); ++i) {
+    const resp::Node& n = acc_nodes[i];
+    if (!within(n.value, input) || !within(n.format, input)) copy_accumulated(i);
   }
 }
 
 // Copies the nodes that still view the input into acc_bytes: the read they came from ends.
-// acc[0, acc_owned) were seen here before; later ones may mix views and copies.
+// acc_nodes[0, acc_owned) were seen here before; the copied ones view nothing until the end.
 void Connection::Impl::own_accumulated() {
-  for (std::size_t i = acc_owned; i < acc.size(); ++i) {
-    AccNode& a = acc[i];
-    if (a.voff != kInInput) continue;
-    a.voff = acc_bytes.size();
-    a.vlen = a.node.value.size();
-    acc_bytes.append(a.node.value);
-    a.foff = acc_bytes.size();
-    a.flen = a.node.format.size();
-    acc_bytes.append(a.node.format);
-  }
-  acc_owned = acc.size();
+  for (std::size_t i = acc_owned; i < acc_nodes.size(); ++i) copy_accumulated(i);
+  acc_owned = acc_nodes.size();
 }
 
 void Connection::Impl::complete(InFlight& f, const Replies& replies, bool error) {

@@ -4,7 +4,9 @@
 // and feeds each command to add().
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "lockwire/loop/request.hpp"
 #include "request_rules.hpp"
@@ -98,6 +100,40 @@ bool read_len(std::string_view b, std::size_t& p, char prefix, std::uint64_t& ou
 namespace detail {
 bool plain_command(std::string_view name, std::string_view arg1, std::size_t argc) noexcept {
   return argc != 0 && classify(name, arg1, argc) == Cmd::other;
+}
+
+namespace {
+// A few buffers of bounded size: what a loop turn's requests need, at most 4 x 64 KiB a thread.
+constexpr std::size_t kPooledBuffers = 4;
+constexpr std::size_t kPooledCapacityMax = std::size_t{64} * 1024;
+std::vector<std::string>& request_buffers() noexcept {
+  static thread_local std::vector<std::string> buffers;
+  return buffers;
+}
+}  // namespace
+
+std::string take_request_buffer() noexcept {
+  std::vector<std::string>& pool = request_buffers();
+  if (pool.empty()) return {};
+  std::string s = std::move(pool.back());
+  pool.pop_back();
+  return s;
+}
+
+void give_request_buffer(std::string&& bytes) noexcept {
+  std::vector<std::string>& pool = request_buffers();
+  const std::size_t cap = bytes.capacity();
+  if (cap <= std::string().capacity() || cap > kPooledCapacityMax) return;
+  if (pool.size() == kPooledBuffers) return;
+  if (pool.capacity() < kPooledBuffers) {
+    try {
+      pool.reserve(kPooledBuffers);
+    } catch (...) {  // no memory for the pool: the buffer is simply freed
+      return;
+    }
+  }
+  bytes.clear();
+  pool.push_back(std::move(bytes));
 }
 }  // namespace detail
 
@@ -215,11 +251,17 @@ bool RequestShape::describes(const Request& r) const noexcept {
 // ---------------------------------------------------------------------------------------------
 
 void RequestBuilder::append(std::span<const std::string_view> argv) {
-  const std::size_t need = r_.bytes.size() + resp::command_size(argv);
-  if (need > r_.bytes.capacity()) {
-    r_.bytes.reserve(std::max({need, 2 * r_.bytes.capacity(), kFirstReserve}));
-  }
-  resp::append_command(r_.bytes, argv);
+  // An upper bound instead of the exact size: no digit counting before the encoding.
+  constexpr std::size_t kHeaderMax = 25;  // "$" or "*", up to 20 digits, CRLF (+ CRLF after)
+  std::size_t bound = kHeaderMax;
+  for (std::string_view a : argv) bound += kHeaderMax + a.size();
+  if (bound > r_.bytes.size() - used_) grow(used_ + bound);
+  used_ += resp::encode_command(r_.bytes.data() + used_, argv);
+}
+
+void RequestBuilder::grow(std::size_t need) {
+  if (r_.bytes.empty()) r_.bytes = detail::take_request_buffer();  // the first command
+  r_.bytes.resize(std::max({need, 2 * r_.bytes.size(), kFirstReserve}));
 }
 
 RequestBuilder& RequestBuilder::add(std::span<const std::string_view> args) {
@@ -236,6 +278,8 @@ void RequestBuilder::added(std::string_view name, std::string_view arg1,
 }
 
 Request RequestBuilder::done() {
+  r_.bytes.resize(used_);
+  used_ = 0;
   Request r = std::move(r_);
   r.kind = r.shape_.kind();
   r.shape_.built_bytes_ = r.bytes.size();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace lockwire::loop::detail {
@@ -12,5 +13,12 @@ namespace lockwire::loop::detail {
 // request of it alone is plain, with exactly one reply (RequestShape's rules).
 [[nodiscard]] bool plain_command(std::string_view name, std::string_view arg1,
                                  std::size_t argc) noexcept;
+
+// Emptied request buffers, kept per thread for the next RequestBuilder: most requests' bytes
+// are copied into the stream's pending write (UvStream::write) and their buffer would be freed
+// right after, only for the next request to allocate one again. take: an empty string, with
+// capacity when one was kept; give: kept if there is room and it is not too large.
+[[nodiscard]] std::string take_request_buffer() noexcept;
+void give_request_buffer(std::string&& bytes) noexcept;
 
 }  // namespace lockwire::loop::detail

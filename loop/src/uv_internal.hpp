@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "lockwire/loop/uv_loop.hpp"
+#include "request_rules.hpp"
 
 namespace lockwire::loop {
 
@@ -128,6 +129,7 @@ struct StreamCore {
       spare.swap(inflight.front());
       spare.clear();
     }
+    for (std::string& s : inflight) loop::detail::give_request_buffer(std::move(s));
     inflight.clear();
   }
   std::vector<uv_buf_t> bufs;

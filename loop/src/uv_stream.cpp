@@ -335,6 +335,7 @@ class UvStream final : public Stream {
     c_->app_bytes += bytes.size();
     if (bytes.size() <= kSmall && !c_->app_q.empty() && c_->app_q.back().size() < kCoalesceMax) {
       c_->app_q.back().append(bytes);
+      loop::detail::give_request_buffer(std::move(bytes));  // for the next RequestBuilder
     } else {
       c_->app_q.push_back(std::move(bytes));
     }

@@ -63,11 +63,27 @@ std::size_t command_size(std::span<const std::string_view> args) noexcept {
   return total;
 }
 
+// Copies n bytes; arguments are mostly short (names, keys, numbers), and for them a few
+// overlapping fixed-size copies are cheaper than a call to memcpy.
+inline void copy_bytes(char* to, const char* from, std::size_t n) noexcept {
+  if (n >= 8 && n <= 16) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + n - 4, from + n - 4, 4);
+  } else if (n < 4) {
+    for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
+  } else {
+    std::memcpy(to, from, n);
+  }
+}
+
 std::size_t encode_command(char* out, std::span<const std::string_view> args) noexcept {
   char* p = put_header(out, '*', args.size(), decimal_len(args.size()));
   for (std::string_view a : args) {
     p = put_header(p, '$', a.size(), decimal_len(a.size()));
-    if (!a.empty()) std::memcpy(p, a.data(), a.size());
+    copy_bytes(p, a.data(), a.size());
     p += a.size();
     *p++ = '\r';
     *p++ = '\n';

@@ -5,6 +5,7 @@
 #include "lockwire/resp/parser.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <string_view>
@@ -202,6 +203,22 @@ struct Scalar {
   Type type = Type::null;
 };
 
+// The first CR or LF in [q, lim), else lim; eight bytes at a time while they are there (a
+// byte is flagged when it XORs to zero; the lowest flag is always a true one).
+[[gnu::always_inline]] inline const char* find_line_end(const char* q, const char* lim) noexcept {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  while (std::endian::native == std::endian::little && lim - q >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, q, 8);
+    const std::uint64_t cr = w ^ (kOnes * '\r'), lf = w ^ (kOnes * '\n');
+    const std::uint64_t hit = (((cr - kOnes) & ~cr) | ((lf - kOnes) & ~lf)) & kHighs;
+    if (hit != 0) return q + (__builtin_ctzll(hit) >> 3);
+    q += 8;
+  }
+  while (q != lim && *q != '\r' && *q != '\n') ++q;
+  return q;
+}
+
 [[gnu::always_inline]] inline const char* skip_digits(const char* q, const char* lim) noexcept {
   while (q != lim && is_digit(*q)) ++q;
   return q;
@@ -258,8 +275,7 @@ struct Scalar {
     return {q + 2, s + 1, q, Type::number};
   }
   if (t == '+' || t == '-') {
-    const char* lim = e - q > 64 ? q + 64 : e;
-    while (q != lim && *q != '\r' && *q != '\n') ++q;
+    q = find_line_end(q, e - q > 64 ? q + 64 : e);
     if (!crlf_at(q, e) || static_cast<std::uint64_t>(q - s - 1) > max_blob) return {};
     return {q + 2, s + 1, q, t == '+' ? Type::simple_string : Type::simple_error};
   }
@@ -348,6 +364,29 @@ Parser::Step Parser::aggregate_done(bool attribute) noexcept {
   ParseResult r;
   r.status = ParseResult::Status::complete;
   r.consumed = consumed;
+  return r;
+}
+
+// A top-level array of `len` scalars that fast_scalar takes, all in [b, e) (elements from p):
+// the frame the general parser would make, in one pass. Anything else returns incomplete, and
+// the caller starts the general parser afresh (it clears nodes_).
+[[gnu::noinline]] ParseResult Parser::flat_array(const char* b, const char* p, const char* e,
+                                                 std::uint64_t len) {
+  nodes_.clear();
+  nodes_.push_back(Node{Type::array, 0, len, {}, {}});
+  for (std::uint64_t i = 0; i < len; ++i) {
+    if (p == e) return {};
+    const Scalar sc = fast_scalar(p, e, limits_.max_blob);
+    if (sc.next == nullptr) return {};
+    nodes_.push_back(
+        Node{sc.type, 1, 0, std::string_view(sc.vb, static_cast<std::size_t>(sc.ve - sc.vb)), {}});
+    p = sc.next;
+  }
+  has_frame_ = true;
+  need_ = 1;
+  ParseResult r;
+  r.status = ParseResult::Status::complete;
+  r.consumed = static_cast<std::size_t>(p - b);
   return r;
 }
 
@@ -702,7 +741,7 @@ ParseResult Parser::parse_more(std::string_view input) {
       const char* q = b + 1;
       if (t == '+' || t == '-') {
         const char* lim = std::min(e, b + 64);
-        while (q != lim && *q != '\r' && *q != '\n') ++q;
+        q = find_line_end(q, lim);
         if (q + 1 < e && q[0] == '\r' && q[1] == '\n' &&
             static_cast<std::uint64_t>(q - b - 1) <= limits_.max_blob) {
           return single(t == '+' ? Type::simple_string : Type::simple_error, b + 1, q, q + 2 - b);
@@ -723,6 +762,16 @@ ParseResult Parser::parse_more(std::string_view input) {
             static_cast<std::uint64_t>(e - q) >= len + 4 && q[2 + len] == '\r' &&
             q[3 + len] == '\n') {
           return single(Type::blob_string, q + 2, q + 2 + len, (q + 4 + len) - b);
+        }
+      } else if (t == '*') {
+        // An EXEC's reply: an array of scalars.
+        std::uint64_t len = 0;
+        const char* lim = std::min(e, q + 18);
+        while (q != lim && is_digit(*q)) len = len * 10 + static_cast<std::uint64_t>(*q++ - '0');
+        if (q != b + 1 && q + 1 < e && q[0] == '\r' && q[1] == '\n' && len != 0 &&
+            len <= limits_.max_aggregate && limits_.max_depth > 0) {
+          const ParseResult r = flat_array(b, q + 2, e, len);
+          if (r.ok()) return r;
         }
       }
     }

@@ -38,6 +38,16 @@ std::optional<std::int64_t> to_int64(const Node& n) noexcept {
   }
   std::string_view s = n.value;
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  // Most numbers in replies are short: up to 18 digits cannot overflow, no from_chars needed.
+  if (const bool neg = !s.empty() && s.front() == '-'; s.size() - (neg ? 1 : 0) - 1 < 18) {
+    std::int64_t v = 0;
+    for (std::size_t i = neg ? 1 : 0; i < s.size(); ++i) {
+      const auto d = static_cast<unsigned char>(s[i] - '0');
+      if (d > 9) return std::nullopt;
+      v = v * 10 + d;
+    }
+    return neg ? -v : v;
+  }
   std::int64_t v = 0;
   const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || res.ec != std::errc() || res.ptr != s.data() + s.size()) return std::nullopt;

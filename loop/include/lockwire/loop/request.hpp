@@ -157,18 +157,20 @@ class RequestBuilder {
 
   [[nodiscard]] const RequestShape& shape() const noexcept { return r_.shape_; }
   [[nodiscard]] std::uint32_t commands() const noexcept { return r_.commands; }
-  [[nodiscard]] std::size_t size() const noexcept { return r_.bytes.size(); }  // bytes so far
+  [[nodiscard]] std::size_t size() const noexcept { return used_; }  // bytes so far
 
   // The request (kind from the shape); the builder starts over empty.
   [[nodiscard]] Request done();
 
  private:
   void added(std::string_view name, std::string_view arg1, std::size_t argc) noexcept;
-  // Encodes one command (argv[0] its name) at the end of the bytes, reserving first: at most
-  // one allocation per command, and usually one per request (at least kFirstReserve bytes the
-  // first time; a lock block of six commands grew its string four or five times from empty).
+  // Encodes one command (argv[0] its name) at the end of the bytes. While building, the
+  // string is longer than what was written (used_): it grows by at least doubling (from
+  // kFirstReserve bytes, or a buffer kept from an earlier request), so that a command is
+  // encoded in place without sizing it exactly first; done() cuts it to used_.
   static constexpr std::size_t kFirstReserve = 512;
   void append(std::span<const std::string_view> argv);
+  void grow(std::size_t need);
   static std::string_view first_string() noexcept { return {}; }
   template <class A, class... Rest>
   static std::string_view first_string(const A& a, const Rest&...) noexcept {
@@ -179,6 +181,7 @@ class RequestBuilder {
     }
   }
   Request r_;
+  std::size_t used_ = 0;
 };
 
 // The replies to one request (one frame per reply slot), valid only during the handler call.

@@ -150,6 +150,7 @@ class Parser {
   void start_frame() noexcept;
   ParseResult finish(const char* b, std::size_t consumed) noexcept;
   ParseResult single(Type type, const char* vb, const char* ve, std::size_t consumed);
+  ParseResult flat_array(const char* b, const char* p, const char* e, std::uint64_t len);
   Step value_done() noexcept;
   Step aggregate_done(bool attribute) noexcept;
   void to_offsets(const char* base);
