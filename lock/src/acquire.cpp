@@ -352,33 +352,17 @@ void Client::Core::attempt(const QueuePtr& q) {
     return;
   }
   q->state = Queue::State::in_flight;
-  if (opts.allow_eviction && caps.may_evict() && caps.clock_known &&
-      !regressions.counter_tokens) {
-    // Lock keys may vanish on this live connection (the fence key evicted): the floor must be
-    // the server's clock now, not at the connect probe, or the next token repeats one handed
-    // out since. One more round trip, only in this degraded mode (docs/protocol.md).
-    const loop::MonoTime sent = loop.now();
-    floor_asked_at = sent;
-    send(protocol::time_request(),
-         guard([q, w, sent](Core* self, Ec ec, const loop::Replies& r) {
-           if (is_transport(ec) || r.size() == 0) {
-             self->on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
-                                        false);
-             return;
-           }
-           if (const auto us = protocol::parse_time(r[0])) {
-             self->server_us = *us;
-             self->floor_read_at = sent;
-           }
-           if (w->expired) {  // nothing of ours is in flight
-             self->complete(w, w->give_up);
-             self->advance(q);
-             return;
-           }
-           self->send_attempt(q, w);
-         }),
-         this_stream_only());
-    return;
+  if (floor_read_every_attempt()) {
+    // Keys may vanish on this connection: the floor is read before every attempt.
+    return read_floor_now([q, w](Core* self, Ec ec) {
+      if (ec) return self->on_attempt_transport(q, w, ec, false);
+      if (w->expired) {  // nothing of ours is in flight
+        self->complete(w, w->give_up);
+        self->advance(q);
+        return;
+      }
+      self->send_attempt(q, w);
+    });
   }
   if (floor_aging()) {
     // The floor is a third of fence_ttl old: read TIME again first, so that the grant's floor
@@ -387,6 +371,31 @@ void Client::Core::attempt(const QueuePtr& q) {
     return refresh_floor([self = this, q] { self->attempt(q); });
   }
   send_attempt(q, w);
+}
+
+// Lock keys may vanish on this live connection (the fence key evicted): the floor must be the
+// server's clock now, not at the connect probe, or the next token repeats one handed out since.
+// One more round trip per attempt, only in this degraded mode (docs/protocol.md).
+bool Client::Core::floor_read_every_attempt() const noexcept {
+  return opts.allow_eviction && caps.may_evict() && caps.clock_known &&
+         !regressions.counter_tokens;
+}
+
+void Client::Core::read_floor_now(std::function<void(Core*, Ec)> then) {
+  const loop::MonoTime sent = loop.now();
+  floor_asked_at = sent;
+  send(protocol::time_request(),
+       guard([sent, then = std::move(then)](Core* self, Ec ec, const loop::Replies& r) {
+         if (is_transport(ec) || r.size() == 0) {
+           return then(self, ec ? ec : make_error_code(loop::Errc::protocol_error));
+         }
+         if (const auto us = protocol::parse_time(r[0])) {
+           self->server_us = *us;
+           self->floor_read_at = sent;
+         }
+         then(self, Ec{});
+       }),
+       this_stream_only());
 }
 
 const loop::MonoTime* Client::Core::raised_at(const protocol::Keys& k) const {

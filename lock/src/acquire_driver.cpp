@@ -210,28 +210,13 @@ std::optional<Client::Core::MachineEvent> Client::Core::try_attempt(const QueueP
     return e;
   }
   q->state = Queue::State::in_flight;
-  if (opts.allow_eviction && caps.may_evict() && caps.clock_known &&
-      !regressions.counter_tokens) {
-    // Keys may vanish on this live connection: the floor is read before every attempt
-    // (attempt() says why).
-    const loop::MonoTime sent = loop.now();
-    floor_asked_at = sent;
-    send(protocol::time_request(),
-         guard([q, w, sent](Core* self, Ec ec, const loop::Replies& r) {
-           if (is_transport(ec) || r.size() == 0) {
-             return self->drive(
-                 q, w,
-                 self->transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error),
-                                       false));
-           }
-           if (const auto us = protocol::parse_time(r[0])) {
-             self->server_us = *us;
-             self->floor_read_at = sent;
-           }
-           if (w->machine->leaving()) return self->drive(q, w, event(Event::Kind::not_sent));
-           self->send_attempt(q, w);
-         }),
-         this_stream_only());
+  if (floor_read_every_attempt()) {
+    // Keys may vanish on this connection: TIME before every attempt (attempt() says why).
+    read_floor_now([q, w](Core* self, Ec ec) {
+      if (ec) return self->drive(q, w, self->transport_event(ec, false));
+      if (w->machine->leaving()) return self->drive(q, w, event(Event::Kind::not_sent));
+      self->send_attempt(q, w);
+    });
     return std::nullopt;
   }
   if (floor_aging()) {

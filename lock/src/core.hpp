@@ -600,6 +600,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // Reads TIME on this connection; the floor is taken only if the connection is still the one
   // it was sent on. Then `then` (may be empty).
   void refresh_floor(std::function<void()> then);
+  // Keys may be evicted on this connection (allow_eviction): TIME before every attempt.
+  [[nodiscard]] bool floor_read_every_attempt() const noexcept;
+  // Reads TIME on this connection and takes it as the floor; then `then(ec)` (ec: the read
+  // failed on the connection, nothing taken).
+  void read_floor_now(std::function<void(Core*, Ec)> then);
   // An attempt should read TIME first: the floor was asked fence_ttl / 3 ago or more.
   [[nodiscard]] bool floor_aging() const;
   void send_attempt(const QueuePtr& q, const WaiterPtr& w);  // attempt()'s first block
