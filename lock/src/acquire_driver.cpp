@@ -36,7 +36,9 @@ void Client::Core::drive(QueuePtr q, WaiterPtr w, MachineEvent e) {
     bool withdrawing = false;
     for (const Action& a : actions) {
       if (closed) return;  // an answer's callback closed the client
-      answered = answered || (a.kind == Action::Kind::answer && a.because != Machine::Because::no_reply);
+      // A no-reply answer leaves the step on the wire: the queue moves on after its reply.
+      answered = answered ||
+                 (a.kind == Action::Kind::answer && a.because != Machine::Because::no_reply);
       withdrawing = withdrawing || a.kind == Action::Kind::send_withdraw;
       if (auto n = carry_out(q, w, a)) {
         assert(!next);  // at most one action per resume answers at once
@@ -97,7 +99,7 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
       refresh_floor([self = this, q, w] { self->drive(q, w, event(Event::Kind::floor_read)); });
       return std::nullopt;
     case K::hold:
-      park_until_probed(q);  // attempt(q) wakes us: Event::reconnected
+      park_until_probed(q);  // attempt(q) wakes us: Event::wake
       return std::nullopt;
     case K::arm:
       switch (a.timer) {
@@ -105,7 +107,8 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
           if (!w->done) start_settle(q, w, a.after);  // answered already: nothing to bound
           break;
         case T::deadline:
-          // Through give_up, as every wait's end (the answer_at_deadline regression is there).
+          // The request's wait (a.after), ending through give_up like every other wait's (the
+          // answer_at_deadline regression is there).
           arm_deadline(q, w);
           break;
         case T::backstop: {
@@ -479,7 +482,8 @@ void Client::Core::answer_driven(const QueuePtr& q, const WaiterPtr& w, const Ma
       }  // else behind a waiter of ours that saw it held: the lock's time-out
       break;
     case B::dropped_nothing_left:
-      last_error = resource + ": the connection dropped during the attempt; no claim of ours is left";
+      last_error =
+          resource + ": the connection dropped during the attempt; no claim of ours is left";
       break;
     case B::connection_failed:
       last_error = resource + ": " + conn->last_error();
