@@ -688,6 +688,24 @@ bool Client::Core::ended_when_blocked(const QueuePtr& q, const WaiterPtr& w) {
   return false;
 }
 
+// Our place in the server's wait queue as the last wait block read it.
+void Client::Core::note_place(Queue& q, std::string first, std::int64_t rank) {
+  q.rank = rank;
+  if (first != q.suspect) q.suspect.clear();
+  q.first = std::move(first);
+}
+
+// Caching refused inside a wait block although the probe accepted it: waiters poll from now on.
+void Client::Core::tracking_refused_in_block(const loop::Replies& r) {
+  if (!caps.push_wakeups) return;
+  caps.push_wakeups = false;
+  caps.tracking_error = protocol::server_words(r);
+  if (auto* m = metrics()) {
+    m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
+                   caps.tracking_error);
+  }
+}
+
 void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
                                 const loop::Replies& r, bool with_hdel, bool track) {
   if (w->machine) return driven_wait_read(q, w, ec, r, with_hdel, track);
@@ -712,24 +730,12 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
     advance(q);
     return;
   }
-  if (exclusive) {
-    q->rank = wr.rank;
-    if (wr.first != q->suspect) q->suspect.clear();
-    q->first = std::move(wr.first);
-  }
+  if (exclusive) note_place(*q, std::move(wr.first), wr.rank);
   if (!wr.tracked && regressions.ignore_refused_tracking) {
     wait_read(q, w, false);  // the bug: a read that was not tracked is simply read again
     return;
   }
-  if (track && !wr.tracked && caps.push_wakeups) {
-    // Caching refused inside the block although the probe accepted it: poll from now on.
-    caps.push_wakeups = false;
-    caps.tracking_error = protocol::server_words(r);
-    if (auto* m = metrics()) {
-      m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
-                     caps.tracking_error);
-    }
-  }
+  if (track && !wr.tracked) tracking_refused_in_block(r);
   const protocol::Decision d =
       protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits);
   if (fair(*w) && (d == protocol::Decision::free || d == protocol::Decision::blocked_by_shared_only) &&

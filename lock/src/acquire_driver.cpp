@@ -269,21 +269,11 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
   }
   Event e = event(Event::Kind::wait_read);
   if (!w->machine->leaving()) {
-    q->rank = wr.rank;
-    if (wr.first != q->suspect) q->suspect.clear();
-    q->first = std::move(wr.first);
+    note_place(*q, std::move(wr.first), wr.rank);
     if (!wr.tracked && regressions.ignore_refused_tracking) {
       return wait_read(q, w, false);  // the bug: a read that was not tracked is simply read again
     }
-    if (track && !wr.tracked && caps.push_wakeups) {
-      // Caching refused inside the block although the probe accepted it: poll from now on.
-      caps.push_wakeups = false;
-      caps.tracking_error = protocol::server_words(r);
-      if (auto* m = metrics()) {
-        m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
-                       caps.tracking_error);
-      }
-    }
+    if (track && !wr.tracked) tracking_refused_in_block(r);
     switch (protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits)) {
       case protocol::Decision::free:
         e.holders = Machine::Holders::free;

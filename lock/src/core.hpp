@@ -691,6 +691,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
                     bool with_hdel, bool track);
+  static void note_place(Queue& q, std::string first, std::int64_t rank);
+  void tracking_refused_in_block(const loop::Replies& r);
 
   // Exclusive waiter blocked only by shared fields: remove fields whose companion lease is gone.
   void check_stale(const QueuePtr& q, const WaiterPtr& w, const protocol::WaitRead& wr);
