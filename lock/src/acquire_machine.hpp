@@ -16,6 +16,7 @@
 #include <array>
 #include <cassert>
 #include <chrono>
+#include <new>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -143,23 +144,52 @@ class AcquireMachine {
   };
   static constexpr Nanos kGrace = std::chrono::milliseconds(50);
 
-  // What one event leads to: a few actions, kept inline (a resume allocates nothing).
+  // What one event leads to: a few actions, kept inline and constructed only as they are added
+  // (a resume allocates nothing, and costs nothing for the slots it leaves unused).
   class Actions {
    public:
     static constexpr std::size_t kCapacity = 8;
+    Actions() noexcept = default;
+    Actions(Actions&& o) noexcept { take(o); }
+    Actions& operator=(Actions&& o) noexcept {
+      if (this != &o) {
+        clear();
+        take(o);
+      }
+      return *this;
+    }
+    Actions(const Actions&) = delete;
+    Actions& operator=(const Actions&) = delete;
+    ~Actions() { clear(); }
+
     void push_back(Action a) {
       assert(size_ < kCapacity);  // the longest transition emits six
-      items_[size_++] = std::move(a);
+      new (slot(size_)) Action(std::move(a));
+      ++size_;
     }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-    [[nodiscard]] const Action& operator[](std::size_t i) const noexcept { return items_[i]; }
-    [[nodiscard]] Action& back() noexcept { return items_[size_ - 1]; }
-    [[nodiscard]] const Action* begin() const noexcept { return items_.data(); }
-    [[nodiscard]] const Action* end() const noexcept { return items_.data() + size_; }
+    [[nodiscard]] const Action& operator[](std::size_t i) const noexcept { return data()[i]; }
+    [[nodiscard]] Action& back() noexcept { return data()[size_ - 1]; }
+    [[nodiscard]] const Action* begin() const noexcept { return data(); }
+    [[nodiscard]] const Action* end() const noexcept { return data() + size_; }
 
    private:
-    std::array<Action, kCapacity> items_{};
+    void* slot(std::size_t i) noexcept { return storage_ + i * sizeof(Action); }
+    Action* data() noexcept { return std::launder(reinterpret_cast<Action*>(storage_)); }
+    const Action* data() const noexcept {
+      return std::launder(reinterpret_cast<const Action*>(storage_));
+    }
+    void clear() noexcept {
+      for (std::size_t i = 0; i < size_; ++i) data()[i].~Action();
+      size_ = 0;
+    }
+    void take(Actions& o) noexcept {
+      for (std::size_t i = 0; i < o.size_; ++i) new (slot(i)) Action(std::move(o.data()[i]));
+      size_ = o.size_;
+      o.clear();
+    }
+    alignas(Action) unsigned char storage_[kCapacity * sizeof(Action)];
     std::size_t size_ = 0;
   };
 
