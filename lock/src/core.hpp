@@ -3,13 +3,16 @@
 // methods live in one file per concern:
 //   events.cpp   connection events: the connect probe, pushes, doorbells, the force-release
 //                notice, lease checks
-//   acquire.cpp  the acquire machine: attempts, waits, the wait queue, settling a wait that ends
-//                with a step in flight, withdrawing claims
+//   acquire.cpp  lock(), the local queue, the acquire steps' bytes, the grant's hand-over; the
+//                fair, shared and upgrade waits (attempts, waits, the wait queue, settling a wait
+//                that ends with a step in flight, withdrawing claims)
+//   acquire_driver.cpp  Core as the driver of the exclusive acquire machine (acquire_machine.hpp)
 //   lease.cpp    leases: expiry and renew timers, renew, release, loss
 //   admin.cpp    force_release, inspect, release/renew by owner id
 //   client.cpp   the Client facade, metrics, shutdown
-// Everything runs on the loop thread; callbacks hold weak_ptrs (guard()) so that a destroyed or
-// closed client is never touched. docs/protocol.md says why each step is safe.
+// Over 800 lines because it is Core's one declaration (the members every concern file shares);
+// the definitions are what is split, above. Everything runs on the loop thread; callbacks hold
+// weak_ptrs (guard()) so that a destroyed or closed client is never touched. docs/protocol.md says why each step is safe.
 #pragma once
 
 #include <algorithm>
