@@ -268,9 +268,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // all off in every Client made with the public constructor.
   testing::Regressions regressions;
   std::unique_ptr<loop::Connection> conn;
-  // Set on the Client's first Core: called (once) instead of the connect probe when the
-  // server's HELLO says "cluster" (Client::Router takes over).
-  std::function<void()> on_cluster;
+  // Set on the Client's first Core (not behind sentinels, no locate): a server whose HELLO says
+  // "cluster" makes it the Cluster's seed, control_only, instead of starting the connect probe.
+  // The Client watches the same connection and, seeing that, routes through the router.
+  bool may_be_cluster = false;
   bool control_only = false;
   bool seed_list = false;  // the URL named several hosts: only a Cluster may answer
   bool closed = false;

@@ -213,9 +213,9 @@ void Client::Core::on_state(loop::ConnectionState s) {
   }
   if (s != loop::ConnectionState::ready || closed) return;
   if (control_only) return;  // a cluster's first connection, kept for Client::connection()
-  if (on_cluster && conn->server_mode() == "cluster") {
-    control_only = true;
-    return on_cluster();
+  if (may_be_cluster && conn->server_mode() == "cluster") {
+    control_only = true;  // the Client's own state handler, next, enters cluster mode
+    return;
   }
   if (seed_list) {
     // Several independent servers would each grant the same lock: a seed list is for a Cluster.
