@@ -418,7 +418,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
     const std::uint64_t ticket_floor = floor_for(*w);
     watch(protocol::fair_read(w->keys, ticket_floor, w->sent_fence_ttl_ms),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
-            self->on_fair_read(q, w, t_send, ec, r, std::move(txn));
+            self->driven_fair_read(q, w, t_send, ec, r, std::move(txn));
           }));
   } else if (w->upgrade) {
     watch(protocol::upgrade_watch(w->keys, w->req.owner),
@@ -558,9 +558,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
                                       Ec ec, const loop::Replies& r) {
   if (is_transport(ec) || r.size() == 0) {
     const Ec why = ec ? ec : make_error_code(loop::Errc::protocol_error);
-    if (w->machine) return drive(q, w, transport_event(why, ec == loop::Errc::outcome_unknown));
-    on_attempt_transport(q, w, why, ec == loop::Errc::outcome_unknown);
-    return;
+    return drive(q, w, transport_event(why, ec == loop::Errc::outcome_unknown));
   }
   const protocol::AcquireReply a =
       protocol::parse_exclusive_acquire(r.back(), w->raises_floor(), w->sent_fence_ttl_ms > 0);
@@ -573,41 +571,9 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
     if (raised.size() >= kMaxRaised) raised.clear();
     raised.insert_or_assign(w->keys.fence, t_send);
   }
-  if (w->machine) return driven_reply(q, w, t_send, a, r);
-  // Only a fair waiter under the fair_fresh_jumps regression gets here (its first attempt
-  // skips the fair read): the machine's waiters are every other sender of this block.
-  switch (a.outcome) {
-    case protocol::Outcome::granted:
-      on_granted(q, w, a.token, t_send);
-      return;
-    case protocol::Outcome::already_held:
-      complete(w, Errc::already_held);
-      advance(q);
-      return;
-    case protocol::Outcome::contended:
-      if (auto* m = metrics()) m->on_contended(w->req.resource);
-      if (w->ticket == 0) w->ticket = a.token;  // the queue keeps our first place
-      if (w->leaving() || q->one_shot) {
-        // Wait over or one attempt only: withdraw our claim, and answer once it is withdrawn.
-        withdraw(q, w, guard([q, w](Core* self, bool absent) {
-                   if (w->expired) {
-                     self->settle(w, absent);
-                   } else if (absent) {
-                     self->complete(w, q->one_shot ? Errc::busy : Errc::timed_out);
-                   } else {
-                     self->settle(w, false);
-                   }
-                   self->advance(q);
-                 }));
-        return;
-      }
-      wait_read(q, w, true);
-      return;
-    case protocol::Outcome::aborted:
-    case protocol::Outcome::bad_reply:
-      fail_step(q, w, r, true);  // withdraw, then answer with the server's words
-      return;
-  }
+  // Every sender of this block is driven by the machine (an exclusive lock, fair or not, that
+  // is not an upgrade).
+  driven_reply(q, w, t_send, a, r);
 }
 
 bool Client::Core::unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
@@ -738,13 +704,6 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
   if (track && !wr.tracked) tracking_refused_in_block(r);
   const protocol::Decision d =
       protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits);
-  if (fair(*w) && (d == protocol::Decision::free || d == protocol::Decision::blocked_by_shared_only) &&
-      !wr.elected() && !wr.first.empty() && wr.first != w->req.owner) {
-    // Fair: not ours to take while someone ahead lives. The backup checks the head; the others
-    // wait for their doorbell (a leaving head rings the two now first).
-    if (q->rank == 1) return check_head(q, w, wr.first, wr.doorbell_pttl, wr.tracked);
-    return wait(q, w, wr.doorbell_pttl, wr.tracked);
-  }
   switch (d) {
     case protocol::Decision::free:
       attempt(q);
@@ -756,11 +715,6 @@ void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
     case protocol::Decision::blocked:
       // Not elected: the elected waiter acts on the holder set; we wake when our doorbell
       // rings, or at its expiry (the backstop then reads our place again).
-      if (fair(*w) && wr.elected()) {
-        // The head keeps its doorbell alive while it waits (else it would count as vanished).
-        const std::int64_t p = wr.pttl > 0 ? std::min(wr.pttl, wr.doorbell_pttl) : wr.doorbell_pttl;
-        return wait(q, w, p, wr.tracked);
-      }
       wait(q, w, exclusive && !wr.elected() ? wr.doorbell_pttl : wr.pttl, wr.tracked);
       return;
     case protocol::Decision::blocked_by_shared_only:
@@ -1114,6 +1068,8 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
   if (driven) {
     detail::AcquireMachine::Options mo;
     mo.settle_timeout = c.opts.settle_timeout;
+    mo.fair = fair(*w);
+    mo.fair_doorbell_ms = kFairDoorbellMs;
     w->machine.emplace(mo);
     MachineEvent e;  // start
     e.wait = w->req.wait;

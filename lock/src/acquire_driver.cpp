@@ -3,10 +3,10 @@
 // answers — sends, timers, the answer. The machine decides what happens next; Core knows how
 // (the bytes, the connection, the fencing floor, the vouch, the replicas) and words answers.
 //
-// Issue #29: the machine drives exclusive locks in arrival order (driven_by_machine), waits
-// and one attempt alike; fair, shared and upgrade waiters still run in acquire.cpp. A queue of
-// this client's waiters for one resource may mix both: its head runs, the others wait their
-// turn (Event::wake when it comes).
+// Issue #29: the machine drives every exclusive lock that is not an upgrade (driven_by_machine),
+// in arrival or fair order, waits and one attempt alike; shared and upgrade waiters still run
+// in acquire.cpp. A queue of this client's waiters for one resource may mix both: its head
+// runs, the others wait their turn (Event::wake when it comes).
 #include <cassert>
 
 #include "core.hpp"
@@ -149,6 +149,21 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
     case K::answer:
       answer_driven(q, w, a);
       return std::nullopt;
+    case K::send_fair_grant:
+      driven_fair_grant(q, w, w->granted_sent);
+      return std::nullopt;
+    case K::unwatch:
+      w->fair_txn.unwatch();
+      return std::nullopt;
+    case K::check_head:
+      driven_check_head(q, w);
+      return std::nullopt;
+    case K::drop_head:
+      send(protocol::drop_head(w->keys, w->fair_head),
+           guard([q, w](Core* self, Ec, const loop::Replies&) {
+             self->drive(q, w, event(Event::Kind::head_dropped));  // whatever became of it
+           }));
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -274,7 +289,15 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
       return wait_read(q, w, false);  // the bug: a read that was not tracked is simply read again
     }
     if (track && !wr.tracked) tracking_refused_in_block(r);
-    switch (protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits)) {
+    const protocol::Decision d =
+        protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits);
+    if (fair(*w) &&
+        (d == protocol::Decision::free || d == protocol::Decision::blocked_by_shared_only) &&
+        !wr.elected() && !wr.first.empty() && wr.first != w->req.owner) {
+      e.holders = Machine::Holders::not_ours;
+      w->fair_head = wr.first;
+    } else {
+      switch (d) {
       case protocol::Decision::free:
         e.holders = Machine::Holders::free;
         break;
@@ -294,6 +317,7 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
         }
         w->read_pttl = wr.pttl;
         break;
+      }
     }
   }
   e.rank = wr.rank;
@@ -341,6 +365,104 @@ void Client::Core::driven_check_stale(const QueuePtr& q, const WaiterPtr& w) {
                  s2->drive(q, w, event(Event::Kind::stale_removed));
                }));
         }));
+}
+
+// on_fair_read for a driven waiter: the read's outcome as an event; the grant (send_fair_grant)
+// or the release of the WATCH (unwatch) is the machine's to decide.
+void Client::Core::driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                                    Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+  if (is_transport(ec) || !txn.valid()) {
+    // A WATCH refused with MOVED (the slot is another shard's now): the router's retry follows
+    // it, should this end the wait. A WATCH and reads change nothing: safe to retry.
+    if (ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
+    return drive(q, w,
+                 transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error), false));
+  }
+  const protocol::FairRead read =
+      protocol::parse_fair_read(r, w->sent_floor > 0, w->sent_fence_ttl_ms > 0);
+  if (!read.ok) {
+    txn.unwatch();
+    Failure f = refusal(r, w->req.resource);  // nothing of ours was written
+    Event e = event(Event::Kind::refused);
+    e.error = f.ec;
+    e.words = last_error;
+    e.may_claim = false;
+    w->failure = std::move(f);
+    return drive(q, w, std::move(e));
+  }
+  if (w->ticket == 0) w->ticket = read.ticket;  // our place: the order of arrival
+  const bool free = read.holders == 0;
+  const bool ours = read.head.empty() || read.head == w->req.owner;
+  if (!(free && ours) && !w->leaving()) {
+    if (auto* m = metrics()) m->on_contended(w->req.resource);
+  }
+  w->fair_head = read.head;
+  w->fair_txn = std::move(txn);
+  w->granted_sent = t_send;  // a grant under this read counts from it
+  Event e = event(Event::Kind::fair_read);
+  e.holders = free ? Machine::Holders::free : Machine::Holders::held;
+  e.head_is_us = ours;
+  e.tracked = caps.push_wakeups;
+  drive(q, w, std::move(e));
+  // Never kept past this call (it points at the connection): a read the machine did not act
+  // on (answered meanwhile) releases its WATCH here.
+  w->fair_txn.unwatch();
+}
+
+// The grant block under the fair read's WATCH; its reply judged as any grant (driven_grant).
+void Client::Core::driven_fair_grant(const QueuePtr& q, const WaiterPtr& w,
+                                     loop::MonoTime t_send) {
+  const std::uint64_t floor = floor_for(*w);
+  exec(w->fair_txn, metrics(),
+       protocol::fair_grant(w->keys, w->req.owner, w->ttl_ms, floor, w->sent_fence_ttl_ms),
+       guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
+         if (is_transport(ec) || r.size() == 0) {
+           return self->drive(
+               q, w,
+               self->transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error),
+                                     ec == loop::Errc::outcome_unknown));
+         }
+         const protocol::AcquireReply a =
+             protocol::parse_fair_grant(r.back(), w->sent_fence_ttl_ms > 0);
+         if (a.outcome == protocol::Outcome::granted) {
+           w->granted_sent = t_send;
+           return self->driven_grant(q, w, a.token);
+         }
+         if (a.outcome == protocol::Outcome::aborted) {
+           return self->drive(q, w, event(Event::Kind::aborted));
+         }
+         // An error inside EXEC (the HSETNX may have run): withdrawn, then the server's words.
+         Failure f = self->refusal(r, w->req.resource);
+         Event e = event(Event::Kind::refused);
+         e.error = f.ec;
+         e.words = self->last_error;
+         e.may_claim = !self->regressions.keep_claim_on_failed_block;
+         w->failure = std::move(f);
+         self->drive(q, w, std::move(e));
+       }));
+}
+
+// check_head for a driven waiter: the doorbell of the waiter first in line.
+void Client::Core::driven_check_head(const QueuePtr& q, const WaiterPtr& w) {
+  q->state = Queue::State::in_flight;
+  q->stop_timers();
+  send(protocol::head_doorbell(w->keys, w->fair_head),
+       guard([q, w](Core* self, Ec ec, const loop::Replies& r) {
+         if (is_transport(ec) || r.size() != 1) {
+           return self->drive(
+               q, w,
+               self->transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error),
+                                     false));
+         }
+         Event e = event(Event::Kind::head_checked);
+         if (!w->machine->leaving()) {
+           const auto pttl = protocol::parse_pttl(r[0]);
+           e.vanished = pttl && *pttl == -2;
+           e.pttl = pttl ? *pttl : -2;
+           e.queued = queue_member(q, w);
+         }
+         self->drive(q, w, std::move(e));
+       }));
 }
 
 void Client::Core::driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,

@@ -2,6 +2,7 @@
 // *Waiting*, for one waiter, as actions for a driver to carry out.
 #include "acquire_machine.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "lockwire/lock/error.hpp"
@@ -35,7 +36,7 @@ A plain(A::Kind k) {
 bool in_flight(AcquireMachine::State s) {
   using S = AcquireMachine::State;
   return s == S::attempting || s == S::reading || s == S::checking || s == S::withdrawing ||
-         s == S::reading_floor;
+         s == S::reading_floor || s == S::checking_head || s == S::dropping_head;
 }
 }  // namespace
 
@@ -59,7 +60,8 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::not_sent:
-      if (state_ != State::attempting && state_ != State::reading && state_ != State::checking) {
+      if (state_ != State::attempting && state_ != State::reading && state_ != State::checking &&
+          state_ != State::checking_head) {
         break;
       }
       if (leaving_) {
@@ -123,7 +125,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
 
     case E::Kind::transport:
       if (state_ != State::attempting && state_ != State::reading &&
-          state_ != State::checking) {
+          state_ != State::checking && state_ != State::checking_head) {
         break;
       }
       if (e.maybe_applied) {
@@ -168,13 +170,30 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
           break;
         case H::held:
           // The elected waiter's backstop is the holder set's expiry; the others' their
-          // doorbell's (it expires, or rings, when their place changes).
-          wait(out, rank_ == 0 ? e.pttl : e.doorbell_pttl, e.tracked);
+          // doorbell's (it expires, or rings, when their place changes). A fair head keeps its
+          // doorbell alive while it waits (else it would count as vanished).
+          if (rank_ != 0) {
+            wait(out, e.doorbell_pttl, e.tracked);
+          } else if (opts_.fair) {
+            wait(out, e.pttl > 0 ? std::min(e.pttl, e.doorbell_pttl) : e.doorbell_pttl,
+                 e.tracked);
+          } else {
+            wait(out, e.pttl, e.tracked);
+          }
           break;
         case H::shared_only:
           if (rank_ == 0) {
             state_ = State::checking;  // shared leases that are over hold up nobody
             out.push_back(plain(A::Kind::check_stale));
+          } else {
+            wait(out, e.doorbell_pttl, e.tracked);
+          }
+          break;
+        case H::not_ours:
+          // Fair: not ours to take while someone ahead lives. The backup checks the first;
+          // the others wait for their doorbell (a leaving first rings the two now first).
+          if (rank_ == 1) {
+            check_head(out, e.doorbell_pttl, e.tracked);
           } else {
             wait(out, e.doorbell_pttl, e.tracked);
           }
@@ -317,6 +336,62 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         attempt(out);
       }
       break;
+
+    case E::Kind::fair_read:
+      if (state_ != State::attempting) break;
+      if (e.holders == H::free && e.head_is_us && !leaving_) {
+        out.push_back(plain(A::Kind::send_fair_grant));  // under the read's WATCH
+        break;
+      }
+      out.push_back(plain(A::Kind::unwatch));
+      // The read wrote nothing of ours (a ticket burnt at most).
+      if (leaving_) {
+        finish(out, give_up_);
+      } else if (one_shot_) {
+        finish(out, Errc::busy);
+      } else if (e.holders == H::free) {
+        check_head(out, -2, e.tracked);  // free, with someone ahead: is it still there?
+      } else {
+        read(out, false);  // held: join the queue and wait, as any waiter does
+      }
+      break;
+
+    case E::Kind::aborted:
+      if (state_ != State::attempting) break;
+      if (leaving_) {
+        finish(out, give_up_);  // nothing ran
+      } else {
+        attempt(out);  // someone changed the keys between our read and EXEC: read again
+      }
+      break;
+
+    case E::Kind::head_checked:
+      if (state_ != State::checking_head) break;
+      if (leaving_) {
+        finish(out, give_up_);  // a read leaves nothing behind
+      } else if (e.vanished) {
+        // No doorbell: out of the queue, then our turn may come. A live head that was
+        // re-arming re-joins at its own ticket.
+        state_ = State::dropping_head;
+        out.push_back(plain(A::Kind::drop_head));
+      } else if (e.queued) {
+        // Queued already: our doorbell, or until the head's would run out.
+        const std::int64_t until = e.pttl > 0 ? e.pttl : opts_.fair_doorbell_ms;
+        wait(out, own_doorbell_pttl_ > 0 ? std::min(until, own_doorbell_pttl_) : until,
+             head_tracked_);
+      } else {
+        read(out, false);  // join the queue behind it
+      }
+      break;
+
+    case E::Kind::head_dropped:
+      if (state_ != State::dropping_head) break;
+      if (leaving_) {
+        finish(out, give_up_);
+      } else {
+        attempt(out);
+      }
+      break;
   }
   return out;
 }
@@ -361,6 +436,13 @@ void AcquireMachine::wait(Actions& out, std::int64_t pttl_ms, bool tracked) {
     a.poll_index = polls_++;
   }
   out.push_back(std::move(a));
+}
+
+void AcquireMachine::check_head(Actions& out, std::int64_t own_doorbell_pttl, bool tracked) {
+  state_ = State::checking_head;
+  own_doorbell_pttl_ = own_doorbell_pttl;
+  head_tracked_ = tracked;
+  out.push_back(plain(A::Kind::check_head));
 }
 
 void AcquireMachine::disarm_waiting(Actions& out) {

@@ -5,12 +5,14 @@
 // nothing here touches a connection, a timer, a clock or a random number, so tests drive it
 // with events alone.
 //
-// It covers one exclusive waiter of one client in arrival order (Client::Core drives it:
-// acquire_driver.cpp), from its place in the client's local queue for the resource to the
-// answer, and a grant the driver will not hand over — the vouch ran out in flight, too few
-// replicas acknowledged it, its token is not above a fresh floor: withdrawn, then tried again
-// within the wait once what it lacked is there, or answered. Fair, shared and upgrade waiters
-// run in acquire.cpp (issue #29).
+// It covers one exclusive waiter of one client (Client::Core drives it: acquire_driver.cpp),
+// from its place in the client's local queue for the resource to the answer, and a grant the
+// driver will not hand over — the vouch ran out in flight, too few replicas acknowledged it,
+// its token is not above a fresh floor: withdrawn, then tried again within the wait once what
+// it lacked is there, or answered. In fair order (Options::fair; docs/protocol.md, *Fair
+// order*) an attempt is a WATCHed read, then the grant only when nobody is ahead in the wait
+// queue; a head that may have vanished is checked (its doorbell) and dropped. Shared and
+// upgrade waiters run in acquire.cpp (issue #29).
 #pragma once
 
 #include <array>
@@ -56,6 +58,7 @@ class AcquireMachine {
     held,         // another owner holds it exclusively
     mine,         // this owner holds it already
     shared_only,  // shared holders only: their leases may be over (the elected one checks)
+    not_ours,     // fair: free (or shared holders only), but another waiter is first in line
   };
 
   struct Event {
@@ -78,6 +81,12 @@ class AcquireMachine {
       wake,            // our turn, a ready connection, the vouch back: held or waiting attempts
       cancel,          // Client::cancel
       floor_read,      // the TIME read for a fresh floor ended (read or not: attempt again)
+      // Fair order:
+      fair_read,     // the WATCHed read: `holders` free or held; `head_is_us`: nobody is ahead
+      aborted,       // the grant under that WATCH aborted (the keys changed): read again
+      head_checked,  // the first waiter's doorbell: `vanished` (gone), else its `pttl`;
+                     // `queued`: we are in the wait queue already
+      head_dropped,  // the vanished first waiter was removed from the queue (or tried)
     };
     Kind kind = Kind::start;
     Nanos wait{0};
@@ -97,6 +106,9 @@ class AcquireMachine {
     bool tracked = true;  // CLIENT CACHING accepted (else: poll)
     Holders holders = Holders::held;
     Timer timer = Timer::deadline;
+    bool head_is_us = false;  // fair_read
+    bool vanished = false;    // head_checked
+    bool queued = false;      // head_checked
   };
 
   struct Action {
@@ -111,6 +123,11 @@ class AcquireMachine {
       arm,             // start `timer` for `after`
       disarm,          // stop `timer`
       answer,          // tell the caller: `error` (none: granted with `token`), `because`
+      // Fair order:
+      send_fair_grant,  // the grant block under the fair read's WATCH
+      unwatch,          // no grant: the fair read's WATCH is released
+      check_head,       // read the doorbell of the waiter first in line
+      drop_head,        // remove that waiter from the queue: it vanished
     };
     Kind kind = Kind::send_attempt;
     Because because = Because::told;
@@ -135,12 +152,18 @@ class AcquireMachine {
     waiting,        // nothing in flight: a push, a doorbell or a timer wakes us
     withdrawing,    // the removal of our claim in flight; then the answer (or a retry)
     reading_floor,  // an unusable grant withdrawn: TIME in flight, then an attempt
+    checking_head,  // fair: the doorbell of the waiter first in line is read
+    dropping_head,  // fair: that waiter vanished; its removal from the queue in flight
     held,           // the attempt is not written: no usable connection yet
     done,           // answered
   };
 
   struct Options {
     Nanos settle_timeout = std::chrono::seconds(1);
+    bool fair = false;  // grants follow the wait queue (LockRequest::fair)
+    // How long a fair waiter's doorbell lives at most: a head whose doorbell is alive gets
+    // this long to take its turn.
+    std::int64_t fair_doorbell_ms = 2000;
   };
   static constexpr Nanos kGrace = std::chrono::milliseconds(50);
 
@@ -218,6 +241,7 @@ class AcquireMachine {
   void late(Actions& out, const Event& e);
   void end_wait(Actions& out, std::error_code why);
   void disarm_waiting(Actions& out);
+  void check_head(Actions& out, std::int64_t own_doorbell_pttl, bool tracked);
 
   Options opts_;
   State state_ = State::idle;
@@ -239,6 +263,9 @@ class AcquireMachine {
   Because unanswered_because_ = Because::withdrawal_unanswered;
   // Withdrawing an unusable grant: what comes after the removal instead of an answer.
   std::optional<Retry> retry_;
+  // checking_head: how to wait if the head is alive (our doorbell's PTTL, push wake-ups).
+  std::int64_t own_doorbell_pttl_ = -2;
+  bool head_tracked_ = true;
 };
 
 }  // namespace lockwire::lock::detail

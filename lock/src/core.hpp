@@ -4,9 +4,10 @@
 //   events.cpp   connection events: the connect probe, pushes, doorbells, the force-release
 //                notice, lease checks
 //   acquire.cpp  lock(), the local queue, the acquire steps' bytes, the grant's hand-over; the
-//                fair, shared and upgrade waits (attempts, waits, the wait queue, settling a wait
+//                shared and upgrade waits (attempts, waits, the wait queue, settling a wait
 //                that ends with a step in flight, withdrawing claims)
-//   acquire_driver.cpp  Core as the driver of the exclusive acquire machine (acquire_machine.hpp)
+//   acquire_driver.cpp  Core as the driver of the exclusive acquire machine (acquire_machine.hpp),
+//                in arrival and in fair order
 //   lease.cpp    leases: expiry and renew timers, renew, release, loss
 //   admin.cpp    force_release, inspect, release/renew by owner id
 //   client.cpp   the Client facade, metrics, shutdown
@@ -167,6 +168,10 @@ struct Waiter {
   // machine: the last wait block's shared holders and holder-set PTTL (for check_stale).
   std::vector<std::string> shared_owners;
   std::int64_t read_pttl = -2;
+  // machine, fair order: the read's WATCH, kept for the grant (or released), and the waiter
+  // first in line as the last read saw it (for check_head / drop_head).
+  loop::WatchTxn fair_txn;
+  std::string fair_head;
   std::unique_ptr<loop::Timer> deadline_timer;
   std::unique_ptr<loop::Timer> settle_timer;  // answers outcome_unknown if the server is silent
   // The settle bound as an entry of Core::settles (the usual case: one timer per Core, not one
@@ -733,6 +738,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
                         bool with_hdel, bool track);
   void driven_check_stale(const QueuePtr& q, const WaiterPtr& w);
+  // Fair order for a driven waiter: the WATCHed read, the grant under it, the head's doorbell.
+  void driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                        const loop::Replies& r, loop::WatchTxn txn);
+  void driven_fair_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send);
+  void driven_check_head(const QueuePtr& q, const WaiterPtr& w);
   // After w's answer: the queue moves on (w was its head) or w leaves it (it was behind).
   void move_on(const QueuePtr& q, const WaiterPtr& w);
   // The head of `q`, when the machine drives it and it is unanswered.
@@ -786,7 +796,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // server's words, after UNWATCH). True: handled.
   bool unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
                      loop::WatchTxn& txn, bool ok);
-  // The reply to a WATCHed grant block (shared, upgrade, fair): granted, aborted (read again),
+  // The reply to a WATCHed grant block (shared, upgrade): granted, aborted (read again),
   // or refused (withdrawn first). `consumed`: the block replaced a lease of ours (an upgrade),
   // so a deadline that passed while it was in flight does not undo a grant.
   void on_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
@@ -794,24 +804,18 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                         protocol::AcquireReply (*parse)(resp::Frame, bool fence_expires),
                         bool consumed = false);
 
-  // ---- fair order (fair.cpp) ---------------------------------------------------------------
+  // ---- fair order (the acquire machine's, Options::fair; docs/protocol.md, *Fair order*) ----
   static constexpr std::int64_t kFairDoorbellMs = 2000;  // a vanished head's hold on the queue
-  void on_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
-                    const loop::Replies& r, loop::WatchTxn txn);
-  // The lock is free and `head` is first: if its doorbell is gone it vanished — drop it and try
-  // again; else wait (joining the queue first if need be) until it has had its turn.
-  void check_head(const QueuePtr& q, const WaiterPtr& w, const std::string& head,
-                  std::int64_t own_doorbell_pttl, bool tracked);
   [[nodiscard]] static bool queue_member(const QueuePtr& q, const WaiterPtr& w) {
     return q->queued == w->req.owner;
   }
   [[nodiscard]] static bool fair(const Waiter& w) noexcept {
     return w.req.fair && w.req.kind == Kind::exclusive && !w.upgrade;
   }
-  // The acquire machine's so far (issue #29): an exclusive lock in arrival order, neither fair
-  // nor an upgrade.
+  // The acquire machine's so far (issue #29): an exclusive lock (in arrival or fair order) that
+  // is not an upgrade.
   [[nodiscard]] static bool driven_by_machine(const Waiter& w) noexcept {
-    return w.req.kind == Kind::exclusive && !w.req.fair && !w.upgrade;
+    return w.req.kind == Kind::exclusive && !w.upgrade;
   }
 
   // ---- upgrade (upgrade.cpp) ---------------------------------------------------------------
