@@ -1,4 +1,4 @@
-// The exclusive acquire/wait machine (acquire_machine.hpp): every transition of docs/protocol.md,
+// The acquire/wait machine (acquire_machine.hpp): every transition of docs/protocol.md,
 // *Waiting*, for one waiter, as actions for a driver to carry out.
 #include "acquire_machine.hpp"
 
@@ -159,7 +159,8 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         finish(out, give_up_);  // the block removed our claim; the queue entry is handed on
         break;
       }
-      rank_ = e.rank;
+      // A shared waiter is in no queue: it acts on every push, as the elected one does.
+      rank_ = opts_.shared ? 0 : e.rank;
       tracked_ = e.tracked;
       switch (e.holders) {
         case H::free:
@@ -337,15 +338,17 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       }
       break;
 
-    case E::Kind::fair_read:
+    case E::Kind::watched_read:
       if (state_ != State::attempting) break;
       if (e.holders == H::free && e.head_is_us && !leaving_) {
-        out.push_back(plain(A::Kind::send_fair_grant));  // under the read's WATCH
+        out.push_back(plain(A::Kind::send_watched_grant));  // under the read's WATCH
         break;
       }
       out.push_back(plain(A::Kind::unwatch));
       // The read wrote nothing of ours (a ticket burnt at most).
-      if (leaving_) {
+      if (e.holders == H::mine) {
+        finish(out, Errc::already_held);  // even after the wait ended: it is the answer
+      } else if (leaving_) {
         finish(out, give_up_);
       } else if (one_shot_) {
         finish(out, Errc::busy);
@@ -416,7 +419,9 @@ void AcquireMachine::attempt(Actions& out) {
 
 void AcquireMachine::read(Actions& out, bool with_hdel) {
   state_ = State::reading;
-  queued_ = true;  // queued from the moment the block is written, whatever its reply
+  // Queued from the moment the block is written, whatever its reply (a shared lease's wait
+  // block joins no queue).
+  if (!opts_.shared) queued_ = true;
   A a = plain(A::Kind::send_wait_read);
   a.with_hdel = with_hdel;
   out.push_back(std::move(a));

@@ -5,14 +5,15 @@
 // nothing here touches a connection, a timer, a clock or a random number, so tests drive it
 // with events alone.
 //
-// It covers one exclusive waiter of one client (Client::Core drives it: acquire_driver.cpp),
+// It covers one waiter of one client (Client::Core drives it: acquire_driver.cpp),
 // from its place in the client's local queue for the resource to the answer, and a grant the
 // driver will not hand over — the vouch ran out in flight, too few replicas acknowledged it,
 // its token is not above a fresh floor: withdrawn, then tried again within the wait once what
 // it lacked is there, or answered. In fair order (Options::fair; docs/protocol.md, *Fair
 // order*) an attempt is a WATCHed read, then the grant only when nobody is ahead in the wait
-// queue; a head that may have vanished is checked (its doorbell) and dropped. Shared and
-// upgrade waiters run in acquire.cpp (issue #29).
+// queue; a head that may have vanished is checked (its doorbell) and dropped. A shared lease
+// (Options::shared; a semaphore's permit too) is a WATCHed read and a grant as well, joins no
+// queue and acts on every push of the holder set. Upgrades run in upgrade.cpp (issue #29).
 #pragma once
 
 #include <array>
@@ -81,9 +82,11 @@ class AcquireMachine {
       wake,            // our turn, a ready connection, the vouch back: held or waiting attempts
       cancel,          // Client::cancel
       floor_read,      // the TIME read for a fresh floor ended (read or not: attempt again)
-      // Fair order:
-      fair_read,     // the WATCHed read: `holders` free or held; `head_is_us`: nobody is ahead
+      // Fair order and shared leases: an attempt is a WATCHed read, then a grant under it.
+      watched_read,  // that read: `holders` free, held or mine; `head_is_us` (fair): nobody
+                     // is ahead in the wait queue (always, for a shared lease)
       aborted,       // the grant under that WATCH aborted (the keys changed): read again
+      // Fair order:
       head_checked,  // the first waiter's doorbell: `vanished` (gone), else its `pttl`;
                      // `queued`: we are in the wait queue already
       head_dropped,  // the vanished first waiter was removed from the queue (or tried)
@@ -106,7 +109,7 @@ class AcquireMachine {
     bool tracked = true;  // CLIENT CACHING accepted (else: poll)
     Holders holders = Holders::held;
     Timer timer = Timer::deadline;
-    bool head_is_us = false;  // fair_read
+    bool head_is_us = false;  // watched_read
     bool vanished = false;    // head_checked
     bool queued = false;      // head_checked
   };
@@ -123,9 +126,10 @@ class AcquireMachine {
       arm,             // start `timer` for `after`
       disarm,          // stop `timer`
       answer,          // tell the caller: `error` (none: granted with `token`), `because`
+      // Fair order and shared leases:
+      send_watched_grant,  // the grant block under the read's WATCH
+      unwatch,          // no grant: the read's WATCH is released
       // Fair order:
-      send_fair_grant,  // the grant block under the fair read's WATCH
-      unwatch,          // no grant: the fair read's WATCH is released
       check_head,       // read the doorbell of the waiter first in line
       drop_head,        // remove that waiter from the queue: it vanished
     };
@@ -160,7 +164,8 @@ class AcquireMachine {
 
   struct Options {
     Nanos settle_timeout = std::chrono::seconds(1);
-    bool fair = false;  // grants follow the wait queue (LockRequest::fair)
+    bool fair = false;    // grants follow the wait queue (LockRequest::fair)
+    bool shared = false;  // a shared lease (or a semaphore's permit): no queue, no doorbell
     // How long a fair waiter's doorbell lives at most: a head whose doorbell is alive gets
     // this long to take its turn.
     std::int64_t fair_doorbell_ms = 2000;

@@ -3,11 +3,11 @@
 // methods live in one file per concern:
 //   events.cpp   connection events: the connect probe, pushes, doorbells, the force-release
 //                notice, lease checks
-//   acquire.cpp  lock(), the local queue, the acquire steps' bytes, the grant's hand-over; the
-//                shared and upgrade waits (attempts, waits, the wait queue, settling a wait
-//                that ends with a step in flight, withdrawing claims)
-//   acquire_driver.cpp  Core as the driver of the exclusive acquire machine (acquire_machine.hpp),
-//                in arrival and in fair order
+//   acquire.cpp  lock(), the local queue, the acquire steps' bytes, the grant's hand-over,
+//                settling a wait that ends with a step in flight, withdrawing claims; the
+//                upgrade's wait (upgrade.cpp), the last implicit machine
+//   acquire_driver.cpp  Core as the driver of the acquire machine (acquire_machine.hpp): every
+//                lock but an upgrade
 //   lease.cpp    leases: expiry and renew timers, renew, release, loss
 //   admin.cpp    force_release, inspect, release/renew by owner id
 //   client.cpp   the Client facade, metrics, shutdown
@@ -168,9 +168,10 @@ struct Waiter {
   // machine: the last wait block's shared holders and holder-set PTTL (for check_stale).
   std::vector<std::string> shared_owners;
   std::int64_t read_pttl = -2;
-  // machine, fair order: the read's WATCH, kept for the grant (or released), and the waiter
+  // machine, fair order and shared leases: the read's WATCH, kept for the grant (or released)
+  // while the read's event is resumed; fair order: the waiter
   // first in line as the last read saw it (for check_head / drop_head).
-  loop::WatchTxn fair_txn;
+  loop::WatchTxn txn;
   std::string fair_head;
   std::unique_ptr<loop::Timer> deadline_timer;
   std::unique_ptr<loop::Timer> settle_timer;  // answers outcome_unknown if the server is silent
@@ -500,15 +501,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void check_holders_of(std::string_view holders_key);
 
-  [[nodiscard]] static bool exclusive_head(const Queue& q) {
-    return !q.waiters.empty() && q.waiters.front()->req.kind == Kind::exclusive &&
-           !q.waiters.front()->upgrade;
-  }
-
   // The holder set changed (release, expiry, claim, renew). Shared waiters and the elected
   // exclusive waiter attempt at once. The backup (second in the queue) gives the elected one
   // kGraceMs and then re-checks itself, so a crashed or partitioned elected waiter delays a
-  // hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell.
+  // hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell (the
+  // machine decides which: Event::holders_push).
   void on_holders_changed(const QueuePtr& q);
   // The holder set `k` changed: wake this client's waiters on it as a push would (the queue
   // and the upgrades waiting on it). False when no queue of ours waits on it.
@@ -517,18 +514,12 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // Our doorbell rang (the waiter ahead of us left the queue) or expired: read our place again.
   void on_doorbell(const QueuePtr& q, std::string_view owner);
 
-  // An exclusive waiter that is not elected re-runs its wait block (no claim to remove).
-  void recheck(const QueuePtr& q);
-
   static constexpr std::int64_t kGraceMs = 50;
   // A hand-on skips at most this many vanished waiters (doorbell gone) before it gives up; the
   // grace re-checks cover whatever is left.
   static constexpr int kMaxRings = 8;
 
   void wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hdel);
-  // A blocked attempt that wrote nothing: ends the waiter (true) if its wait is over or it had
-  // one attempt, else counts the contention and leaves the waiting to the caller (false).
-  [[nodiscard]] bool ended_when_blocked(const QueuePtr& q, const WaiterPtr& w);
 
   // Queue score of a waiter without a ticket (never expected: every wait follows a lost
   // attempt): behind everyone, and still exact as a double.
@@ -694,12 +685,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
                           const loop::Replies& r);
 
-  void on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
-                      const loop::Replies& r, loop::WatchTxn txn);
-
-
-  void on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
-                    bool with_hdel, bool track);
   static void note_place(Queue& q, std::string first, std::int64_t rank);
   void tracking_refused_in_block(const loop::Replies& r);
 
@@ -741,7 +726,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // Fair order for a driven waiter: the WATCHed read, the grant under it, the head's doorbell.
   void driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
                         const loop::Replies& r, loop::WatchTxn txn);
-  void driven_fair_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send);
+  void driven_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                          const loop::Replies& r, loop::WatchTxn txn);
+  void driven_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send);
   void driven_check_head(const QueuePtr& q, const WaiterPtr& w);
   // After w's answer: the queue moves on (w was its head) or w leaves it (it was behind).
   void move_on(const QueuePtr& q, const WaiterPtr& w);
@@ -812,11 +799,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   [[nodiscard]] static bool fair(const Waiter& w) noexcept {
     return w.req.fair && w.req.kind == Kind::exclusive && !w.upgrade;
   }
-  // The acquire machine's so far (issue #29): an exclusive lock (in arrival or fair order) that
-  // is not an upgrade.
-  [[nodiscard]] static bool driven_by_machine(const Waiter& w) noexcept {
-    return w.req.kind == Kind::exclusive && !w.upgrade;
-  }
+  // The acquire machine's so far (issue #29): every lock but an upgrade (exclusive in arrival
+  // or fair order, shared, a semaphore's permit).
+  [[nodiscard]] static bool driven_by_machine(const Waiter& w) noexcept { return !w.upgrade; }
 
   // ---- upgrade (upgrade.cpp) ---------------------------------------------------------------
   void on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
