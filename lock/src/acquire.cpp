@@ -423,7 +423,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   } else if (w->upgrade) {
     watch(protocol::upgrade_watch(w->keys, w->req.owner),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
-            self->on_upgrade_read(q, w, t_send, ec, r, std::move(txn));
+            self->driven_upgrade_read(q, w, t_send, ec, r, std::move(txn));
           }));
   } else if (w->req.kind == Kind::exclusive) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).

@@ -3,10 +3,10 @@
 // answers — sends, timers, the answer. The machine decides what happens next; Core knows how
 // (the bytes, the connection, the fencing floor, the vouch, the replicas) and words answers.
 //
-// Issue #29: the machine drives every lock but an upgrade (driven_by_machine): exclusive in
-// arrival or fair order, shared, a semaphore's permit; waits and one attempt alike. Upgrades
-// run in upgrade.cpp, each in a queue of its own. A queue of this client's waiters for one
-// resource holds machines only: its head runs, the others wait their turn (Event::wake).
+// Issue #29: the machine drives every lock: exclusive in arrival or fair order, shared, a
+// semaphore's permit, an upgrade in place (its steps' bytes in upgrade.cpp, each upgrade in a
+// queue of its own); waits and one attempt alike. A queue's head runs, the others wait their
+// turn (Event::wake).
 #include <cassert>
 
 #include "core.hpp"
@@ -151,6 +151,9 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
       return std::nullopt;
     case K::send_watched_grant:
       driven_watched_grant(q, w, w->granted_sent);
+      return std::nullopt;
+    case K::declare_and_read:
+      driven_declare_and_read(q, w);
       return std::nullopt;
     case K::unwatch:
       w->txn.unwatch();
@@ -460,9 +463,12 @@ void Client::Core::driven_watched_grant(const QueuePtr& q, const WaiterPtr& w,
   const std::uint64_t floor = floor_for(*w);
   const bool shared = w->req.kind == Kind::shared;
   loop::Request grant =
-      shared ? protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, floor,
-                                      w->sent_fence_ttl_ms)
-             : protocol::fair_grant(w->keys, w->req.owner, w->ttl_ms, floor, w->sent_fence_ttl_ms);
+      w->upgrade ? protocol::upgrade_grant(w->keys, w->req.owner, w->ttl_ms, floor,
+                                           w->sent_fence_ttl_ms)
+      : shared   ? protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, floor,
+                                          w->sent_fence_ttl_ms)
+                 : protocol::fair_grant(w->keys, w->req.owner, w->ttl_ms, floor,
+                                        w->sent_fence_ttl_ms);
   auto on_reply = guard([q, w, t_send, shared](Core* self, Ec ec, const loop::Replies& r) {
     if (is_transport(ec) || r.size() == 0) {
       return self->drive(
@@ -470,11 +476,15 @@ void Client::Core::driven_watched_grant(const QueuePtr& q, const WaiterPtr& w,
           self->transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error),
                                 ec == loop::Errc::outcome_unknown));
     }
-    const protocol::AcquireReply a =
-        shared ? protocol::parse_shared_grant(r.back(), w->sent_fence_ttl_ms > 0)
-               : protocol::parse_fair_grant(r.back(), w->sent_fence_ttl_ms > 0);
+    const bool fence = w->sent_fence_ttl_ms > 0;
+    const protocol::AcquireReply a = w->upgrade ? protocol::parse_upgrade_grant(r.back(), fence)
+                                     : shared   ? protocol::parse_shared_grant(r.back(), fence)
+                                                : protocol::parse_fair_grant(r.back(), fence);
     if (a.outcome == protocol::Outcome::granted) {
       w->granted_sent = t_send;
+      // The promotion consumed the shared lease: a deadline that passed while it was in
+      // flight does not undo it (that would leave the caller with neither lease).
+      if (w->upgrade) self->drive(q, w, event(Event::Kind::consumed));
       return self->driven_grant(q, w, a.token);
     }
     if (a.outcome == protocol::Outcome::aborted) {
@@ -587,6 +597,20 @@ void Client::Core::driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint
 
 // grant()'s judgement: a grant whose vouch ran out in flight counts for nothing.
 void Client::Core::driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token) {
+  if (!w->leaving() && w->upgrade && w->granted_sent + w->req.ttl <= loop.now()) {
+    // The promotion's lease ended before its reply was read (the process was paused): nothing
+    // to hand over, and the shared lease it replaced is over too. Not "granted": another
+    // client may have held the lock exclusively in between, so the upgrade was not in place
+    // (semantics swarm, seed 4013306). Answered as a shared lease that is gone.
+    last_error = w->req.resource + ": the upgrade's lease of '" + w->req.owner +
+                 "' ended before its reply was read (the process was paused?)";
+    if (auto s = shared_lease_of(w->keys, w->req.owner)) lose(s, Errc::lost);
+    Event e = event(Event::Kind::refused);
+    e.error = Errc::not_held;
+    e.words = last_error;
+    e.may_claim = false;
+    return drive(q, w, std::move(e));
+  }
   if (!w->leaving() && vouched_until() <= loop.now() && !regressions.grant_unvouched) {
     Event e = event(Event::Kind::unusable_grant);
     e.retry = Machine::Retry::once_vouched;
@@ -653,6 +677,9 @@ void Client::Core::answer_driven(const QueuePtr& q, const WaiterPtr& w, const Ma
       break;
   }
   if (!ec) return hand_over(w, a.token, w->granted_sent);
+  if (w->lose_shared_on_answer) {
+    if (auto s = shared_lease_of(w->keys, w->req.owner)) lose(s, Errc::lost);
+  }
   complete(w, ec);
 }
 

@@ -160,10 +160,12 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         break;
       }
       // A shared waiter is in no queue: it acts on every push, as the elected one does.
-      rank_ = opts_.shared ? 0 : e.rank;
+      rank_ = opts_.shared || opts_.upgrade ? 0 : e.rank;
       tracked_ = e.tracked;
       switch (e.holders) {
         case H::free:
+        case H::lease_gone:       // (what an attempt's read says, not a wait block's: the
+        case H::other_upgrading:  // attempt reads it again)
           attempt(out);
           break;
         case H::mine:
@@ -175,7 +177,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
           // doorbell alive while it waits (else it would count as vanished).
           if (rank_ != 0) {
             wait(out, e.doorbell_pttl, e.tracked);
-          } else if (opts_.fair) {
+          } else if (opts_.fair || opts_.upgrade) {
             wait(out, e.pttl > 0 ? std::min(e.pttl, e.doorbell_pttl) : e.doorbell_pttl,
                  e.tracked);
           } else {
@@ -344,10 +346,20 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         out.push_back(plain(A::Kind::send_watched_grant));  // under the read's WATCH
         break;
       }
+      if (opts_.upgrade && (e.holders == H::held || e.holders == H::shared_only) && !leaving_ &&
+          !one_shot_) {
+        state_ = State::reading;  // our intent declared, under the same WATCH
+        out.push_back(plain(A::Kind::declare_and_read));
+        break;
+      }
       out.push_back(plain(A::Kind::unwatch));
       // The read wrote nothing of ours (a ticket burnt at most).
       if (e.holders == H::mine) {
         finish(out, Errc::already_held);  // even after the wait ended: it is the answer
+      } else if (e.holders == H::lease_gone) {
+        finish(out, leaving_ ? give_up_ : Errc::not_held, Because::told, 0, e.words);
+      } else if (e.holders == H::other_upgrading) {
+        finish(out, leaving_ ? give_up_ : Errc::upgrade_conflict, Because::told, 0, e.words);
       } else if (leaving_) {
         finish(out, give_up_);
       } else if (one_shot_) {
@@ -360,7 +372,8 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::aborted:
-      if (state_ != State::attempting) break;
+      // The grant's EXEC, or an upgrade's intent (declared under the read's WATCH).
+      if (state_ != State::attempting && !(opts_.upgrade && state_ == State::reading)) break;
       if (leaving_) {
         finish(out, give_up_);  // nothing ran
       } else {
@@ -385,6 +398,13 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       } else {
         read(out, false);  // join the queue behind it
       }
+      break;
+
+    case E::Kind::consumed:
+      if (state_ != State::attempting || !opts_.upgrade || !leaving_) break;
+      leaving_ = false;
+      give_up_ = {};
+      out.push_back(disarm(T::settle));  // nothing to settle: the grant is the answer
       break;
 
     case E::Kind::head_dropped:
@@ -421,7 +441,7 @@ void AcquireMachine::read(Actions& out, bool with_hdel) {
   state_ = State::reading;
   // Queued from the moment the block is written, whatever its reply (a shared lease's wait
   // block joins no queue).
-  if (!opts_.shared) queued_ = true;
+  if (!opts_.shared && !opts_.upgrade) queued_ = true;
   A a = plain(A::Kind::send_wait_read);
   a.with_hdel = with_hdel;
   out.push_back(std::move(a));

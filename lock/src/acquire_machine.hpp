@@ -13,7 +13,9 @@
 // order*) an attempt is a WATCHed read, then the grant only when nobody is ahead in the wait
 // queue; a head that may have vanished is checked (its doorbell) and dropped. A shared lease
 // (Options::shared; a semaphore's permit too) is a WATCHed read and a grant as well, joins no
-// queue and acts on every push of the holder set. Upgrades run in upgrade.cpp (issue #29).
+// queue and acts on every push of the holder set. An upgrade (Options::upgrade) is a WATCHed
+// read too; while other readers hold the resource it declares its intent and waits, and its
+// grant stands even after the wait ended (Event::consumed).
 #pragma once
 
 #include <array>
@@ -60,6 +62,8 @@ class AcquireMachine {
     mine,         // this owner holds it already
     shared_only,  // shared holders only: their leases may be over (the elected one checks)
     not_ours,     // fair: free (or shared holders only), but another waiter is first in line
+    lease_gone,       // upgrade: no live shared lease of ours to promote
+    other_upgrading,  // upgrade: another reader's intent to upgrade is declared
   };
 
   struct Event {
@@ -90,6 +94,9 @@ class AcquireMachine {
       head_checked,  // the first waiter's doorbell: `vanished` (gone), else its `pttl`;
                      // `queued`: we are in the wait queue already
       head_dropped,  // the vanished first waiter was removed from the queue (or tried)
+      // Upgrade:
+      consumed,  // the promotion was granted: it stands even if the wait ended meanwhile (it
+                 // replaced the shared lease; undoing it would leave the caller neither)
     };
     Kind kind = Kind::start;
     Nanos wait{0};
@@ -132,6 +139,8 @@ class AcquireMachine {
       // Fair order:
       check_head,       // read the doorbell of the waiter first in line
       drop_head,        // remove that waiter from the queue: it vanished
+      // Upgrade:
+      declare_and_read,  // our intent and the tracked reads of the wait, under the read's WATCH
     };
     Kind kind = Kind::send_attempt;
     Because because = Because::told;
@@ -166,6 +175,8 @@ class AcquireMachine {
     Nanos settle_timeout = std::chrono::seconds(1);
     bool fair = false;    // grants follow the wait queue (LockRequest::fair)
     bool shared = false;  // a shared lease (or a semaphore's permit): no queue, no doorbell
+    bool upgrade = false;  // a shared lease promoted in place: no queue; its intent, declared
+                           // while it waits, bounds the wait as a fair head's doorbell does
     // How long a fair waiter's doorbell lives at most: a head whose doorbell is alive gets
     // this long to take its turn.
     std::int64_t fair_doorbell_ms = 2000;

@@ -4,10 +4,9 @@
 //   events.cpp   connection events: the connect probe, pushes, doorbells, the force-release
 //                notice, lease checks
 //   acquire.cpp  lock(), the local queue, the acquire steps' bytes, the grant's hand-over,
-//                settling a wait that ends with a step in flight, withdrawing claims; the
-//                upgrade's wait (upgrade.cpp), the last implicit machine
+//                settling a wait that ends with a step in flight, withdrawing claims
 //   acquire_driver.cpp  Core as the driver of the acquire machine (acquire_machine.hpp): every
-//                lock but an upgrade
+//                lock, upgrades included (their own steps in upgrade.cpp)
 //   lease.cpp    leases: expiry and renew timers, renew, release, loss
 //   admin.cpp    force_release, inspect, release/renew by owner id
 //   client.cpp   the Client facade, metrics, shutdown
@@ -173,6 +172,8 @@ struct Waiter {
   // first in line as the last read saw it (for check_head / drop_head).
   loop::WatchTxn txn;
   std::string fair_head;
+  // machine, upgrade: the read found no shared lease to promote; the answer loses it.
+  bool lose_shared_on_answer = false;
   std::unique_ptr<loop::Timer> deadline_timer;
   std::unique_ptr<loop::Timer> settle_timer;  // answers outcome_unknown if the server is silent
   // The settle bound as an entry of Core::settles (the usual case: one timer per Core, not one
@@ -799,15 +800,19 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   [[nodiscard]] static bool fair(const Waiter& w) noexcept {
     return w.req.fair && w.req.kind == Kind::exclusive && !w.upgrade;
   }
-  // The acquire machine's so far (issue #29): every lock but an upgrade (exclusive in arrival
-  // or fair order, shared, a semaphore's permit).
-  [[nodiscard]] static bool driven_by_machine(const Waiter& w) noexcept { return !w.upgrade; }
+  // The acquire machine's (issue #29): every lock but one under the upgrade_by_release bug
+  // (which is a release, then a lock).
+  [[nodiscard]] static bool driven_by_machine(const Waiter&) noexcept { return true; }
 
   // ---- upgrade (upgrade.cpp) ---------------------------------------------------------------
-  void on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
-                       const loop::Replies& r, loop::WatchTxn txn);
-  void on_upgrade_wait(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
-                       bool track);
+  // The machine's steps of an upgrade: the WATCHed read, the intent with the wait's reads
+  // under it, and their reply.
+  void driven_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                           const loop::Replies& r, loop::WatchTxn txn);
+  void driven_declare_and_read(const QueuePtr& q, const WaiterPtr& w);
+  void driven_upgrade_waited(const QueuePtr& q, const WaiterPtr& w, Ec ec,
+                             const loop::Replies& r, bool track);
+  static constexpr std::int64_t kIntentMaxMs = protocol::kDoorbellMaxMs;  // re-armed each round
   // The local shared lease an upgrade of (`keys`, `owner`) replaces; nullptr if none.
   LeasePtr shared_lease_of(const protocol::Keys& keys, std::string_view owner);
 

@@ -2,14 +2,12 @@
 // fencing token, never letting a writer in between (docs/protocol.md, "Upgrade"). While other
 // readers hold the resource the upgrade waits like a writer, its intent declared in P{R}:u so
 // that a second reader asking for the same is refused at once instead of both waiting for the
-// other to leave.
+// other to leave. The acquire machine (Options::upgrade) decides each step; here are the
+// upgrade's own: its read, its intent and wait.
 #include "core.hpp"
 
 namespace lockwire::lock {
 
-namespace {
-constexpr std::int64_t kIntentMaxMs = protocol::kDoorbellMaxMs;  // re-armed at every round
-}
 
 LeasePtr Client::Core::shared_lease_of(const protocol::Keys& keys,
                                                      std::string_view owner) {
@@ -50,13 +48,13 @@ void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
   QueuePtr q = fresh_queue();  // a queue of its own, as lock() makes one (pooled)
   q->keys = w->keys;
   q->one_shot = w->req.wait == Nanos{0};
-  if (q->one_shot) {
-    start_settle(q, w, opts.settle_timeout);
-  } else {
-    arm_deadline(q, w);
-  }
   if (regressions.upgrade_by_release) {
     // The bug: a window between the two in which a writer can be granted.
+    if (q->one_shot) {
+      start_settle(q, w, opts.settle_timeout);
+    } else {
+      arm_deadline(q, w);
+    }
     auto s = shared_lease_of(w->keys, w->req.owner);
     LockRequest again = std::move(w->req);
     auto cb = std::move(w->cb);
@@ -68,104 +66,143 @@ void Client::Core::upgrade(LockRequest req, AcquireHandler handler) {
   }
   q->waiters.push_back(w);
   upgrades.push_back(q);
-  attempt(q);
+  detail::AcquireMachine::Options mo;
+  mo.settle_timeout = opts.settle_timeout;
+  mo.upgrade = true;
+  w->machine.emplace(mo);
+  MachineEvent e;  // start: the machine arms the deadline (or the one attempt's settle bound)
+  e.wait = w->req.wait;
+  drive(q, w, std::move(e));
 }
 
-void Client::Core::on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
-                                   Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+// The upgrade's WATCHed read for the machine: free (promote under the WATCH), blocked by
+// another holder or by readers only (declare the intent and wait), or nothing to promote.
+void Client::Core::driven_upgrade_read(const QueuePtr& q, const WaiterPtr& w,
+                                       loop::MonoTime t_send, Ec ec, const loop::Replies& r,
+                                       loop::WatchTxn txn) {
+  using H = detail::AcquireMachine::Holders;
+  if (is_transport(ec) || !txn.valid()) {
+    if (ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
+    return drive(q, w,
+                 transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error), false));
+  }
   const protocol::UpgradeRead read = protocol::parse_upgrade_watch(r);
-  if (unusable_read(q, w, ec, r, txn, read.ok)) return;
+  MachineEvent e;
+  if (!read.ok) {
+    txn.unwatch();
+    Failure f = refusal(r, w->req.resource);  // nothing of ours was written
+    e.kind = MachineEvent::Kind::refused;
+    e.error = f.ec;
+    e.words = last_error;
+    e.may_claim = false;
+    w->failure = std::move(f);
+    return drive(q, w, std::move(e));
+  }
   protocol::UpgradeDecision d =
       protocol::decide_upgrade(w->req.owner, read.fields, read.companion_exists, read.intent);
   if (d == protocol::UpgradeDecision::conflict && regressions.upgrade_ignores_intent) {
     d = protocol::UpgradeDecision::blocked_by_shared_only;  // the bug: wait for each other
   }
-  if (d == protocol::UpgradeDecision::free && !w->leaving()) {
-    const std::uint64_t floor = floor_for(*w);
-    exec(txn, metrics(),
-         protocol::upgrade_grant(w->keys, w->req.owner, w->ttl_ms, floor, w->sent_fence_ttl_ms),
-         guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
-           // The promotion consumes the shared lease: a deadline that passed while it was in
-           // flight does not undo it (that would leave the caller with neither lease). An
-           // outcome unknown withdraws the exclusive claim; the next read reports the shared
-           // lease gone.
-           self->on_watched_grant(q, w, t_send, ec2, r2, protocol::parse_upgrade_grant, true);
-         }));
-    return;
+  e.kind = MachineEvent::Kind::watched_read;
+  e.head_is_us = true;
+  switch (d) {
+    case protocol::UpgradeDecision::free:
+      e.holders = H::free;
+      break;
+    case protocol::UpgradeDecision::blocked:
+      e.holders = H::held;
+      break;
+    case protocol::UpgradeDecision::blocked_by_shared_only:
+      e.holders = H::shared_only;
+      break;
+    case protocol::UpgradeDecision::not_held:
+      e.holders = H::lease_gone;
+      e.words = w->req.resource + ": '" + w->req.owner + "' holds no live shared lease to upgrade";
+      w->lose_shared_on_answer = true;  // it is gone: the answer says so, its on_lost too
+      break;
+    case protocol::UpgradeDecision::conflict:
+      e.holders = H::other_upgrading;
+      e.words = w->req.resource + ": '" + read.intent +
+                "' is upgrading its shared lease; two readers waiting for each other would "
+                "deadlock: release this one (it is kept) to let that upgrade go";
+      break;
   }
-  const bool blocked = d == protocol::UpgradeDecision::blocked ||
-                       d == protocol::UpgradeDecision::blocked_by_shared_only;
-  if (blocked && !w->leaving() && !q->one_shot) {
+  if ((e.holders == H::held || e.holders == H::shared_only) && !w->leaving() && !q->one_shot) {
     if (auto* m = metrics()) m->on_contended(w->req.resource);
-    // Declare (or re-arm) our intent under the same WATCH, with the tracked reads of the wait.
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(w->deadline - loop.now());
-    const std::int64_t intent_ms = std::clamp<std::int64_t>(left.count(), 1, kIntentMaxMs);
-    const bool track = caps.push_wakeups;
-    q->state = Queue::State::in_flight;
-    exec(txn, metrics(), protocol::upgrade_wait(w->keys, w->req.owner, intent_ms, track),
-         guard([q, w, track](Core* self, Ec ec2, const loop::Replies& r2) {
-           self->on_upgrade_wait(q, w, ec2, r2, track);
-         }));
-    return;
   }
-  txn.unwatch();
-  if (d == protocol::UpgradeDecision::not_held) {
-    last_error = w->req.resource + ": '" + w->req.owner + "' holds no live shared lease to upgrade";
-    if (auto s = shared_lease_of(w->keys, w->req.owner)) lose(s, Errc::lost);
-    complete(w, w->expired ? w->give_up : Ec(Errc::not_held));
-  } else if (d == protocol::UpgradeDecision::conflict) {
-    last_error = w->req.resource + ": '" + read.intent +
-                 "' is upgrading its shared lease; two readers waiting for each other would "
-                 "deadlock: release this one (it is kept) to let that upgrade go";
-    complete(w, w->expired ? w->give_up : Ec(Errc::upgrade_conflict));
-  } else if (w->expired) {
-    complete(w, w->give_up);  // wait over: nothing of ours was written
-  } else if (!w->done) {
-    complete(w, Errc::busy);  // one attempt, blocked by another holder
-  }
-  advance(q);
+  w->txn = std::move(txn);
+  w->granted_sent = t_send;  // a grant under this read counts from it
+  drive(q, w, std::move(e));
+  w->txn.unwatch();  // never kept past this call (see driven_fair_read)
 }
 
-void Client::Core::on_upgrade_wait(const QueuePtr& q, const WaiterPtr& w, Ec ec,
-                                   const loop::Replies& r, bool track) {
+// Declares (or re-arms) our intent under the read's WATCH, with the tracked reads of the wait.
+void Client::Core::driven_declare_and_read(const QueuePtr& q, const WaiterPtr& w) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(w->deadline - loop.now());
+  const std::int64_t intent_ms = std::clamp<std::int64_t>(left.count(), 1, kIntentMaxMs);
+  const bool track = caps.push_wakeups;
+  q->state = Queue::State::in_flight;
+  exec(w->txn, metrics(), protocol::upgrade_wait(w->keys, w->req.owner, intent_ms, track),
+       guard([q, w, track](Core* self, Ec ec, const loop::Replies& r) {
+         self->driven_upgrade_waited(q, w, ec, r, track);
+       }));
+}
+
+void Client::Core::driven_upgrade_waited(const QueuePtr& q, const WaiterPtr& w, Ec ec,
+                                         const loop::Replies& r, bool track) {
+  using H = detail::AcquireMachine::Holders;
   if (is_transport(ec) || r.size() == 0) {
     // At most our intent was written, which lapses by itself: nothing to withdraw.
-    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
-    return;
+    return drive(q, w,
+                 transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error), false));
   }
   bool aborted = false;
   protocol::WaitRead wr = protocol::parse_upgrade_wait(r.back(), track, aborted);
+  MachineEvent e;
   if (aborted) {
-    attempt(q);  // the holder set (or an intent) changed since our read: read again
-    return;
+    e.kind = MachineEvent::Kind::aborted;  // the holder set (or an intent) changed: read again
+    return drive(q, w, std::move(e));
   }
   if (!wr.ok) {
-    fail_step(q, w, r, false);
-    return;
+    Failure f = refusal(r, w->req.resource);
+    e.kind = MachineEvent::Kind::refused;
+    e.error = f.ec;
+    e.words = last_error;
+    e.may_claim = false;
+    w->failure = std::move(f);
+    return drive(q, w, std::move(e));
   }
-  if (w->leaving()) {
-    if (w->expired) complete(w, w->give_up);
-    advance(q);
-    return;
-  }
-  if (track && !wr.tracked && caps.push_wakeups) {
-    caps.push_wakeups = false;
-    caps.tracking_error = protocol::server_words(r);
-  }
-  switch (protocol::decide_upgrade(w->req.owner, wr.fields, true, w->req.owner)) {
-    case protocol::UpgradeDecision::blocked: {
-      // Woken by the holder set's push, or at the soonest of its expiry and our intent's.
-      const std::int64_t intent_ms = kIntentMaxMs;
-      wait(q, w, wr.pttl > 0 ? std::min(wr.pttl, intent_ms) : intent_ms, wr.tracked);
-      return;
+  e.kind = MachineEvent::Kind::wait_read;
+  if (!w->machine->leaving()) {
+    if (track && !wr.tracked && caps.push_wakeups) {
+      caps.push_wakeups = false;
+      caps.tracking_error = protocol::server_words(r);
     }
-    case protocol::UpgradeDecision::blocked_by_shared_only:
-      check_stale(q, w, wr);  // other readers' fields whose lease is over go first
-      return;
-    default:
-      attempt(q);  // free, or our lease is gone: the WATCHed read decides
-      return;
+    switch (protocol::decide_upgrade(w->req.owner, wr.fields, true, w->req.owner)) {
+      case protocol::UpgradeDecision::blocked:
+        e.holders = H::held;
+        break;
+      case protocol::UpgradeDecision::blocked_by_shared_only:
+        // Other readers' fields whose lease is over go first (driven_check_stale).
+        e.holders = H::shared_only;
+        w->shared_owners.clear();
+        for (const std::string& f : wr.fields) {
+          Kind k{};
+          std::string_view o;
+          if (protocol::split_field(f, k, o) && k == Kind::shared) w->shared_owners.emplace_back(o);
+        }
+        w->read_pttl = wr.pttl;
+        break;
+      default:
+        e.holders = H::free;  // free, or our lease is gone: the WATCHed read decides
+        break;
+    }
   }
+  // Woken by the holder set's push, or at the soonest of its expiry and our intent's.
+  e.pttl = wr.pttl;
+  e.doorbell_pttl = kIntentMaxMs;
+  e.tracked = wr.tracked;
+  drive(q, w, std::move(e));
 }
 
 }  // namespace lockwire::lock

@@ -1,8 +1,8 @@
 // The acquire/wait machine (lock/src/acquire_machine.hpp) driven by events alone: no simulator,
 // no server. One test per transition of docs/protocol.md, *Waiting*, *Wait 0*, *Deadline during
 // an in-flight command*, *No claim outlives a failed block*, *Lost reply*, of a grant that is
-// withdrawn instead of handed over (the vouch, the replicas, the floor), of *Fair order* and of
-// shared leases and semaphores.
+// withdrawn instead of handed over (the vouch, the replicas, the floor), of *Fair order*, of
+// shared leases and semaphores and of *Upgrade*.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -892,6 +892,97 @@ TEST(AcquireMachineShared, ASemaphoreAtItsCountChecksForLeasesThatAreOver) {
   (void)m.resume(watched_read(M::Holders::held, true));
   EXPECT_EQ(kinds(m.resume(read(-1, 900, -2, true, M::Holders::shared_only))),
             (std::vector<K>{K::check_stale}));
+}
+
+// --- upgrade in place (docs/protocol.md, *Upgrade*) -----------------------------------------
+
+M upgrade_machine() {
+  M::Options o;
+  o.upgrade = true;
+  return M(o);
+}
+
+TEST(AcquireMachineUpgrade, FreeIsPromotedUnderTheRead) {
+  M m = upgrade_machine();
+  (void)m.resume(start(2s));
+  EXPECT_EQ(kinds(m.resume(watched_read(M::Holders::free, true))),
+            (std::vector<K>{K::send_watched_grant}));
+  const auto a = m.resume(granted(11));
+  ASSERT_NE(find(a, K::answer), nullptr);
+  EXPECT_EQ(find(a, K::leave_queue), nullptr);
+}
+
+TEST(AcquireMachineUpgrade, OtherReadersMakeItDeclareItsIntentAndWait) {
+  M m = upgrade_machine();
+  (void)m.resume(start(5s));
+  EXPECT_EQ(kinds(m.resume(watched_read(M::Holders::shared_only, true))),
+            (std::vector<K>{K::declare_and_read}));  // under the same WATCH: no unwatch
+  EXPECT_FALSE(m.queued());
+  // Blocked: woken by a push, or at the sooner of the holder set's expiry and the intent's.
+  const auto a = m.resume(read(-1, 9000, 3000));
+  ASSERT_NE(backstop(a), nullptr);
+  EXPECT_EQ(backstop(a)->after, 3001ms);
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::holders_push))),
+            (std::vector<K>{K::disarm, K::send_attempt}));
+}
+
+TEST(AcquireMachineUpgrade, AnIntentThatAbortedReadsAgain) {
+  M m = upgrade_machine();
+  (void)m.resume(start(5s));
+  (void)m.resume(watched_read(M::Holders::held, true));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::aborted))), (std::vector<K>{K::send_attempt}));
+}
+
+TEST(AcquireMachineUpgrade, OneAttemptAmongOtherReadersIsBusy) {
+  M m = upgrade_machine();
+  (void)m.resume(start(0s));
+  const auto a = m.resume(watched_read(M::Holders::shared_only, true));
+  EXPECT_EQ(a[0].kind, K::unwatch);
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::busy);
+}
+
+TEST(AcquireMachineUpgrade, NoSharedLeaseOrAnotherUpgradeIsTheAnswerWithItsWords) {
+  M m = upgrade_machine();
+  (void)m.resume(start(5s));
+  E gone = watched_read(M::Holders::lease_gone, true);
+  gone.words = "r: 'o' holds no live shared lease to upgrade";
+  auto a = m.resume(gone);
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::not_held);
+  EXPECT_EQ(ans->words, gone.words);
+  M n = upgrade_machine();
+  (void)n.resume(start(5s));
+  a = n.resume(watched_read(M::Holders::other_upgrading, true));
+  ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::upgrade_conflict);
+}
+
+TEST(AcquireMachineUpgrade, APromotionGrantedAfterTheWaitEndedStands) {
+  // The promotion replaced the shared lease: withdrawing it would leave the caller neither.
+  M m = upgrade_machine();
+  (void)m.resume(start(2s));
+  (void)m.resume(watched_read(M::Holders::free, true));
+  (void)m.resume(timer(T::deadline));
+  EXPECT_TRUE(m.leaving());
+  const auto c = m.resume(ev(E::Kind::consumed));
+  EXPECT_EQ(kinds(c), (std::vector<K>{K::disarm}));
+  EXPECT_EQ(c[0].timer, T::settle);
+  const auto a = m.resume(granted(12));
+  EXPECT_EQ(find(a, K::send_withdraw), nullptr);
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_FALSE(ans->error);
+  EXPECT_EQ(ans->token, 12u);
+  // An exclusive lock's late grant is withdrawn, as before.
+  M x;
+  (void)x.resume(start(2s));
+  (void)x.resume(timer(T::deadline));
+  EXPECT_TRUE(x.resume(ev(E::Kind::consumed)).empty());
+  EXPECT_EQ(kinds(x.resume(granted(13))), (std::vector<K>{K::send_withdraw}));
 }
 
 }  // namespace
