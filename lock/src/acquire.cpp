@@ -98,47 +98,17 @@ Failure Client::Core::refusal(const loop::Replies& r, std::string_view resource)
 void Client::Core::give_up(const QueuePtr& q, const WaiterPtr& w, Ec why) {
   if (w->leaving()) return;
   const bool head = !q->waiters.empty() && q->waiters.front() == w;
-  if (w->machine) {
-    if (head && w->machine->step_in_flight() && regressions.answer_at_deadline) {
-      complete(w, why);  // the bug: answered now; the machine still settles the step
-    }
-    MachineEvent e;
-    if (why == Errc::cancelled) {
-      e.kind = MachineEvent::Kind::cancel;
-    } else {
-      e.kind = MachineEvent::Kind::timer;
-      e.timer = detail::AcquireMachine::Timer::deadline;
-    }
-    return drive(q, w, std::move(e));
+  if (head && w->machine->step_in_flight() && regressions.answer_at_deadline) {
+    complete(w, why);  // the bug: answered now; the machine still settles the step
   }
-  if (head && q->state == Queue::State::in_flight && regressions.answer_at_deadline) {
-    return complete(w, why);  // the bug: answered now; the step's reply is cleaned up later
-  }
-  if (head && q->state == Queue::State::in_flight) {
-    w->expired = true;
-    w->give_up = why;
-    start_settle(q, w, opts.settle_timeout);
-    return;
-  }
-  if (why == Errc::timed_out && !w->waited && q->state == Queue::State::need_ready &&
-      parked_by_vouch()) {
-    // Connected, but the sentinels never vouched for the primary within the wait: nothing was
-    // attempted. Their words, not "timed out waiting for the lock".
-    why = Errc::server_unavailable;
-    last_error = parked_words(w->req.resource);
-  } else if (why == Errc::timed_out && !w->waited && q->state == Queue::State::need_ready) {
-    // Never saw the lock held: the server was not reachable (or did not answer the connect
-    // probe) for the whole wait. Say that, not "timed out waiting for the lock".
-    why = Errc::connection;
-    last_error = w->req.resource + ": no usable connection to the server within the wait" +
-                 (conn->last_error().empty() ? std::string() : " (" + conn->last_error() + ")");
-  }
-  complete(w, why);
-  if (head) {
-    advance(q);  // the head's wait ends: advance() stops its timers
+  MachineEvent e;
+  if (why == Errc::cancelled) {
+    e.kind = MachineEvent::Kind::cancel;
   } else {
-    std::erase(q->waiters, w);  // the head keeps waiting, backstop and all
+    e.kind = MachineEvent::Kind::timer;
+    e.timer = detail::AcquireMachine::Timer::deadline;
   }
+  drive(q, w, std::move(e));
 }
 
 // After `after`, a waiter whose step is still unanswered is told outcome_unknown (with what
@@ -186,31 +156,10 @@ void Client::Core::arm_deadline(const QueuePtr& q, const WaiterPtr& w) {
 }
 
 void Client::Core::settle_due(const WaiterPtr& wt, const QueuePtr& qq) {
-  if (wt->machine) {
-    MachineEvent e;
-    e.kind = MachineEvent::Kind::timer;
-    e.timer = detail::AcquireMachine::Timer::settle;
-    return drive(qq, wt, std::move(e));
-  }
-  const bool sent = qq->state == Queue::State::in_flight;
-  if (!sent && parked_by_vouch()) {
-    // Connected, but the sentinels or the cluster's masters do not vouch for the primary yet
-    // (a fresh client's first polls): their words, not "not connected" (as give_up says).
-    last_error = parked_words(wt->req.resource);
-    complete(wt, Errc::server_unavailable);
-    advance(qq);
-    return;
-  }
-  last_error =
-      sent ? wt->req.resource + ": no reply from the server within " +
-                 std::to_string(
-                     std::chrono::duration_cast<std::chrono::milliseconds>(opts.settle_timeout)
-                         .count()) +
-                 " ms after the wait ended; a claim of '" + wt->req.owner +
-                 "' may remain until its TTL (" + std::to_string(wt->ttl_ms) + " ms) runs out"
-           : wt->req.resource + ": not connected";
-  complete(wt, sent ? Ec(Errc::outcome_unknown) : Ec(Errc::connection));
-  if (!sent) advance(qq);
+  MachineEvent e;
+  e.kind = MachineEvent::Kind::timer;
+  e.timer = detail::AcquireMachine::Timer::settle;
+  drive(qq, wt, std::move(e));
 }
 
 // An entry counts while its waiter is unanswered and the bound it records is the waiter's own.
@@ -239,16 +188,6 @@ void Client::Core::on_settles_timer() {
   settles_armed = settles.front().at;
   const Nanos left = settles_armed - now;
   settles_timer->start(left > Nanos{0} ? left : Nanos{0});
-}
-
-// Answers a waiter whose wait ended while its step was in flight, now that no claim of ours
-// remains (`absent`), or may (then outcome_unknown, with what may be left).
-void Client::Core::settle(const WaiterPtr& w, bool absent) {
-  if (absent) return complete(w, w->give_up);
-  last_error = w->req.resource + ": the withdrawal of our claim got no reply; a claim of '" +
-               w->req.owner + "' may remain until its TTL (" + std::to_string(w->ttl_ms) +
-               " ms) runs out";
-  complete(w, Errc::outcome_unknown);
 }
 
 // Removes whatever claim or grant of `w` may exist (HDEL of our own field — and our shared
@@ -324,53 +263,10 @@ void Client::Core::attempt(const QueuePtr& q) {
   }
   if (closed) return;
   q->stop_timers();
-  WaiterPtr w = q->waiters.front();
-  if (w->machine) {  // woken (our turn, the connection ready, the vouch back): it decides
-    MachineEvent e;
-    e.kind = MachineEvent::Kind::wake;
-    return drive(q, std::move(w), std::move(e));
-  }
-  if (w->expired) {  // nothing of ours is in flight here
-    complete(w, w->give_up);
-    advance(q);
-    return;
-  }
-  if (!caps.probed || conn->state() != loop::ConnectionState::ready || !vouched()) {
-    // Not before the connect probe is answered: wake_all() (or `parked`) resumes us. The state
-    // is checked too: a reply handler that retries when the connection drops runs before the
-    // state handlers clear caps.probed, and a request queued then would go out on the next
-    // connection before its probe is read — with the old server's fencing floor (failover
-    // swarm, seed 2002269: a token repeated on the new primary). Nor while the sentinels do
-    // not vouch for the primary (on_vouch resumes us): what it grants may already be replaced.
-    park_until_probed(q);
-    return;
-  }
-  if (std::string why = refusal(); !why.empty()) {
-    last_error = w->req.resource + ": " + why;
-    complete(w, caps.unsupported.empty() ? Errc::unsafe_server : Errc::unsupported_server);
-    advance(q);
-    return;
-  }
-  q->state = Queue::State::in_flight;
-  if (floor_read_every_attempt()) {
-    // Keys may vanish on this connection: the floor is read before every attempt.
-    return read_floor_now([q, w](Core* self, Ec ec) {
-      if (ec) return self->on_attempt_transport(q, w, ec, false);
-      if (w->expired) {  // nothing of ours is in flight
-        self->complete(w, w->give_up);
-        self->advance(q);
-        return;
-      }
-      self->send_attempt(q, w);
-    });
-  }
-  if (floor_aging()) {
-    // The floor is a third of fence_ttl old: read TIME again first, so that the grant's floor
-    // is young when its reply is read (else it is withdrawn: stale_grant). Not sent again
-    // for a third of fence_ttl if refused; attempt() re-checks everything once it is answered.
-    return refresh_floor([self = this, q] { self->attempt(q); });
-  }
-  send_attempt(q, w);
+  // Woken (our turn, the connection ready, the vouch back): the machine decides.
+  MachineEvent e;
+  e.kind = MachineEvent::Kind::wake;
+  drive(q, q->waiters.front(), std::move(e));
 }
 
 // Lock keys may vanish on this live connection (the fence key evicted): the floor must be the
@@ -454,84 +350,12 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
   }
 }
 
-// Transport failure of an acquire step. `maybe_applied` = the step may have left a claim.
-void Client::Core::on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, Ec ec,
-                                        bool maybe_applied) {
-  if (maybe_applied) {
-    // Never replay blindly: remove whatever claim of ours may exist, then start afresh with a
-    // new token (or answer, if the wait is over or was one attempt).
-    withdraw(q, w, guard([q, w, ec](Core* self, bool absent) {
-               if (w->expired) {
-                 self->settle(w, absent);
-               } else if (q->one_shot || !absent) {
-                 self->last_error =
-                     absent ? w->req.resource +
-                                  ": the connection dropped during the attempt; no claim "
-                                  "of ours is left"
-                            : w->req.resource + ": " + self->conn->last_error();
-                 self->complete(w, absent ? Ec(Errc::outcome_unknown) : self->map(ec));
-               }
-               self->advance(q);
-             }));
-    return;
-  }
-  if (ec == loop::Errc::not_sent && !w->expired) {
-    // Never written (bound to a stream that went): tried again at the next probe, even a wait-0
-    // attempt — it was not made yet.
-    park_until_probed(q);
-    return;
-  }
-  if (!retryable(ec) || q->one_shot || w->expired) {
-    if (w->expired) {
-      complete(w, w->give_up);
-    } else {
-      complete(w, map(ec));
-    }
-    advance(q);
-    return;
-  }
-  // Nothing applied: wait for the next `ready`, which wakes every queue.
-  q->state = Queue::State::need_ready;
-  if (conn->state() == loop::ConnectionState::ready) attempt(q);
-  if (conn->state() == loop::ConnectionState::closed) {
-    complete(w, map(ec));
-    advance(q);
-  }
-}
-
 // A transport error as the caller sees it, with the connection's words in last_error.
 Failure Client::Core::transport(Ec ec) {
   const std::string& detail = conn->last_error();
   Failure f(map_transport(ec), detail.empty() ? ec.message() : detail);
   last_error = f.words;
   return f;
-}
-
-// A step failed with an error reply or a malformed one. If it may have left a claim of ours
-// (any block that ran HSETNX/HSET, or that was to remove our claim), withdraw it first: no
-// claim outlives a failed block (an EXECABORT discards the block's HDEL along with the rest).
-void Client::Core::fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r,
-                             bool may_claim) {
-  // The words are taken now: `r` is valid only during this call.
-  Failure f = refusal(r, w->req.resource);
-  const Ec ec = f.ec;
-  w->failure = std::move(f);  // its own words and redirect, whatever fails meanwhile
-  fail_withdrawing(q, w, ec, may_claim);
-}
-
-void Client::Core::fail_withdrawing(const QueuePtr& q, const WaiterPtr& w, Ec ec,
-                                    bool may_claim) {
-  auto answer = [this, q, w, ec, words = last_error](bool absent) {
-    if (absent) {
-      last_error = words;
-      complete(w, ec);
-    } else {
-      settle(w, false);
-    }
-    advance(q);
-  };
-  if (!may_claim || regressions.keep_claim_on_failed_block) return answer(true);
-  withdraw(q, w, guard([answer = std::move(answer)](Core*, bool absent) { answer(absent); }));
 }
 
 void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
@@ -556,42 +380,6 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
   driven_reply(q, w, t_send, a, r);
 }
 
-bool Client::Core::unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
-                                 const loop::Replies& r, loop::WatchTxn& txn, bool ok) {
-  if (is_transport(ec) || !txn.valid()) {
-    // A WATCH refused with MOVED (the slot is another shard's now): the router's retry follows
-    // it, should this end the wait.
-    if (ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
-    // A WATCH and reads change nothing: safe to retry.
-    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
-    return true;
-  }
-  if (ok) return false;
-  txn.unwatch();
-  fail_step(q, w, r, false);
-  return true;
-}
-
-void Client::Core::on_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
-                                    Ec ec, const loop::Replies& r,
-                                    protocol::AcquireReply (*parse)(resp::Frame, bool),
-                                    bool consumed) {
-  if (is_transport(ec) || r.size() == 0) {
-    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
-                         ec == loop::Errc::outcome_unknown);
-    return;
-  }
-  const protocol::AcquireReply a = parse(r.back(), w->sent_fence_ttl_ms > 0);
-  if (a.outcome == protocol::Outcome::granted) {
-    if (consumed && !w->done) w->expired = false;
-    on_granted(q, w, a.token, t_send);
-  } else if (a.outcome == protocol::Outcome::aborted) {
-    attempt(q);  // someone changed the keys between our read and EXEC: read again
-  } else {
-    fail_step(q, w, r, true);
-  }
-}
-
 // Our place in the server's wait queue as the last wait block read it.
 void Client::Core::note_place(Queue& q, std::string first, std::int64_t rank) {
   q.rank = rank;
@@ -610,75 +398,6 @@ void Client::Core::tracking_refused_in_block(const loop::Replies& r) {
   }
 }
 
-// Exclusive waiter blocked only by shared fields: remove fields whose companion lease is gone.
-void Client::Core::check_stale(const QueuePtr& q, const WaiterPtr& w,
-                               const protocol::WaitRead& wr) {
-  std::vector<std::string> owners;
-  for (const std::string& f : wr.fields) {
-    Kind k{};
-    std::string_view o;
-    if (protocol::split_field(f, k, o) && k == Kind::shared) owners.emplace_back(o);
-  }
-  const std::int64_t pttl = wr.pttl;
-  const bool tracked = wr.tracked;
-  watch(protocol::stale_watch(w->keys, owners),
-        guard([q, w, owners, pttl, tracked](Core* self, Ec ec, const loop::Replies& r,
-                                            loop::WatchTxn txn) {
-          if (is_transport(ec) || !txn.valid()) {
-            self->on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
-                                       false);
-            return;
-          }
-          if (w->leaving()) {
-            txn.unwatch();
-            if (w->expired) self->complete(w, w->give_up);
-            self->advance(q);
-            return;
-          }
-          const auto ttls = protocol::parse_stale_watch(r, owners.size());
-          std::vector<std::string> stale;
-          std::int64_t soonest = pttl;
-          for (std::size_t i = 0; i < ttls.size(); ++i) {
-            if (ttls[i] == -2) {
-              stale.push_back(protocol::field(Kind::shared, owners[i]));
-            } else if (ttls[i] > 0 && (soonest <= 0 || ttls[i] < soonest)) {
-              soonest = ttls[i];
-            }
-          }
-          if (stale.empty()) {
-            txn.unwatch();
-            // Companion expiry does not touch the holder set: the backstop is the soonest one.
-            self->wait(q, w, soonest, tracked);
-            return;
-          }
-          exec(txn, self->metrics(), protocol::stale_cleanup(w->keys, stale),
-               [wk2 = self->weak(), q](Ec, const loop::Replies&) {
-                 auto s2 = wk2.lock();
-                 if (!s2 || s2->closed) return;
-                 s2->attempt(q);
-               });
-        }));
-}
-
-// Waits for a push (tracked) or, where the server gave us no tracking, polls: the backstop
-// then comes after a capped exponential backoff with jitter — never a tight loop.
-void Client::Core::wait(const QueuePtr& q, const WaiterPtr& w, std::int64_t pttl_ms, bool tracked) {
-  w->waited = true;
-  q->state = Queue::State::waiting;
-  ensure_backstop(q);
-  // Backstop at the known expiry (+1 ms) of the holder set, or of the doorbell for a waiter
-  // that is not elected: expiry pushes can lag active expiry. pttl -1 (no TTL) never
-  // happens with this protocol; fall back to one second.
-  Nanos delay =
-      pttl_ms > 0 ? std::chrono::milliseconds(pttl_ms + 1) : Nanos(std::chrono::seconds(1));
-  if (tracked) {
-    w->polls = 0;
-  } else {
-    delay = std::min(delay, poll_delay(w->polls++));
-  }
-  q->backstop->start(delay);
-}
-
 // The n-th poll's delay: poll_initial * 2^n, at most poll_max, jittered to [d/2, d].
 Nanos Client::Core::poll_delay(int n) {
   const Nanos cap = std::max(opts.poll_max, Nanos(std::chrono::milliseconds(1)));
@@ -688,64 +407,6 @@ Nanos Client::Core::poll_delay(int n) {
   const auto half = d.count() / 2;
   return Nanos(half +
                static_cast<std::int64_t>(loop.random() % static_cast<std::uint64_t>(half + 1)));
-}
-
-void Client::Core::on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
-                              loop::MonoTime t_send) {
-  if (!w->leaving()) {
-    if (const Staleness why = stale_grant(*w, token); why != Staleness::fresh) {
-      return retry_stale_grant(q, w, why);  // the token never reaches the caller
-    }
-  }
-  if (opts.min_replicas.is_none()) return grant(q, w, token, t_send);
-  replicated(w->req.resource, guard([q, w, token, t_send](Core* self, Ec ec) {
-               if (!ec) return self->grant(q, w, token, t_send);
-               if (ec == Errc::not_replicated && !q->one_shot &&
-                   !self->regressions.not_replicated_final) {
-                 // Too few replicas is often passing (a promoted replica whose own replicas
-                 // are still syncing, issue #28 case 3): withdraw, then try again within the
-                 // wait (polled, as without pushes). The deadline answers with the WAIT's
-                 // words in last_error().
-                 return self->withdraw_then_retry(
-                     q, w, [q, w](Core* s) { s->wait(q, w, 0, /*tracked=*/false); });
-               }
-               // Granted on the primary only (or unknown): withdraw it, then answer.
-               if (ec.category() != lock_category()) {  // the connection's: outcome unknown
-                 self->on_attempt_transport(q, w, ec, true);
-               } else {
-                 self->fail_withdrawing(q, w, ec, true);
-               }
-             }));
-}
-
-void Client::Core::withdraw_then_retry(const QueuePtr& q, const WaiterPtr& w,
-                                       std::function<void(Core*)> again) {
-  withdraw(q, w, guard([q, w, again = std::move(again)](Core* self, bool absent) {
-             if (!absent || w->expired) {
-               self->settle(w, absent);
-               self->advance(q);
-               return;
-             }
-             again(self);
-           }));
-}
-
-void Client::Core::retry_stale_grant(const QueuePtr& q, const WaiterPtr& w, Staleness why) {
-  // The next block raises the fence again (ZADD GT), to a fresh floor if this one was too old.
-  raised.erase(w->keys.fence);
-  if (++w->stale_retries > kMaxStaleRetries) {
-    // A fresh floor could not be had (TIME refused on this connection?): never loop for ever.
-    last_error = w->req.resource + ": the fencing floor (the server's TIME) could not be "
-                 "refreshed, so no token above every earlier one could be vouched for";
-    return fail_withdrawing(q, w, Errc::server_refused, true);
-  }
-  withdraw_then_retry(q, w, [q, w, why](Core* self) {
-    // A re-read that came back meanwhile (another attempt's) is fresh enough.
-    if (why == Staleness::floor_too_old && self->floor_read_at <= w->sent_floor_read_at) {
-      return self->refresh_floor([self, q] { self->attempt(q); });
-    }
-    self->attempt(q);
-  });
 }
 
 void Client::Core::replicated(const std::string& resource, std::function<void(Ec)> then) {
@@ -802,51 +463,6 @@ void Client::Core::replicated(const std::string& resource, std::function<void(Ec
                             ")";
          then(Errc::not_replicated);
        }));
-}
-
-void Client::Core::grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
-                         loop::MonoTime t_send) {
-  if (w->leaving()) {
-    // Granted after the wait ended: release at once, never leave it behind; a caller still
-    // waiting for the answer gets it once the release is confirmed.
-    withdraw(q, w, guard([q, w](Core* self, bool absent) {
-               if (w->expired) self->settle(w, absent);
-               self->advance(q);
-             }));
-    return;
-  }
-  if (w->upgrade && t_send + w->req.ttl <= loop.now()) {
-    // The promotion's lease ended before its reply was read (the process was paused): nothing
-    // to hand over, and the shared lease it replaced is over too. Not "granted": another
-    // client may have held the lock exclusively in between, so the upgrade was not in place
-    // (semantics swarm, seed 4013306). Answered as a shared lease that is gone.
-    last_error = w->req.resource + ": the upgrade's lease of '" + w->req.owner +
-                 "' ended before its reply was read (the process was paused?)";
-    if (auto s = shared_lease_of(w->keys, w->req.owner)) lose(s, Errc::lost);
-    complete(w, Errc::not_held);
-    advance(q);
-    return;
-  }
-  if (vouched_until() <= loop.now() && !regressions.grant_unvouched) {
-    // The sentinels' or the masters' vouch ran out while the step was in flight: the lease
-    // would count for nothing, and a failover may already have given the lock to someone
-    // else, with a higher token (partition swarm, seed 5000607: a lease granted and lost at
-    // once, its token below one handed out on the new primary). Never handed over: withdrawn,
-    // then tried again once vouched, within the wait.
-    const std::string words = vouch_words();
-    return withdraw_then_retry(q, w, [q, w, words](Core* self) {
-      if (q->one_shot) {
-        self->last_error = w->req.resource + ": granted, but " + words +
-                           " by the time the reply came; the claim was withdrawn";
-        self->complete(w, Errc::server_unavailable);
-        self->advance(q);
-        return;
-      }
-      self->attempt(q);  // parked until the vouch is back (on_vouch)
-    });
-  }
-  hand_over(w, token, t_send);
-  advance(q);  // shared grants let the next shared waiter go at once
 }
 
 void Client::Core::hand_over(const WaiterPtr& w, std::uint64_t token,

@@ -139,11 +139,6 @@ struct Waiter {
   bool waited = false;  // had to wait for a wake-up at least once
   // Exclusive: the token our first losing attempt burnt; our score in the wait queue P{R}:q.
   std::uint64_t ticket = 0;
-  // The wait ended (deadline or cancel) while a step of ours was in flight: no new step starts;
-  // the caller gets `give_up` once that step's outcome is known and no claim of ours remains.
-  bool expired = false;
-  Ec give_up;
-  int polls = 0;  // consecutive polls of this wait (no push wake-ups): the backoff's exponent
   // The exclusive acquire block in flight: the probe (connection) it was sent after
   // (Core::probes), and, when it left the raise (ZADD GT) out, when this connection's raising
   // block for the key was sent (reset by floor_for for every other grant block, which raise).
@@ -184,7 +179,7 @@ struct Waiter {
 
   // No further step for this waiter: answered, or answered once the step in flight is settled.
   [[nodiscard]] bool leaving() const noexcept {
-    return done || expired || (machine && machine->leaving());
+    return done || (machine && machine->leaving());
   }
 };
 using WaiterPtr = std::shared_ptr<Waiter>;
@@ -594,9 +589,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // fence_ttl after this token.
   enum class Staleness : std::uint8_t { fresh, floor_too_old, below_floor, unrefreshed };
   [[nodiscard]] Staleness stale_grant(const Waiter& w, std::uint64_t token) const;
-  // Withdraws a stale grant and tries again within the wait (a wait-0 request too: nothing was
-  // handed over), reading TIME first when the floor was too old.
-  void retry_stale_grant(const QueuePtr& q, const WaiterPtr& w, Staleness why);
   static constexpr int kMaxStaleRetries = 3;
   // Reads TIME on this connection; the floor is taken only if the connection is still the one
   // it was sent on. Then `then` (may be empty).
@@ -642,30 +634,17 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // answered first (lock() and upgrade(), for a wait that is not one attempt only).
   void arm_deadline(const QueuePtr& q, const WaiterPtr& w);
 
-  // Answers a waiter whose wait ended while its step was in flight, now that no claim of ours
-  // remains (`absent`), or may (then outcome_unknown, with what may be left).
-  void settle(const WaiterPtr& w, bool absent);
-
   // Removes whatever claim or grant of `w` may exist (HDEL of our own field — and our shared
   // companion — touches nothing of anyone else), then `then(absent)`: absent = the server
   // answered, so nothing of ours is left. Retried while the connection comes back, at most a
   // few times; the settle timer bounds how long the caller waits.
   void withdraw(const QueuePtr& q, const WaiterPtr& w, std::function<void(bool absent)> then,
                 int tries = 4);
-  // A grant or claim that must not be handed over (too few replicas, the vouch ran out in
-  // flight, a stale fencing floor): withdrawn, then `again` once nothing of ours is left and
-  // the wait goes on. A withdrawal left unconfirmed, or a wait that ended meanwhile, settles
-  // the waiter instead.
-  void withdraw_then_retry(const QueuePtr& q, const WaiterPtr& w,
-                           std::function<void(Core*)> again);
 
   // Drops finished waiters at the head; starts the next attempt or retires the queue.
   void advance(const QueuePtr& q);
 
   void attempt(const QueuePtr& q);
-
-  // Transport failure of an acquire step. `maybe_applied` = the step may have left a claim.
-  void on_attempt_transport(const QueuePtr& q, const WaiterPtr& w, Ec ec, bool maybe_applied);
 
   // A transport error as the caller sees it, with the connection's words (also in last_error).
   Failure transport(Ec ec);
@@ -673,15 +652,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // The MOVED a refused WATCH names (a read refused whole: the slot is another shard's now).
   [[nodiscard]] static std::optional<loop::cluster::Redirect> moved_in(const loop::Replies& r);
 
-  // A step failed with an error reply or a malformed one. If it may have left a claim of ours
-  // (any block that ran HSETNX/HSET, or that was to remove our claim), withdraw it first: no
-  // claim outlives a failed block (an EXECABORT discards the block's HDEL along with the rest).
-  void fail_step(const QueuePtr& q, const WaiterPtr& w, const loop::Replies& r, bool may_claim);
-  // fail_step with the error already known (last_error set): withdraw, then answer `ec`.
-  void fail_withdrawing(const QueuePtr& q, const WaiterPtr& w, Ec ec, bool may_claim);
-  // A block granted `w` with `token`: with min_replicas, only once the replicas have it.
-  void on_granted(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token,
-                  loop::MonoTime t_send);
 
   void on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
                           const loop::Replies& r);
@@ -689,17 +659,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   static void note_place(Queue& q, std::string first, std::int64_t rank);
   void tracking_refused_in_block(const loop::Replies& r);
 
-  // Exclusive waiter blocked only by shared fields: remove fields whose companion lease is gone.
-  void check_stale(const QueuePtr& q, const WaiterPtr& w, const protocol::WaitRead& wr);
-
-  // Waits for a push (tracked) or, where the server gave us no tracking, polls: the backstop
-  // then comes after a capped exponential backoff with jitter — never a tight loop.
-  void wait(const QueuePtr& q, const WaiterPtr& w, std::int64_t pttl_ms, bool tracked);
-
   // The n-th poll's delay: poll_initial * 2^n, at most poll_max, jittered to [d/2, d].
   [[nodiscard]] Nanos poll_delay(int n);
 
-  void grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send);
   // The lease of a grant that is handed over: registered, its timers armed, the caller told.
   void hand_over(const WaiterPtr& w, std::uint64_t token, loop::MonoTime t_send);
 
@@ -779,18 +741,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void finish_renew(const LeasePtr& d, const Failure& f, loop::MonoTime t_send,
                     const FailureHandler& done);
 
-  // A WATCHed read of an attempt that cannot be used: the connection's error (reads change
-  // nothing: handled as any attempt's transport error) or a reply `ok` says is malformed (the
-  // server's words, after UNWATCH). True: handled.
-  bool unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
-                     loop::WatchTxn& txn, bool ok);
-  // The reply to a WATCHed grant block (shared, upgrade): granted, aborted (read again),
-  // or refused (withdrawn first). `consumed`: the block replaced a lease of ours (an upgrade),
-  // so a deadline that passed while it was in flight does not undo a grant.
-  void on_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
-                        const loop::Replies& r,
-                        protocol::AcquireReply (*parse)(resp::Frame, bool fence_expires),
-                        bool consumed = false);
 
   // ---- fair order (the acquire machine's, Options::fair; docs/protocol.md, *Fair order*) ----
   static constexpr std::int64_t kFairDoorbellMs = 2000;  // a vanished head's hold on the queue
