@@ -31,7 +31,9 @@ void Client::Core::drive(QueuePtr q, WaiterPtr w, MachineEvent e) {
     // withdrawn), the queue moves on, as it would have after the step.
     const bool late = w->machine->state() == Machine::State::done;
     const Machine::Actions actions = w->machine->resume(e);
-    std::optional<MachineEvent> next;
+    // `e` is spent: an action that leads to an event at once (an attempt not made) writes it
+    // there, and the loop feeds it in turn.
+    bool next = false;
     bool answered = false;
     bool withdrawing = false;
     for (const Action& a : actions) {
@@ -40,15 +42,14 @@ void Client::Core::drive(QueuePtr q, WaiterPtr w, MachineEvent e) {
       answered = answered ||
                  (a.kind == Action::Kind::answer && a.because != Machine::Because::no_reply);
       withdrawing = withdrawing || a.kind == Action::Kind::send_withdraw;
-      if (auto n = carry_out(q, w, a)) {
+      if (carry_out(q, w, a, e)) {
         assert(!next);  // at most one action per resume answers at once
-        next = std::move(n);
+        next = true;
       }
     }
     if (closed) return;
     if (answered || (late && !withdrawing)) move_on(q, w);
     if (!next) return;
-    e = std::move(*next);
   }
 }
 
@@ -60,14 +61,13 @@ void Client::Core::move_on(const QueuePtr& q, const WaiterPtr& w) {
   }
 }
 
-std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr& q,
-                                                                  const WaiterPtr& w,
-                                                                  const MachineAction& a) {
+bool Client::Core::carry_out(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a,
+                             MachineEvent& next) {
   using K = Action::Kind;
   using T = Machine::Timer;
   switch (a.kind) {
     case K::send_attempt:
-      return try_attempt(q, w);
+      return try_attempt(q, w, next);
     case K::send_withdraw:
       withdraw(q, w, guard([q, w](Core* self, bool absent) {
                  const bool late = w->machine->state() == Machine::State::done;
@@ -76,13 +76,13 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
                  self->drive(q, w, std::move(e));
                  if (late && !self->closed) self->move_on(q, w);
                }));
-      return std::nullopt;
+      return false;
     case K::send_wait_read:
       wait_read(q, w, a.with_hdel);
-      return std::nullopt;
+      return false;
     case K::check_stale:
       driven_check_stale(q, w);
-      return std::nullopt;
+      return false;
     case K::leave_queue:
       // Our place is handed on unless the next waiter of ours for the resource is the same
       // owner (it keeps it), as advance() decides.
@@ -91,16 +91,19 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
                                        [](const WaiterPtr& x) { return !x->done; });
         if (next == q->waiters.end() || (*next)->req.owner != q->queued) leave_queue(q);
       }
-      return std::nullopt;
+      return false;
     case K::read_floor:
       // A read that came back since this grant's block was sent (another attempt's) is fresh
       // enough: no second TIME.
-      if (floor_read_at > w->sent_floor_read_at) return event(Event::Kind::floor_read);
+      if (floor_read_at > w->sent_floor_read_at) {
+        next = event(Event::Kind::floor_read);
+        return true;
+      }
       refresh_floor([self = this, q, w] { self->drive(q, w, event(Event::Kind::floor_read)); });
-      return std::nullopt;
+      return false;
     case K::hold:
       park_until_probed(q);  // attempt(q) wakes us: Event::wake
-      return std::nullopt;
+      return false;
     case K::arm:
       switch (a.timer) {
         case T::settle:
@@ -125,7 +128,7 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
           if (!q->grace->active()) q->grace->start(a.after);
           break;
       }
-      return std::nullopt;
+      return false;
     case K::disarm:
       switch (a.timer) {
         case T::settle:
@@ -145,12 +148,12 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
           if (q->grace) q->grace->stop();
           break;
       }
-      return std::nullopt;
+      return false;
     case K::answer:
       answer_driven(q, w, a);
-      return std::nullopt;
+      return false;
   }
-  return std::nullopt;
+  return false;
 }
 
 void Client::Core::ensure_backstop(const QueuePtr& q) {
@@ -197,20 +200,20 @@ void Client::Core::on_grace(const QueuePtr& q) {
 
 // attempt()'s checks for one waiter: a connection probed, ready and vouched for, a server that
 // is safe to lock on, a fencing floor that is young enough; then the acquire block.
-std::optional<Client::Core::MachineEvent> Client::Core::try_attempt(const QueuePtr& q,
-                                                                    const WaiterPtr& w) {
-  if (closed || w->done) return std::nullopt;
-  if (w->machine->leaving()) return event(Event::Kind::not_sent);  // nothing more is sent
-  if (!caps.probed || conn->state() != loop::ConnectionState::ready || !vouched()) {
-    return event(Event::Kind::not_sent);  // see attempt(): held until probed and vouched
+bool Client::Core::try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next) {
+  if (closed || w->done) return false;
+  if (w->machine->leaving() ||  // nothing more is sent
+      !caps.probed || conn->state() != loop::ConnectionState::ready || !vouched()) {
+    next = event(Event::Kind::not_sent);  // see attempt(): held until probed and vouched
+    return true;
   }
   if (std::string why = refusal(); !why.empty()) {
     last_error = w->req.resource + ": " + why;
-    Event e = event(Event::Kind::refused);
-    e.error = caps.unsupported.empty() ? Errc::unsafe_server : Errc::unsupported_server;
-    e.words = last_error;
-    e.may_claim = false;
-    return e;
+    next = event(Event::Kind::refused);
+    next.error = caps.unsupported.empty() ? Errc::unsafe_server : Errc::unsupported_server;
+    w->told_words = last_error;
+    next.may_claim = false;
+    return true;
   }
   q->state = Queue::State::in_flight;
   if (floor_read_every_attempt()) {
@@ -220,17 +223,18 @@ std::optional<Client::Core::MachineEvent> Client::Core::try_attempt(const QueueP
       if (w->machine->leaving()) return self->drive(q, w, event(Event::Kind::not_sent));
       self->send_attempt(q, w);
     });
-    return std::nullopt;
+    return false;
   }
   if (floor_aging()) {
     // TIME first (attempt() says why); the checks run again once it is answered.
     refresh_floor([self = this, q, w] {
-      if (auto e = self->try_attempt(q, w)) self->drive(q, w, std::move(*e));
+      MachineEvent e;
+      if (self->try_attempt(q, w, e)) self->drive(q, w, e);
     });
-    return std::nullopt;
+    return false;
   }
   send_attempt(q, w);
-  return std::nullopt;
+  return false;
 }
 
 Client::Core::MachineEvent Client::Core::transport_event(Ec ec, bool maybe_applied) {
@@ -262,7 +266,7 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
     Failure f = refusal(r, w->req.resource);
     Event e = event(Event::Kind::refused);
     e.error = f.ec;
-    e.words = last_error;
+    w->told_words = last_error;
     e.may_claim = with_hdel && !regressions.keep_claim_on_failed_block;
     w->failure = std::move(f);
     return drive(q, w, std::move(e));
@@ -362,7 +366,7 @@ void Client::Core::driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::Mon
       Failure f = refusal(r, w->req.resource);
       Event e = event(Event::Kind::refused);
       e.error = f.ec;
-      e.words = last_error;
+      w->told_words = last_error;
       e.may_claim = !regressions.keep_claim_on_failed_block;
       w->failure = std::move(f);  // its own words and redirect, whatever fails meanwhile
       return drive(q, w, std::move(e));
@@ -382,7 +386,7 @@ void Client::Core::driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint
                      "refreshed, so no token above every earlier one could be vouched for";
         Event e = event(Event::Kind::refused);
         e.error = Errc::server_refused;
-        e.words = last_error;
+        w->told_words = last_error;
         return drive(q, w, std::move(e));
       }
       Event e = event(Event::Kind::unusable_grant);
@@ -400,13 +404,13 @@ void Client::Core::driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint
                  e = event(Event::Kind::unusable_grant);
                  e.retry = Machine::Retry::polled;
                  e.error = ec;
-                 e.words = self->last_error;
+                 w->told_words = self->last_error;
                } else if (ec.category() != lock_category()) {
                  e = self->transport_event(ec, true);  // the WAIT's outcome is unknown
                } else {
                  e = event(Event::Kind::refused);  // granted on the primary only: withdrawn
                  e.error = ec;
-                 e.words = self->last_error;
+                 w->told_words = self->last_error;
                }
                self->drive(q, w, std::move(e));
              }));
@@ -418,8 +422,8 @@ void Client::Core::driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std
     Event e = event(Event::Kind::unusable_grant);
     e.retry = Machine::Retry::once_vouched;
     e.error = Errc::server_unavailable;
-    e.words = w->req.resource + ": granted, but " + vouch_words() +
-              " by the time the reply came; the claim was withdrawn";
+    w->told_words = w->req.resource + ": granted, but " + vouch_words() +
+                    " by the time the reply came; the claim was withdrawn";
     return drive(q, w, std::move(e));
   }
   Event e = event(Event::Kind::granted);  // a waiter that is leaving has it withdrawn
@@ -433,7 +437,9 @@ void Client::Core::answer_driven(const QueuePtr& q, const WaiterPtr& w, const Ma
   const std::string& resource = w->req.resource;
   switch (a.because) {
     case B::told:
-      if (!a.words.empty()) last_error = a.words;
+      break;
+    case B::told_words:
+      if (!w->told_words.empty()) last_error = std::move(w->told_words);
       break;
     case B::withdrawal_unanswered:
       last_error = resource + ": the withdrawal of our claim got no reply; a claim of '" +

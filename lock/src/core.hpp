@@ -164,6 +164,9 @@ struct Waiter {
   // carries out what it is told (acquire_driver.cpp).
   std::optional<detail::AcquireMachine> machine;
   loop::MonoTime granted_sent{};  // machine: when the block whose grant is judged was sent
+  // machine: the words of the last event that brought some (refused, unusable_grant), told
+  // with its answer (Because::told_words); kept here so that the machine's events stay small.
+  std::string told_words;
   // machine: the last wait block's shared holders and holder-set PTTL (for check_stale).
   std::vector<std::string> shared_owners;
   std::int64_t read_pttl = -2;
@@ -716,10 +719,12 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   using MachineAction = detail::AcquireMachine::Action;
   // Feeds `e` to w's machine and carries out its actions, and the events they give at once.
   void drive(QueuePtr q, WaiterPtr w, MachineEvent e);
-  std::optional<MachineEvent> carry_out(const QueuePtr& q, const WaiterPtr& w,
-                                        const MachineAction& a);
-  // The attempt itself: sent, held (no usable connection: not_sent) or refused before sending.
-  std::optional<MachineEvent> try_attempt(const QueuePtr& q, const WaiterPtr& w);
+  // Carries out `a`; true when it leads to an event at once, written to `next`.
+  bool carry_out(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a,
+                 MachineEvent& next);
+  // The attempt itself: sent, held (no usable connection: not_sent) or refused before sending;
+  // true (with `next`) when it was not sent.
+  bool try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
   void answer_driven(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a);
   // A failed step as the machine's event (the connection's error mapped, its words kept).
   MachineEvent transport_event(Ec ec, bool maybe_applied);

@@ -301,13 +301,31 @@ TEST(AcquireMachine, ARefusedBlockIsWithdrawnBeforeTheServersWordsAreTold) {
   (void)m.resume(ev(E::Kind::holders_push));
   E r = ev(E::Kind::refused);
   r.error = Errc::server_refused;
-  r.words = "r: OOM command not allowed when used memory > 'maxmemory'.";
   EXPECT_EQ(kinds(m.resume(r)), (std::vector<K>{K::send_withdraw}));
   auto a = m.resume(ev(E::Kind::withdrawn));
   const A* ans = find(a, K::answer);
   ASSERT_NE(ans, nullptr);
   EXPECT_EQ(ans->error, Errc::server_refused);
-  EXPECT_EQ(ans->words, r.words);
+  EXPECT_EQ(ans->because, M::Because::told_words);  // the server's words, kept by the driver
+}
+
+// The words an event brought (kept by the driver) go with that event's answer only: a wait that
+// withdrew an unusable grant and tried again is answered with its own reason.
+TEST(AcquireMachine, WordsGoOnlyWithTheAnswerOfTheEventThatBroughtThem) {
+  M m = waiting_at(0);
+  (void)m.resume(ev(E::Kind::holders_push));
+  E u = ev(E::Kind::unusable_grant);
+  u.retry = M::Retry::once_vouched;
+  u.error = Errc::server_unavailable;
+  EXPECT_EQ(kinds(m.resume(u)), (std::vector<K>{K::send_withdraw}));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::withdrawn))), (std::vector<K>{K::send_attempt}));
+  (void)m.resume(timer(T::deadline));  // the attempt in flight: answered once it is settled
+  EXPECT_EQ(kinds(m.resume(granted(9))), (std::vector<K>{K::send_withdraw}));
+  auto a = m.resume(ev(E::Kind::withdrawn));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::timed_out);
+  EXPECT_EQ(ans->because, M::Because::told);
 }
 
 TEST(AcquireMachine, ALostAttemptIsNeverReplayedItsClaimIsRemovedAndAFreshOneSent) {
@@ -333,11 +351,10 @@ TEST(AcquireMachine, AlreadyHeldIsAnsweredAsSuch) {
 
 // ---- a grant that is not handed over (Core::withdraw_then_retry's three cases) -------------
 
-E unusable(M::Retry retry, Errc ec = Errc::server_unavailable, std::string words = {}) {
+E unusable(M::Retry retry, Errc ec = Errc::server_unavailable) {
   E e = ev(E::Kind::unusable_grant);
   e.retry = retry;
   e.error = ec;
-  e.words = std::move(words);
   return e;
 }
 
@@ -441,15 +458,14 @@ TEST(AcquireMachine, AOneShotAnswersWhatItLackedButRetriesAStaleToken) {
   for (M::Retry r : {M::Retry::once_vouched, M::Retry::polled}) {
     M m;
     (void)m.resume(start(0s));
-    const std::string words = "r: granted, but the sentinels no longer vouch for the primary";
-    EXPECT_EQ(kinds(m.resume(unusable(r, Errc::server_unavailable, words))),
+    EXPECT_EQ(kinds(m.resume(unusable(r, Errc::server_unavailable))),
               (std::vector<K>{K::send_withdraw}));
     const A* ans = nullptr;
     auto a = m.resume(ev(E::Kind::withdrawn));
     ans = find(a, K::answer);
     ASSERT_NE(ans, nullptr);
     EXPECT_EQ(ans->error, Errc::server_unavailable);
-    EXPECT_EQ(ans->words, words);
+    EXPECT_EQ(ans->because, M::Because::told_words);  // the driver's words for what it lacked
   }
   M m;
   (void)m.resume(start(0s));
@@ -571,12 +587,11 @@ TEST(AcquireMachine, ARefusalBeforeAnythingWasWrittenIsAnsweredWithoutARemoval) 
   (void)m.resume(start(0s));
   E r = ev(E::Kind::refused);
   r.error = Errc::unsafe_server;
-  r.words = "r: maxmemory-policy allkeys-lru";
   r.may_claim = false;
   auto a = m.resume(r);
   EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::answer}));
   EXPECT_EQ(a[1].error, Errc::unsafe_server);
-  EXPECT_EQ(a[1].words, r.words);
+  EXPECT_EQ(a[1].because, M::Because::told_words);
 }
 
 // After the settle bound answered, every late reply that may have left a claim of ours has it
