@@ -23,7 +23,127 @@ Event event(Event::Kind k) {
   e.kind = k;
   return e;
 }
+
+// The machine answers with the lock's own codes: every error the driver feeds it is one (the
+// connection's are mapped first), so the machine builds no error_code.
+Errc lock_errc(Ec ec) {
+  assert(!ec || ec.category() == lock_category());
+  return static_cast<Errc>(ec.value());
+}
 }  // namespace
+
+// Inlined into drive()'s loop (a call per action cost more than most actions): the longer
+// cases are functions of their own.
+[[gnu::always_inline]] inline bool Client::Core::carry_out(const QueuePtr& q,
+                                                           const WaiterPtr& w,
+                                                           const MachineAction& a,
+                                                           MachineEvent& next) {
+  using K = Action::Kind;
+  using T = Machine::Timer;
+  switch (a.kind) {
+    case K::send_attempt:
+      return try_attempt(q, w, next);
+    case K::send_withdraw:
+      driven_withdraw(q, w);
+      return false;
+    case K::send_wait_read:
+      wait_read(q, w, a.with_hdel);
+      return false;
+    case K::check_stale:
+      driven_check_stale(q, w);
+      return false;
+    case K::leave_queue:
+      driven_leave_queue(q);
+      return false;
+    case K::read_floor:
+      return driven_read_floor(q, w, next);
+    case K::hold:
+      park_until_probed(q);  // attempt(q) wakes us: Event::wake
+      return false;
+    case K::arm:
+      switch (a.timer) {
+        case T::settle:
+          if (!w->done) start_settle(q, w, a.after);  // answered already: nothing to bound
+          break;
+        case T::deadline:
+          // The request's wait (a.after), ending through give_up like every other wait's (the
+          // answer_at_deadline regression is there).
+          arm_deadline(q, w);
+          break;
+        case T::backstop:
+          arm_backstop(q, w, a);
+          break;
+        case T::grace:
+          ensure_grace(q);
+          if (!q->grace->active()) q->grace->start(a.after);
+          break;
+      }
+      return false;
+    case K::disarm:
+      switch (a.timer) {
+        case T::settle:
+          if (w->settle_timer) w->settle_timer->stop();
+          if (w->settle_armed) {
+            w->settle_armed = false;
+            drop_settled();
+          }
+          break;
+        case T::deadline:
+          if (w->deadline_timer) w->deadline_timer->stop();
+          break;
+        case T::backstop:
+          if (q->backstop) q->backstop->stop();
+          break;
+        case T::grace:
+          if (q->grace) q->grace->stop();
+          break;
+      }
+      return false;
+    case K::answer:
+      answer_driven(q, w, a);
+      return false;
+  }
+  return false;
+}
+
+void Client::Core::driven_withdraw(const QueuePtr& q, const WaiterPtr& w) {
+  withdraw(q, w, guard([q, w](Core* self, bool absent) {
+             const bool late = w->machine->state() == Machine::State::done;
+             Event e = event(Event::Kind::withdrawn);
+             e.absent = absent;
+             self->drive(q, w, std::move(e));
+             if (late && !self->closed) self->move_on(q, w);
+           }));
+}
+
+void Client::Core::driven_leave_queue(const QueuePtr& q) {
+  // Our place is handed on unless the next waiter of ours for the resource is the same owner
+  // (it keeps it), as advance() decides.
+  if (q->queued.empty()) return;
+  const auto next = std::find_if(q->waiters.begin(), q->waiters.end(),
+                                 [](const WaiterPtr& x) { return !x->done; });
+  if (next == q->waiters.end() || (*next)->req.owner != q->queued) leave_queue(q);
+}
+
+bool Client::Core::driven_read_floor(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next) {
+  // A read that came back since this grant's block was sent (another attempt's) is fresh
+  // enough: no second TIME.
+  if (floor_read_at > w->sent_floor_read_at) {
+    next = event(Event::Kind::floor_read);
+    return true;
+  }
+  refresh_floor([self = this, q, w] { self->drive(q, w, event(Event::Kind::floor_read)); });
+  return false;
+}
+
+void Client::Core::arm_backstop(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a) {
+  w->waited = true;
+  q->state = Queue::State::waiting;
+  ensure_backstop(q);
+  Nanos delay = a.after;
+  if (a.poll_index >= 0) delay = std::min(delay, poll_delay(a.poll_index));
+  q->backstop->start(delay);
+}
 
 void Client::Core::drive(QueuePtr q, WaiterPtr w, MachineEvent e) {
   for (;;) {
@@ -59,101 +179,6 @@ void Client::Core::move_on(const QueuePtr& q, const WaiterPtr& w) {
   } else {
     std::erase(q->waiters, w);  // answered from behind: the head keeps going
   }
-}
-
-bool Client::Core::carry_out(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a,
-                             MachineEvent& next) {
-  using K = Action::Kind;
-  using T = Machine::Timer;
-  switch (a.kind) {
-    case K::send_attempt:
-      return try_attempt(q, w, next);
-    case K::send_withdraw:
-      withdraw(q, w, guard([q, w](Core* self, bool absent) {
-                 const bool late = w->machine->state() == Machine::State::done;
-                 Event e = event(Event::Kind::withdrawn);
-                 e.absent = absent;
-                 self->drive(q, w, std::move(e));
-                 if (late && !self->closed) self->move_on(q, w);
-               }));
-      return false;
-    case K::send_wait_read:
-      wait_read(q, w, a.with_hdel);
-      return false;
-    case K::check_stale:
-      driven_check_stale(q, w);
-      return false;
-    case K::leave_queue:
-      // Our place is handed on unless the next waiter of ours for the resource is the same
-      // owner (it keeps it), as advance() decides.
-      if (!q->queued.empty()) {
-        const auto next = std::find_if(q->waiters.begin(), q->waiters.end(),
-                                       [](const WaiterPtr& x) { return !x->done; });
-        if (next == q->waiters.end() || (*next)->req.owner != q->queued) leave_queue(q);
-      }
-      return false;
-    case K::read_floor:
-      // A read that came back since this grant's block was sent (another attempt's) is fresh
-      // enough: no second TIME.
-      if (floor_read_at > w->sent_floor_read_at) {
-        next = event(Event::Kind::floor_read);
-        return true;
-      }
-      refresh_floor([self = this, q, w] { self->drive(q, w, event(Event::Kind::floor_read)); });
-      return false;
-    case K::hold:
-      park_until_probed(q);  // attempt(q) wakes us: Event::wake
-      return false;
-    case K::arm:
-      switch (a.timer) {
-        case T::settle:
-          if (!w->done) start_settle(q, w, a.after);  // answered already: nothing to bound
-          break;
-        case T::deadline:
-          // The request's wait (a.after), ending through give_up like every other wait's (the
-          // answer_at_deadline regression is there).
-          arm_deadline(q, w);
-          break;
-        case T::backstop: {
-          w->waited = true;
-          q->state = Queue::State::waiting;
-          ensure_backstop(q);
-          Nanos delay = a.after;
-          if (a.poll_index >= 0) delay = std::min(delay, poll_delay(a.poll_index));
-          q->backstop->start(delay);
-          break;
-        }
-        case T::grace:
-          ensure_grace(q);
-          if (!q->grace->active()) q->grace->start(a.after);
-          break;
-      }
-      return false;
-    case K::disarm:
-      switch (a.timer) {
-        case T::settle:
-          if (w->settle_timer) w->settle_timer->stop();
-          if (w->settle_armed) {
-            w->settle_armed = false;
-            drop_settled();
-          }
-          break;
-        case T::deadline:
-          if (w->deadline_timer) w->deadline_timer->stop();
-          break;
-        case T::backstop:
-          if (q->backstop) q->backstop->stop();
-          break;
-        case T::grace:
-          if (q->grace) q->grace->stop();
-          break;
-      }
-      return false;
-    case K::answer:
-      answer_driven(q, w, a);
-      return false;
-  }
-  return false;
 }
 
 void Client::Core::ensure_backstop(const QueuePtr& q) {
@@ -244,7 +269,7 @@ Client::Core::MachineEvent Client::Core::transport_event(Ec ec, bool maybe_appli
   e.maybe_applied = maybe_applied;
   // A connection that is closed for good does not come back.
   e.retryable = retryable(ec) && conn->state() != loop::ConnectionState::closed;
-  e.error = map(ec);  // also the connection's words in last_error
+  e.error = lock_errc(map(ec));  // also the connection's words in last_error
   return e;
 }
 
@@ -265,7 +290,7 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
     // or may not have. Withdrawn before the answer.
     Failure f = refusal(r, w->req.resource);
     Event e = event(Event::Kind::refused);
-    e.error = f.ec;
+    e.error = lock_errc(f.ec);
     w->told_words = last_error;
     e.may_claim = with_hdel && !regressions.keep_claim_on_failed_block;
     w->failure = std::move(f);
@@ -365,7 +390,7 @@ void Client::Core::driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::Mon
       // withdrawn, then the server's words told.
       Failure f = refusal(r, w->req.resource);
       Event e = event(Event::Kind::refused);
-      e.error = f.ec;
+      e.error = lock_errc(f.ec);
       w->told_words = last_error;
       e.may_claim = !regressions.keep_claim_on_failed_block;
       w->failure = std::move(f);  // its own words and redirect, whatever fails meanwhile
@@ -403,13 +428,13 @@ void Client::Core::driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint
                  // Often passing (issue #28 case 3): withdrawn, then tried again within a wait.
                  e = event(Event::Kind::unusable_grant);
                  e.retry = Machine::Retry::polled;
-                 e.error = ec;
+                 e.error = lock_errc(ec);
                  w->told_words = self->last_error;
                } else if (ec.category() != lock_category()) {
                  e = self->transport_event(ec, true);  // the WAIT's outcome is unknown
                } else {
                  e = event(Event::Kind::refused);  // granted on the primary only: withdrawn
-                 e.error = ec;
+                 e.error = lock_errc(ec);
                  w->told_words = self->last_error;
                }
                self->drive(q, w, std::move(e));
@@ -433,7 +458,7 @@ void Client::Core::driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std
 
 void Client::Core::answer_driven(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a) {
   using B = Machine::Because;
-  Ec ec = a.error;
+  Ec ec = a.error == Errc::ok ? Ec() : make_error_code(a.error);
   const std::string& resource = w->req.resource;
   switch (a.because) {
     case B::told:

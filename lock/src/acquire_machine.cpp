@@ -362,7 +362,7 @@ void AcquireMachine::disarm_waiting(Actions& out) {
   grace_armed_ = false;
 }
 
-void AcquireMachine::finish(Actions& out, std::error_code ec, Because because,
+void AcquireMachine::finish(Actions& out, Errc ec, Because because,
                             std::uint64_t token) {
   if (!one_shot_) disarm(out, T::deadline);
   if (leaving_ || one_shot_) disarm(out, T::settle);
@@ -377,7 +377,7 @@ void AcquireMachine::finish(Actions& out, std::error_code ec, Because because,
 
 // Removes our claim, then answers `ec` (absent) or outcome_unknown (no reply to the removal);
 // the callers adjust what follows (a retry instead, another reason).
-void AcquireMachine::withdraw_then(Actions& out, std::error_code ec, Because because) {
+void AcquireMachine::withdraw_then(Actions& out, Errc ec, Because because) {
   state_ = State::withdrawing;
   pending_ = ec;
   pending_because_ = because;
@@ -386,7 +386,7 @@ void AcquireMachine::withdraw_then(Actions& out, std::error_code ec, Because bec
   out.add(A::Kind::send_withdraw);
 }
 
-void AcquireMachine::end_wait(Actions& out, std::error_code why) {
+void AcquireMachine::end_wait(Actions& out, Errc why) {
   if (in_flight(state_)) {
     // A step in flight: no answer until its outcome is known (bounded by settle).
     if (leaving_) return;

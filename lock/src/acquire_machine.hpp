@@ -20,8 +20,9 @@
 #include <new>
 #include <cstdint>
 #include <optional>
-#include <system_error>
 #include <type_traits>
+
+#include "lockwire/lock/error.hpp"
 
 namespace lockwire::lock::detail {
 
@@ -82,16 +83,17 @@ class AcquireMachine {
       cancel,          // Client::cancel
       floor_read,      // the TIME read for a fresh floor ended (read or not: attempt again)
     };
-    // Eight-byte fields first, flags last: small, and trivially copied (no words: the driver
+    // Eight-byte fields first, flags last: 56 bytes, trivially copied (no words: the driver
     // keeps an event's words beside the waiter, see Because::told_words).
     Nanos wait{0};
     std::uint64_t token = 0;
-    std::error_code error;  // refused, unusable_grant: the error to answer with; transport: the
-                            // connection's
     // wait_read (pttl: also stale_checked):
     std::int64_t rank = -1;  // 0 elected, 1 backup, 2 further back
     std::int64_t pttl = -2;  // of P{R}
     std::int64_t doorbell_pttl = -2;
+    // refused, unusable_grant: the error to answer with; transport: the connection's. The
+    // lock's own codes only (the driver maps the connection's), so no error_code is built.
+    Errc error = Errc::ok;
     Kind kind = Kind::start;
     bool behind = false;  // start: another waiter of this client goes first
     bool may_claim = true;  // refused
@@ -125,7 +127,7 @@ class AcquireMachine {
     // delay (poll_initial * 2^n, capped, jittered by the driver, which owns the randomness).
     int poll_index = -1;
     Nanos after{0};
-    std::error_code error;
+    Errc error = Errc::ok;
     std::uint64_t token = 0;
     friend bool operator==(const Action&, const Action&) = default;
   };
@@ -210,18 +212,18 @@ class AcquireMachine {
   void attempt(Actions& out);
   void read(Actions& out, bool with_hdel);
   void wait(Actions& out, std::int64_t pttl_ms, bool tracked);
-  void finish(Actions& out, std::error_code ec, Because because = Because::told,
+  void finish(Actions& out, Errc ec, Because because = Because::told,
               std::uint64_t token = 0);
-  void withdraw_then(Actions& out, std::error_code ec, Because because = Because::told);
+  void withdraw_then(Actions& out, Errc ec, Because because = Because::told);
   void late(Actions& out, const Event& e);
-  void end_wait(Actions& out, std::error_code why);
+  void end_wait(Actions& out, Errc why);
   void disarm_waiting(Actions& out);
 
   Options opts_;
   State state_ = State::idle;
   bool one_shot_ = false;
   bool leaving_ = false;    // the wait ended while a step was in flight
-  std::error_code give_up_;  // the answer once that step is settled
+  Errc give_up_ = Errc::ok;  // the answer once that step is settled
   bool queued_ = false;     // our wait block was written: we may be in P{R}:q
   std::int64_t rank_ = -1;
   bool tracked_ = true;   // the last wait block's read was tracked (else: we poll)
@@ -229,10 +231,10 @@ class AcquireMachine {
   bool grace_armed_ = false;
   bool step_outlived_answer_ = false;
   int polls_ = 0;  // consecutive polls: the next poll's index
-  std::error_code pending_;  // withdrawing: the answer after the removal
+  Errc pending_ = Errc::ok;  // withdrawing: the answer after the removal
   Because pending_because_ = Because::told;
   // withdrawing: the answer if the removal gets no reply
-  std::error_code unanswered_;
+  Errc unanswered_ = Errc::ok;
   Because unanswered_because_ = Because::withdrawal_unanswered;
   // Withdrawing an unusable grant: what comes after the removal instead of an answer.
   std::optional<Retry> retry_;

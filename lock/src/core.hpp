@@ -719,12 +719,18 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   using MachineAction = detail::AcquireMachine::Action;
   // Feeds `e` to w's machine and carries out its actions, and the events they give at once.
   void drive(QueuePtr q, WaiterPtr w, MachineEvent e);
-  // Carries out `a`; true when it leads to an event at once, written to `next`.
-  bool carry_out(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a,
-                 MachineEvent& next);
+  // Carries out `a`; true when it leads to an event at once, written to `next`. Inline: defined
+  // (and used) in acquire_driver.cpp only, in drive()'s loop.
+  inline bool carry_out(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a,
+                        MachineEvent& next);
   // The attempt itself: sent, held (no usable connection: not_sent) or refused before sending;
   // true (with `next`) when it was not sent.
   bool try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
+  // carry_out's longer cases (HDEL of our claim, leaving P{R}:q, a fresh floor, the backstop).
+  void driven_withdraw(const QueuePtr& q, const WaiterPtr& w);
+  void driven_leave_queue(const QueuePtr& q);
+  bool driven_read_floor(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
+  void arm_backstop(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a);
   void answer_driven(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a);
   // A failed step as the machine's event (the connection's error mapped, its words kept).
   MachineEvent transport_event(Ec ec, bool maybe_applied);

@@ -81,7 +81,7 @@ TEST(AcquireMachine, UncontendedGrantAnswersWithTheToken) {
   a = m.resume(granted(42));
   const A* ans = find(a, K::answer);
   ASSERT_NE(ans, nullptr);
-  EXPECT_FALSE(ans->error);
+  EXPECT_EQ(ans->error, Errc::ok);
   EXPECT_EQ(ans->token, 42u);
   EXPECT_EQ(find(a, K::leave_queue), nullptr);  // never queued
   EXPECT_EQ(m.state(), M::State::done);
@@ -373,7 +373,7 @@ TEST(AcquireMachine, AStaleTokenIsWithdrawnThenAttemptedAgainWithinTheWait) {
   const auto acts = m.resume(granted(77));
   const A* ans = find(acts, K::answer);
   ASSERT_NE(ans, nullptr);
-  EXPECT_FALSE(ans->error);
+  EXPECT_EQ(ans->error, Errc::ok);
   EXPECT_EQ(ans->token, 77u);
 }
 
