@@ -145,7 +145,11 @@ void Client::Core::arm_backstop(const QueuePtr& q, const WaiterPtr& w, const Mac
   q->backstop->start(delay);
 }
 
-void Client::Core::drive(QueuePtr q, WaiterPtr w, MachineEvent e) {
+// Its own copies of the queue and the waiter: the caller's may be the head of q->waiters,
+// which an answer pops.
+void Client::Core::drive(QueuePtr q, WaiterPtr w, MachineEvent e) { drive_owned(q, w, e); }
+
+void Client::Core::drive_owned(const QueuePtr& q, const WaiterPtr& w, MachineEvent e) {
   for (;;) {
     // A reply after the settle bound answered: once it is dealt with (what it may have left
     // withdrawn), the queue moves on, as it would have after the step.
@@ -453,7 +457,9 @@ void Client::Core::driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std
   }
   Event e = event(Event::Kind::granted);  // a waiter that is leaving has it withdrawn
   e.token = token;
-  drive(q, w, std::move(e));
+  // q and w are a reply callback's (the acquire block's, or the WAIT's through replicated()):
+  // they live until it returns.
+  drive_owned(q, w, e);
 }
 
 void Client::Core::answer_driven(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a) {

@@ -719,6 +719,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   using MachineAction = detail::AcquireMachine::Action;
   // Feeds `e` to w's machine and carries out its actions, and the events they give at once.
   void drive(QueuePtr q, WaiterPtr w, MachineEvent e);
+  // drive() for a caller whose `q` and `w` outlive the call whatever the answer's callback
+  // does (a reply callback's own captures), so that it need not copy them.
+  void drive_owned(const QueuePtr& q, const WaiterPtr& w, MachineEvent e);
   // Carries out `a`; true when it leads to an event at once, written to `next`. Inline: defined
   // (and used) in acquire_driver.cpp only, in drive()'s loop.
   inline bool carry_out(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a,
