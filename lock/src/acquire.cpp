@@ -30,7 +30,7 @@ void Client::Core::wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hd
     r = protocol::wait_read(w->keys, with_hdel ? std::string_view(w->field) : "", track);
   }
   send(std::move(r), guard([q, w, with_hdel, track](Core* self, Ec ec, const loop::Replies& rr) {
-         self->on_wait_read(q, w, ec, rr, with_hdel, track);
+         self->driven_wait_read(q, w, ec, rr, with_hdel, track);
        }));
 }
 
@@ -418,7 +418,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
     const std::uint64_t ticket_floor = floor_for(*w);
     watch(protocol::fair_read(w->keys, ticket_floor, w->sent_fence_ttl_ms),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
-            self->on_fair_read(q, w, t_send, ec, r, std::move(txn));
+            self->driven_fair_read(q, w, t_send, ec, r, std::move(txn));
           }));
   } else if (w->upgrade) {
     watch(protocol::upgrade_watch(w->keys, w->req.owner),
@@ -444,32 +444,12 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
              .add("EXISTS", w->keys.companion(w->req.owner))
              .done(),
          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
-           if (is_transport(ec) || r.size() != 2) {
-             return self->on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error), false);
-           }
-           protocol::SharedRead read;
-           const resp::Frame f = r[0];
-           read.ok = protocol::parse_holder_fields(f, read.fields);
-           if (!read.ok) return self->fail_step(q, w, r, false);
-           const auto d = protocol::decide_shared(w->req.owner, read, w->req.permits);
-           if (d != protocol::Decision::free || w->leaving()) {
-             if (q->one_shot) {
-               self->complete(w, Errc::busy);
-               return self->advance(q);
-             }
-             return self->wait_read(q, w, false);
-           }
-           const std::uint64_t floor = self->floor_for(*w);
-           self->send(protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, floor,
-                                             w->sent_fence_ttl_ms),
-                      self->guard([q, w, t_send](Core* s, Ec ec2, const loop::Replies& r2) {
-                        s->on_watched_grant(q, w, t_send, ec2, r2, protocol::parse_shared_grant);
-                      }));
+           self->driven_shared_read(q, w, t_send, ec, r, loop::WatchTxn{});
          }));
   } else {
     watch(protocol::shared_watch(w->keys, w->req.owner),
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
-            self->on_shared_read(q, w, t_send, ec, r, std::move(txn));
+            self->driven_shared_read(q, w, t_send, ec, r, std::move(txn));
           }));
   }
 }
@@ -558,9 +538,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
                                       Ec ec, const loop::Replies& r) {
   if (is_transport(ec) || r.size() == 0) {
     const Ec why = ec ? ec : make_error_code(loop::Errc::protocol_error);
-    if (w->machine) return drive(q, w, transport_event(why, ec == loop::Errc::outcome_unknown));
-    on_attempt_transport(q, w, why, ec == loop::Errc::outcome_unknown);
-    return;
+    return drive(q, w, transport_event(why, ec == loop::Errc::outcome_unknown));
   }
   const protocol::AcquireReply a =
       protocol::parse_exclusive_acquire(r.back(), w->raises_floor(), w->sent_fence_ttl_ms > 0);
@@ -573,41 +551,9 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
     if (raised.size() >= kMaxRaised) raised.clear();
     raised.insert_or_assign(w->keys.fence, t_send);
   }
-  if (w->machine) return driven_reply(q, w, t_send, a, r);
-  // Only a fair waiter under the fair_fresh_jumps regression gets here (its first attempt
-  // skips the fair read): the machine's waiters are every other sender of this block.
-  switch (a.outcome) {
-    case protocol::Outcome::granted:
-      on_granted(q, w, a.token, t_send);
-      return;
-    case protocol::Outcome::already_held:
-      complete(w, Errc::already_held);
-      advance(q);
-      return;
-    case protocol::Outcome::contended:
-      if (auto* m = metrics()) m->on_contended(w->req.resource);
-      if (w->ticket == 0) w->ticket = a.token;  // the queue keeps our first place
-      if (w->leaving() || q->one_shot) {
-        // Wait over or one attempt only: withdraw our claim, and answer once it is withdrawn.
-        withdraw(q, w, guard([q, w](Core* self, bool absent) {
-                   if (w->expired) {
-                     self->settle(w, absent);
-                   } else if (absent) {
-                     self->complete(w, q->one_shot ? Errc::busy : Errc::timed_out);
-                   } else {
-                     self->settle(w, false);
-                   }
-                   self->advance(q);
-                 }));
-        return;
-      }
-      wait_read(q, w, true);
-      return;
-    case protocol::Outcome::aborted:
-    case protocol::Outcome::bad_reply:
-      fail_step(q, w, r, true);  // withdraw, then answer with the server's words
-      return;
-  }
+  // Every sender of this block is driven by the machine (an exclusive lock, fair or not, that
+  // is not an upgrade).
+  driven_reply(q, w, t_send, a, r);
 }
 
 bool Client::Core::unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
@@ -646,48 +592,6 @@ void Client::Core::on_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop:
   }
 }
 
-void Client::Core::on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
-                                  Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
-  const protocol::SharedRead read = protocol::parse_shared_watch(r);
-  if (unusable_read(q, w, ec, r, txn, read.ok)) return;
-  const protocol::Decision d = protocol::decide_shared(w->req.owner, read, w->req.permits);
-  if (d == protocol::Decision::free && !w->leaving()) {
-    const std::uint64_t floor = floor_for(*w);
-    exec(txn, metrics(),
-         protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, floor, w->sent_fence_ttl_ms),
-         guard([q, w, t_send](Core* self, Ec ec2, const loop::Replies& r2) {
-           self->on_watched_grant(q, w, t_send, ec2, r2, protocol::parse_shared_grant);
-         }));
-    return;
-  }
-  txn.unwatch();
-  if (d == protocol::Decision::already_held) {
-    complete(w, Errc::already_held);
-    advance(q);
-    return;
-  }
-  if (ended_when_blocked(q, w)) return;
-  wait_read(q, w, false);
-}
-
-// An attempt that wrote nothing found the resource held. The waiter ends here if its wait is
-// over (its give-up answer) or it had one attempt (busy), and the queue moves on; otherwise
-// the caller makes it wait. The contention is counted unless the wait was already over.
-bool Client::Core::ended_when_blocked(const QueuePtr& q, const WaiterPtr& w) {
-  if (w->leaving()) {  // wait over: nothing of ours was written
-    if (w->expired) complete(w, w->give_up);
-    advance(q);
-    return true;
-  }
-  if (auto* m = metrics()) m->on_contended(w->req.resource);
-  if (q->one_shot) {
-    complete(w, Errc::busy);  // try-lock: held by someone else
-    advance(q);
-    return true;
-  }
-  return false;
-}
-
 // Our place in the server's wait queue as the last wait block read it.
 void Client::Core::note_place(Queue& q, std::string first, std::int64_t rank) {
   q.rank = rank;
@@ -703,77 +607,6 @@ void Client::Core::tracking_refused_in_block(const loop::Replies& r) {
   if (auto* m = metrics()) {
     m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
                    caps.tracking_error);
-  }
-}
-
-void Client::Core::on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
-                                const loop::Replies& r, bool with_hdel, bool track) {
-  if (w->machine) return driven_wait_read(q, w, ec, r, with_hdel, track);
-  if (is_transport(ec) || r.size() == 0) {
-    // Our HDEL may or may not have run: resolve like any unknown acquire.
-    on_attempt_transport(q, w, ec ? ec : make_error_code(loop::Errc::protocol_error),
-                         with_hdel && ec == loop::Errc::outcome_unknown);
-    return;
-  }
-  const bool exclusive = w->req.kind == Kind::exclusive;
-  protocol::WaitRead wr =
-      exclusive ? protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner, track)
-                : protocol::parse_wait_read(r.back(), with_hdel, track);
-  if (!wr.ok) {
-    // Refused or malformed (EXECABORT for a NOPERM, an OOM...): the block's HDEL did not run,
-    // or may not have. Withdraw our claim before answering.
-    fail_step(q, w, r, with_hdel);
-    return;
-  }
-  if (w->leaving()) {  // the block ran, HDEL included: nothing of ours is left but the queue
-    if (w->expired) complete(w, w->give_up);
-    advance(q);
-    return;
-  }
-  if (exclusive) note_place(*q, std::move(wr.first), wr.rank);
-  if (!wr.tracked && regressions.ignore_refused_tracking) {
-    wait_read(q, w, false);  // the bug: a read that was not tracked is simply read again
-    return;
-  }
-  if (track && !wr.tracked) tracking_refused_in_block(r);
-  const protocol::Decision d =
-      protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits);
-  if (fair(*w) && (d == protocol::Decision::free || d == protocol::Decision::blocked_by_shared_only) &&
-      !wr.elected() && !wr.first.empty() && wr.first != w->req.owner) {
-    // Fair: not ours to take while someone ahead lives. The backup checks the head; the others
-    // wait for their doorbell (a leaving head rings the two now first).
-    if (q->rank == 1) return check_head(q, w, wr.first, wr.doorbell_pttl, wr.tracked);
-    return wait(q, w, wr.doorbell_pttl, wr.tracked);
-  }
-  switch (d) {
-    case protocol::Decision::free:
-      attempt(q);
-      return;
-    case protocol::Decision::already_held:
-      complete(w, Errc::already_held);
-      advance(q);
-      return;
-    case protocol::Decision::blocked:
-      // Not elected: the elected waiter acts on the holder set; we wake when our doorbell
-      // rings, or at its expiry (the backstop then reads our place again).
-      if (fair(*w) && wr.elected()) {
-        // The head keeps its doorbell alive while it waits (else it would count as vanished).
-        const std::int64_t p = wr.pttl > 0 ? std::min(wr.pttl, wr.doorbell_pttl) : wr.doorbell_pttl;
-        return wait(q, w, p, wr.tracked);
-      }
-      wait(q, w, exclusive && !wr.elected() ? wr.doorbell_pttl : wr.pttl, wr.tracked);
-      return;
-    case protocol::Decision::blocked_by_shared_only:
-      if (!exclusive) {  // a semaphore at its count: holders whose lease is over go first
-        check_stale(q, w, wr);
-        return;
-      }
-      if (!wr.elected()) {
-        wait(q, w, wr.doorbell_pttl, wr.tracked);
-        return;
-      }
-      check_stale(q, w, wr);
-      return;
   }
 }
 
@@ -1117,6 +950,9 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
   if (driven) {
     detail::AcquireMachine::Options mo;
     mo.settle_timeout = c.opts.settle_timeout;
+    mo.fair = fair(*w);
+    mo.shared = w->req.kind == Kind::shared;
+    mo.fair_doorbell_ms = kFairDoorbellMs;
     w->machine.emplace(mo);
     MachineEvent e;  // start
     e.wait = w->req.wait;

@@ -3,10 +3,10 @@
 // answers — sends, timers, the answer. The machine decides what happens next; Core knows how
 // (the bytes, the connection, the fencing floor, the vouch, the replicas) and words answers.
 //
-// Issue #29: the machine drives exclusive locks in arrival order (driven_by_machine), waits
-// and one attempt alike; fair, shared and upgrade waiters still run in acquire.cpp. A queue of
-// this client's waiters for one resource may mix both: its head runs, the others wait their
-// turn (Event::wake when it comes).
+// Issue #29: the machine drives every lock but an upgrade (driven_by_machine): exclusive in
+// arrival or fair order, shared, a semaphore's permit; waits and one attempt alike. Upgrades
+// run in upgrade.cpp, each in a queue of its own. A queue of this client's waiters for one
+// resource holds machines only: its head runs, the others wait their turn (Event::wake).
 #include <cassert>
 
 #include "core.hpp"
@@ -102,8 +102,27 @@ Errc lock_errc(Ec ec) {
     case K::answer:
       answer_driven(q, w, a);
       return false;
+    case K::send_watched_grant:
+      driven_watched_grant(q, w, w->granted_sent);
+      return false;
+    case K::unwatch:
+      w->txn.unwatch();
+      return false;
+    case K::check_head:
+      driven_check_head(q, w);
+      return false;
+    case K::drop_head:
+      driven_drop_head(q, w);
+      return false;
   }
   return false;
+}
+
+void Client::Core::driven_drop_head(const QueuePtr& q, const WaiterPtr& w) {
+  send(protocol::drop_head(w->keys, w->fair_head),
+       guard([q, w](Core* self, Ec, const loop::Replies&) {
+         self->drive(q, w, event(Event::Kind::head_dropped));  // whatever became of it
+       }));
 }
 
 void Client::Core::driven_withdraw(const QueuePtr& q, const WaiterPtr& w) {
@@ -210,11 +229,7 @@ void Client::Core::on_backstop(const QueuePtr& q) {
     return drive(q, q->waiters.front(), std::move(e));
   }
   if (q->state != Queue::State::waiting) return;
-  if (exclusive_head(*q) && !q->elected()) {
-    recheck(q);  // our doorbell expired (or its push was lost)
-  } else {
-    wake(q);
-  }
+  wake(q);  // an upgrade: the holder set's expiry, its intent's, a lost push or a poll
 }
 
 void Client::Core::on_grace(const QueuePtr& q) {
@@ -224,7 +239,7 @@ void Client::Core::on_grace(const QueuePtr& q) {
     e.timer = Machine::Timer::grace;
     return drive(q, q->waiters.front(), std::move(e));
   }
-  recheck(q);
+  // Only the machine arms the grace (an upgrade waits for the holder set alone).
 }
 
 // attempt()'s checks for one waiter: a connection probed, ready and vouched for, a server that
@@ -287,8 +302,10 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
                  transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error),
                                  with_hdel && ec == loop::Errc::outcome_unknown));
   }
+  const bool exclusive = w->req.kind == Kind::exclusive;
   protocol::WaitRead wr =
-      protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner, track);
+      exclusive ? protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner, track)
+                : protocol::parse_wait_read(r.back(), with_hdel, track);
   if (!wr.ok) {
     // Refused or malformed (EXECABORT for a NOPERM, an OOM...): the block's HDEL did not run,
     // or may not have. Withdrawn before the answer.
@@ -302,12 +319,20 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
   }
   Event e = event(Event::Kind::wait_read);
   if (!w->machine->leaving()) {
-    note_place(*q, std::move(wr.first), wr.rank);
+    if (exclusive) note_place(*q, std::move(wr.first), wr.rank);
     if (!wr.tracked && regressions.ignore_refused_tracking) {
       return wait_read(q, w, false);  // the bug: a read that was not tracked is simply read again
     }
     if (track && !wr.tracked) tracking_refused_in_block(r);
-    switch (protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits)) {
+    const protocol::Decision d =
+        protocol::decide(w->req.kind, w->req.owner, wr.fields, w->req.permits);
+    if (fair(*w) &&
+        (d == protocol::Decision::free || d == protocol::Decision::blocked_by_shared_only) &&
+        !wr.elected() && !wr.first.empty() && wr.first != w->req.owner) {
+      e.holders = Machine::Holders::not_ours;
+      w->fair_head = wr.first;
+    } else {
+      switch (d) {
       case protocol::Decision::free:
         e.holders = Machine::Holders::free;
         break;
@@ -327,6 +352,7 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
         }
         w->read_pttl = wr.pttl;
         break;
+      }
     }
   }
   e.rank = wr.rank;
@@ -374,6 +400,157 @@ void Client::Core::driven_check_stale(const QueuePtr& q, const WaiterPtr& w) {
                  s2->drive(q, w, event(Event::Kind::stale_removed));
                }));
         }));
+}
+
+// on_fair_read for a driven waiter: the read's outcome as an event; the grant (send_watched_grant)
+// or the release of the WATCH (unwatch) is the machine's to decide.
+void Client::Core::driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                                    Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+  if (is_transport(ec) || !txn.valid()) {
+    // A WATCH refused with MOVED (the slot is another shard's now): the router's retry follows
+    // it, should this end the wait. A WATCH and reads change nothing: safe to retry.
+    if (ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
+    return drive(q, w,
+                 transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error), false));
+  }
+  const protocol::FairRead read =
+      protocol::parse_fair_read(r, w->sent_floor > 0, w->sent_fence_ttl_ms > 0);
+  if (!read.ok) {
+    txn.unwatch();
+    Failure f = refusal(r, w->req.resource);  // nothing of ours was written
+    Event e = event(Event::Kind::refused);
+    e.error = lock_errc(f.ec);
+    w->told_words = last_error;
+    e.may_claim = false;
+    w->failure = std::move(f);
+    return drive(q, w, std::move(e));
+  }
+  if (w->ticket == 0) w->ticket = read.ticket;  // our place: the order of arrival
+  const bool free = read.holders == 0;
+  const bool ours = read.head.empty() || read.head == w->req.owner;
+  if (!(free && ours) && !w->leaving()) {
+    if (auto* m = metrics()) m->on_contended(w->req.resource);
+  }
+  w->fair_head = read.head;
+  w->txn = std::move(txn);
+  w->granted_sent = t_send;  // a grant under this read counts from it
+  Event e = event(Event::Kind::watched_read);
+  e.holders = free ? Machine::Holders::free : Machine::Holders::held;
+  e.head_is_us = ours;
+  e.tracked = caps.push_wakeups;
+  drive(q, w, std::move(e));
+  // Never kept past this call (it points at the connection): a read the machine did not act
+  // on (answered meanwhile) releases its WATCH here.
+  w->txn.unwatch();
+}
+
+// on_shared_read for a driven waiter (a shared lease, a semaphore's permit): as the fair read.
+void Client::Core::driven_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                                      Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+  const bool watched = !(w->req.permits > 0 && regressions.semaphore_unwatched);
+  if (is_transport(ec) || (watched && !txn.valid()) || (!watched && r.size() != 2)) {
+    if (watched && ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
+    return drive(q, w,
+                 transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error), false));
+  }
+  protocol::SharedRead read;
+  if (watched) {
+    read = protocol::parse_shared_watch(r);
+  } else {
+    read.ok = protocol::parse_holder_fields(r[0], read.fields);
+  }
+  if (!read.ok) {
+    txn.unwatch();
+    Failure f = refusal(r, w->req.resource);  // nothing of ours was written
+    Event e = event(Event::Kind::refused);
+    e.error = lock_errc(f.ec);
+    w->told_words = last_error;
+    e.may_claim = false;
+    w->failure = std::move(f);
+    return drive(q, w, std::move(e));
+  }
+  const protocol::Decision d = protocol::decide_shared(w->req.owner, read, w->req.permits);
+  Event e = event(Event::Kind::watched_read);
+  e.head_is_us = true;
+  if (!watched) {
+    // The bug (semaphore_unwatched): read, then grant, nothing tying the two together; nor a
+    // word of contention or of a lease already held.
+    e.holders = d == protocol::Decision::free ? Machine::Holders::free : Machine::Holders::held;
+  } else {
+    e.holders = d == protocol::Decision::free           ? Machine::Holders::free
+                : d == protocol::Decision::already_held ? Machine::Holders::mine
+                                                        : Machine::Holders::held;
+    if (e.holders == Machine::Holders::held && !w->leaving()) {
+      if (auto* m = metrics()) m->on_contended(w->req.resource);
+    }
+  }
+  w->txn = std::move(txn);
+  w->granted_sent = t_send;  // a grant under this read counts from it
+  drive(q, w, std::move(e));
+  w->txn.unwatch();  // never kept past this call (see driven_fair_read)
+}
+
+// The grant block under the read's WATCH (fair order, a shared lease); its reply judged as any
+// grant (driven_grant). Without a WATCH (the semaphore_unwatched bug) it is sent as it is.
+void Client::Core::driven_watched_grant(const QueuePtr& q, const WaiterPtr& w,
+                                        loop::MonoTime t_send) {
+  const std::uint64_t floor = floor_for(*w);
+  const bool shared = w->req.kind == Kind::shared;
+  loop::Request grant =
+      shared ? protocol::shared_grant(w->keys, w->req.owner, w->ttl_ms, floor,
+                                      w->sent_fence_ttl_ms)
+             : protocol::fair_grant(w->keys, w->req.owner, w->ttl_ms, floor, w->sent_fence_ttl_ms);
+  auto on_reply = guard([q, w, t_send, shared](Core* self, Ec ec, const loop::Replies& r) {
+    if (is_transport(ec) || r.size() == 0) {
+      return self->drive(
+          q, w,
+          self->transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error),
+                                ec == loop::Errc::outcome_unknown));
+    }
+    const protocol::AcquireReply a =
+        shared ? protocol::parse_shared_grant(r.back(), w->sent_fence_ttl_ms > 0)
+               : protocol::parse_fair_grant(r.back(), w->sent_fence_ttl_ms > 0);
+    if (a.outcome == protocol::Outcome::granted) {
+      w->granted_sent = t_send;
+      return self->driven_grant(q, w, a.token);
+    }
+    if (a.outcome == protocol::Outcome::aborted) {
+      return self->drive(q, w, event(Event::Kind::aborted));
+    }
+    // An error inside EXEC (the HSETNX/HSET may have run): withdrawn, then the server's words.
+    Failure f = self->refusal(r, w->req.resource);
+    Event e = event(Event::Kind::refused);
+    e.error = lock_errc(f.ec);
+    w->told_words = self->last_error;
+    e.may_claim = !self->regressions.keep_claim_on_failed_block;
+    w->failure = std::move(f);
+    self->drive(q, w, std::move(e));
+  });
+  if (!w->txn.valid()) return send(std::move(grant), std::move(on_reply));
+  exec(w->txn, metrics(), std::move(grant), std::move(on_reply));
+}
+
+// check_head for a driven waiter: the doorbell of the waiter first in line.
+void Client::Core::driven_check_head(const QueuePtr& q, const WaiterPtr& w) {
+  q->state = Queue::State::in_flight;
+  q->stop_timers();
+  send(protocol::head_doorbell(w->keys, w->fair_head),
+       guard([q, w](Core* self, Ec ec, const loop::Replies& r) {
+         if (is_transport(ec) || r.size() != 1) {
+           return self->drive(
+               q, w,
+               self->transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error),
+                                     false));
+         }
+         Event e = event(Event::Kind::head_checked);
+         if (!w->machine->leaving()) {
+           const auto pttl = protocol::parse_pttl(r[0]);
+           e.vanished = pttl && *pttl == -2;
+           e.pttl = pttl ? *pttl : -2;
+           e.queued = queue_member(q, w);
+         }
+         self->drive(q, w, std::move(e));
+       }));
 }
 
 void Client::Core::driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,

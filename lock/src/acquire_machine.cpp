@@ -1,7 +1,8 @@
-// The exclusive acquire/wait machine (acquire_machine.hpp): every transition of docs/protocol.md,
+// The acquire/wait machine (acquire_machine.hpp): every transition of docs/protocol.md,
 // *Waiting*, for one waiter, as actions for a driver to carry out.
 #include "acquire_machine.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "lockwire/lock/error.hpp"
@@ -25,7 +26,7 @@ void disarm(AcquireMachine::Actions& out, T t) { out.add(A::Kind::disarm).timer 
 bool in_flight(AcquireMachine::State s) {
   using S = AcquireMachine::State;
   return s == S::attempting || s == S::reading || s == S::checking || s == S::withdrawing ||
-         s == S::reading_floor;
+         s == S::reading_floor || s == S::checking_head || s == S::dropping_head;
 }
 }  // namespace
 
@@ -53,7 +54,8 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::not_sent:
-      if (state_ != State::attempting && state_ != State::reading && state_ != State::checking) {
+      if (state_ != State::attempting && state_ != State::reading && state_ != State::checking &&
+          state_ != State::checking_head) {
         break;
       }
       if (leaving_) {
@@ -118,7 +120,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
 
     case E::Kind::transport:
       if (state_ != State::attempting && state_ != State::reading &&
-          state_ != State::checking) {
+          state_ != State::checking && state_ != State::checking_head) {
         break;
       }
       if (e.maybe_applied) {
@@ -152,7 +154,8 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         finish(out, give_up_);  // the block removed our claim; the queue entry is handed on
         break;
       }
-      rank_ = e.rank;
+      // A shared waiter is in no queue: it acts on every push, as the elected one does.
+      rank_ = opts_.shared ? 0 : e.rank;
       tracked_ = e.tracked;
       switch (e.holders) {
         case H::free:
@@ -163,13 +166,30 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
           break;
         case H::held:
           // The elected waiter's backstop is the holder set's expiry; the others' their
-          // doorbell's (it expires, or rings, when their place changes).
-          wait(out, rank_ == 0 ? e.pttl : e.doorbell_pttl, e.tracked);
+          // doorbell's (it expires, or rings, when their place changes). A fair head keeps its
+          // doorbell alive while it waits (else it would count as vanished).
+          if (rank_ != 0) {
+            wait(out, e.doorbell_pttl, e.tracked);
+          } else if (opts_.fair) {
+            wait(out, e.pttl > 0 ? std::min(e.pttl, e.doorbell_pttl) : e.doorbell_pttl,
+                 e.tracked);
+          } else {
+            wait(out, e.pttl, e.tracked);
+          }
           break;
         case H::shared_only:
           if (rank_ == 0) {
             state_ = State::checking;  // shared leases that are over hold up nobody
             out.add(A::Kind::check_stale);
+          } else {
+            wait(out, e.doorbell_pttl, e.tracked);
+          }
+          break;
+        case H::not_ours:
+          // Fair: not ours to take while someone ahead lives. The backup checks the first;
+          // the others wait for their doorbell (a leaving first rings the two now first).
+          if (rank_ == 1) {
+            check_head(out, e.doorbell_pttl, e.tracked);
           } else {
             wait(out, e.doorbell_pttl, e.tracked);
           }
@@ -312,6 +332,64 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         attempt(out);
       }
       break;
+
+    case E::Kind::watched_read:
+      if (state_ != State::attempting) break;
+      if (e.holders == H::free && e.head_is_us && !leaving_) {
+        out.add(A::Kind::send_watched_grant);  // under the read's WATCH
+        break;
+      }
+      out.add(A::Kind::unwatch);
+      // The read wrote nothing of ours (a ticket burnt at most).
+      if (e.holders == H::mine) {
+        finish(out, Errc::already_held);  // even after the wait ended: it is the answer
+      } else if (leaving_) {
+        finish(out, give_up_);
+      } else if (one_shot_) {
+        finish(out, Errc::busy);
+      } else if (e.holders == H::free) {
+        check_head(out, -2, e.tracked);  // free, with someone ahead: is it still there?
+      } else {
+        read(out, false);  // held: join the queue and wait, as any waiter does
+      }
+      break;
+
+    case E::Kind::aborted:
+      if (state_ != State::attempting) break;
+      if (leaving_) {
+        finish(out, give_up_);  // nothing ran
+      } else {
+        attempt(out);  // someone changed the keys between our read and EXEC: read again
+      }
+      break;
+
+    case E::Kind::head_checked:
+      if (state_ != State::checking_head) break;
+      if (leaving_) {
+        finish(out, give_up_);  // a read leaves nothing behind
+      } else if (e.vanished) {
+        // No doorbell: out of the queue, then our turn may come. A live head that was
+        // re-arming re-joins at its own ticket.
+        state_ = State::dropping_head;
+        out.add(A::Kind::drop_head);
+      } else if (e.queued) {
+        // Queued already: our doorbell, or until the head's would run out.
+        const std::int64_t until = e.pttl > 0 ? e.pttl : opts_.fair_doorbell_ms;
+        wait(out, own_doorbell_pttl_ > 0 ? std::min(until, own_doorbell_pttl_) : until,
+             head_tracked_);
+      } else {
+        read(out, false);  // join the queue behind it
+      }
+      break;
+
+    case E::Kind::head_dropped:
+      if (state_ != State::dropping_head) break;
+      if (leaving_) {
+        finish(out, give_up_);
+      } else {
+        attempt(out);
+      }
+      break;
   }
   return out;
 }
@@ -336,7 +414,9 @@ void AcquireMachine::attempt(Actions& out) {
 
 void AcquireMachine::read(Actions& out, bool with_hdel) {
   state_ = State::reading;
-  queued_ = true;  // queued from the moment the block is written, whatever its reply
+  // Queued from the moment the block is written, whatever its reply (a shared lease's wait
+  // block joins no queue).
+  if (!opts_.shared) queued_ = true;
   out.add(A::Kind::send_wait_read).with_hdel = with_hdel;
 }
 
@@ -354,6 +434,13 @@ void AcquireMachine::wait(Actions& out, std::int64_t pttl_ms, bool tracked) {
   } else {
     a.poll_index = polls_++;
   }
+}
+
+void AcquireMachine::check_head(Actions& out, std::int64_t own_doorbell_pttl, bool tracked) {
+  state_ = State::checking_head;
+  own_doorbell_pttl_ = own_doorbell_pttl;
+  head_tracked_ = tracked;
+  out.add(A::Kind::check_head);
 }
 
 void AcquireMachine::disarm_waiting(Actions& out) {

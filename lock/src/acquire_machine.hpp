@@ -5,12 +5,15 @@
 // nothing here touches a connection, a timer, a clock or a random number, so tests drive it
 // with events alone.
 //
-// It covers one exclusive waiter of one client in arrival order (Client::Core drives it:
-// acquire_driver.cpp), from its place in the client's local queue for the resource to the
-// answer, and a grant the driver will not hand over — the vouch ran out in flight, too few
-// replicas acknowledged it, its token is not above a fresh floor: withdrawn, then tried again
-// within the wait once what it lacked is there, or answered. Fair, shared and upgrade waiters
-// run in acquire.cpp (issue #29).
+// It covers one waiter of one client (Client::Core drives it: acquire_driver.cpp),
+// from its place in the client's local queue for the resource to the answer, and a grant the
+// driver will not hand over — the vouch ran out in flight, too few replicas acknowledged it,
+// its token is not above a fresh floor: withdrawn, then tried again within the wait once what
+// it lacked is there, or answered. In fair order (Options::fair; docs/protocol.md, *Fair
+// order*) an attempt is a WATCHed read, then the grant only when nobody is ahead in the wait
+// queue; a head that may have vanished is checked (its doorbell) and dropped. A shared lease
+// (Options::shared; a semaphore's permit too) is a WATCHed read and a grant as well, joins no
+// queue and acts on every push of the holder set. Upgrades run in upgrade.cpp (issue #29).
 #pragma once
 
 #include <array>
@@ -60,6 +63,7 @@ class AcquireMachine {
     held,         // another owner holds it exclusively
     mine,         // this owner holds it already
     shared_only,  // shared holders only: their leases may be over (the elected one checks)
+    not_ours,     // fair: free (or shared holders only), but another waiter is first in line
   };
 
   struct Event {
@@ -82,8 +86,16 @@ class AcquireMachine {
       wake,            // our turn, a ready connection, the vouch back: held or waiting attempts
       cancel,          // Client::cancel
       floor_read,      // the TIME read for a fresh floor ended (read or not: attempt again)
+      // Fair order and shared leases: an attempt is a WATCHed read, then a grant under it.
+      watched_read,  // that read: `holders` free, held or mine; `head_is_us` (fair): nobody
+                     // is ahead in the wait queue (always, for a shared lease)
+      aborted,       // the grant under that WATCH aborted (the keys changed): read again
+      // Fair order:
+      head_checked,  // the first waiter's doorbell: `vanished` (gone), else its `pttl`;
+                     // `queued`: we are in the wait queue already
+      head_dropped,  // the vanished first waiter was removed from the queue (or tried)
     };
-    // Eight-byte fields first, flags last: 56 bytes, trivially copied (no words: the driver
+    // Eight-byte fields first, flags last: small, trivially copied (no words: the driver
     // keeps an event's words beside the waiter, see Because::told_words).
     Nanos wait{0};
     std::uint64_t token = 0;
@@ -104,6 +116,9 @@ class AcquireMachine {
     bool tracked = true;  // wait_read: CLIENT CACHING accepted (else: poll)
     Holders holders = Holders::held;  // wait_read
     Timer timer = Timer::deadline;
+    bool head_is_us = false;  // watched_read
+    bool vanished = false;    // head_checked
+    bool queued = false;      // head_checked
   };
 
   struct Action {
@@ -118,6 +133,12 @@ class AcquireMachine {
       arm,             // start `timer` for `after`
       disarm,          // stop `timer`
       answer,          // tell the caller: `error` (none: granted with `token`), `because`
+      // Fair order and shared leases:
+      send_watched_grant,  // the grant block under the read's WATCH
+      unwatch,          // no grant: the read's WATCH is released
+      // Fair order:
+      check_head,       // read the doorbell of the waiter first in line
+      drop_head,        // remove that waiter from the queue: it vanished
     };
     Kind kind = Kind::send_attempt;
     Because because = Because::told;
@@ -145,12 +166,19 @@ class AcquireMachine {
     waiting,        // nothing in flight: a push, a doorbell or a timer wakes us
     withdrawing,    // the removal of our claim in flight; then the answer (or a retry)
     reading_floor,  // an unusable grant withdrawn: TIME in flight, then an attempt
+    checking_head,  // fair: the doorbell of the waiter first in line is read
+    dropping_head,  // fair: that waiter vanished; its removal from the queue in flight
     held,           // the attempt is not written: no usable connection yet
     done,           // answered
   };
 
   struct Options {
     Nanos settle_timeout = std::chrono::seconds(1);
+    bool fair = false;    // grants follow the wait queue (LockRequest::fair)
+    bool shared = false;  // a shared lease (or a semaphore's permit): no queue, no doorbell
+    // How long a fair waiter's doorbell lives at most: a head whose doorbell is alive gets
+    // this long to take its turn.
+    std::int64_t fair_doorbell_ms = 2000;
   };
   static constexpr Nanos kGrace = std::chrono::milliseconds(50);
 
@@ -218,6 +246,7 @@ class AcquireMachine {
   void late(Actions& out, const Event& e);
   void end_wait(Actions& out, Errc why);
   void disarm_waiting(Actions& out);
+  void check_head(Actions& out, std::int64_t own_doorbell_pttl, bool tracked);
 
   Options opts_;
   State state_ = State::idle;
@@ -238,6 +267,9 @@ class AcquireMachine {
   Because unanswered_because_ = Because::withdrawal_unanswered;
   // Withdrawing an unusable grant: what comes after the removal instead of an answer.
   std::optional<Retry> retry_;
+  // checking_head: how to wait if the head is alive (our doorbell's PTTL, push wake-ups).
+  std::int64_t own_doorbell_pttl_ = -2;
+  bool head_tracked_ = true;
 };
 
 }  // namespace lockwire::lock::detail

@@ -1,5 +1,5 @@
 // The lock client's facade and metrics; the machine itself is Client::Core (core.hpp).
-#include "router.hpp"
+#include "route.hpp"
 
 namespace lockwire::lock {
 
@@ -138,10 +138,21 @@ struct detail::ClientAccess {
     const bool seed_list = !connection.sentinel && connection.seeds.size() > 1;
     c.core_ = Client::Core::create(loop, std::move(connection), std::move(options), broken);
     c.core_->seed_list = seed_list;
+    c.route_ = std::make_shared<Client::Route::Single>(c.core_);
     if (!base.sentinel && !base.locate) {
-      c.core_->on_cluster = [&c, base = std::move(base)]() mutable {
-        c.enter_cluster(std::move(base));
-      };
+      c.core_->may_be_cluster = true;
+      // The Client watches its first connection: its Core's state handler runs first (it was
+      // added first) and makes itself the seed when the server is a Cluster node; then, once,
+      // the calls go through the router. The connection never reports ready again after
+      // close(), so the handler never runs for a Client that is gone. (`entered` is shared: the
+      // connection calls a copy of each handler, and the seed reconnects like any connection.)
+      c.core_->conn->add_state_handler(
+          [&c, base = std::make_shared<loop::ConnectionOptions>(std::move(base)),
+           entered = std::make_shared<bool>(false)](loop::ConnectionState s, std::error_code) {
+            if (s != loop::ConnectionState::ready || *entered || !c.core_->control_only) return;
+            *entered = true;
+            c.enter_cluster(std::move(*base));
+          });
     }
   }
   static std::unique_ptr<Client> make(loop::Loop& loop, loop::ConnectionOptions connection,
@@ -169,10 +180,12 @@ const testing::Regressions& testing::regressions_of(const Client& client) noexce
 
 // The first server said "cluster" at its first ready: from now on every call is routed. The
 // waits made so far were parked (attempts wait for the connect probe, which this server never
-// gets): they start again through the router with what is left of their wait.
+// gets): they start again through the router with what is left of their wait. The first Core
+// stays as the seed (Client::connection(), and the answer to invalid requests).
 void Client::enter_cluster(loop::ConnectionOptions connection) {
-  router_ = std::make_shared<Router>(core_->loop, std::move(connection), core_->opts);
-  router_->regressions = core_->regressions;  // every shard's Core has the same
+  auto router = std::make_shared<Router>(core_->loop, std::move(connection), core_->opts);
+  router->regressions = core_->regressions;  // every shard's Core has the same
+  route_ = std::make_shared<Route::Cluster>(router, core_);
   Core& seed = *core_;
   std::vector<WaiterPtr> moving;
   for (auto& [k, q] : seed.queues) {
@@ -192,51 +205,21 @@ void Client::enter_cluster(loop::ConnectionOptions connection) {
     w->settle_timer.reset();
     LockRequest req = std::move(w->req);
     req.wait = std::max(Nanos{0}, w->deadline - seed.loop.now());
-    router_->lock(std::move(req), std::move(w->cb));
+    router->lock(std::move(req), std::move(w->cb));
   }
 }
 
 Client::~Client() {
-  if (router_) router_->close();
-  core_->shutdown();
+  route_->close();
   // The connection goes with the core; its pending handlers see an expired weak_ptr.
 }
 
+// Every call goes to the route (route.hpp): the server's Core, or the Cluster router.
 void Client::lock(LockRequest req, AcquireHandler handler) {
-  if (router_) {
-    // An invalid request is answered at once (by the first Core, which sends nothing for it),
-    // not after the router has read the slot map.
-    if (validate(req)) {
-      return core_->lock(std::move(req), [r = router_, c = core_.get(), h = std::move(handler)](
-                                             std::error_code ec, Lease l) {
-        r->words_from = c;  // its words are the first Core's (the validation's)
-        h(ec, std::move(l));
-      });
-    }
-    return router_->lock(std::move(req), std::move(handler));
-  }
-  core_->lock(std::move(req), std::move(handler));
+  route_->lock(std::move(req), std::move(handler));
 }
 void Client::upgrade(LockRequest req, AcquireHandler handler) {
-  if (router_ && !validate(req)) {
-    detail::InCall call(core_->loop);
-    return router_->with_core(req.resource, [self = router_, req = std::move(req),
-                                             handler = call.wrap(std::move(handler))](
-                                                Core* c) mutable {
-      self->last = c;
-      if (c == nullptr) {
-        const Failure f = self->unserved();
-        self->answer(f);
-        return handler(f.ec, Lease{});
-      }
-      c->upgrade(std::move(req), [self, c, h = std::move(handler)](std::error_code ec, Lease l) {
-        self->words_from = c;
-        if (!ec) self->words_of_loss(l);
-        h(ec, std::move(l));
-      });
-    });
-  }
-  core_->upgrade(std::move(req), std::move(handler));
+  route_->upgrade(std::move(req), std::move(handler));
 }
 void Client::upgrade(const Lease& shared, Nanos wait, AcquireHandler handler) {
   LockRequest req;
@@ -247,92 +230,43 @@ void Client::upgrade(const Lease& shared, Nanos wait, AcquireHandler handler) {
     req.auto_renew = shared.d_->auto_renew;
   }
   req.wait = wait;
-  if (router_ && !shared.empty()) router_->follow_slot(*shared.d_);
-  auto c = !shared.empty() ? std::static_pointer_cast<Core>(shared.d_->core.lock()) : nullptr;
-  if (router_) {
-    if (c) router_->last = c.get();
-    handler = [r = router_, from = c ? c.get() : core_.get(), h = std::move(handler)](
-                  std::error_code ec, Lease l) {
-      r->words_from = from;
-      if (!ec) r->words_of_loss(l);
-      h(ec, std::move(l));
-    };
-  }
-  (c ? *c : *core_).upgrade(std::move(req), std::move(handler));
+  route_->upgrade(shared, std::move(req), std::move(handler));
 }
 void Client::cancel(std::string_view resource, std::string_view owner) {
-  core_->cancel(resource, owner);
-  if (router_) {
-    for (auto& [k, c] : router_->shards) c->cancel(resource, owner);
-  }
+  route_->cancel(resource, owner);
 }
-// A lease goes back to the Core that granted it.
 void Client::release(const Lease& lease, DoneHandler handler) {
-  if (router_ && !lease.empty()) router_->follow_slot(*lease.d_);
-  auto c = !lease.empty() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
-  if (router_) {
-    if (c) router_->last = c.get();
-    handler = [r = router_, from = c ? c.get() : core_.get(), h = std::move(handler)](
-                  std::error_code ec) {
-      r->words_from = from;
-      h(ec);
-    };
-  }
-  (c ? *c : *core_).release(lease, std::move(handler));
+  route_->release(lease, std::move(handler));
 }
 void Client::renew(const Lease& lease, DoneHandler handler) {
-  auto c = !lease.empty() ? std::static_pointer_cast<Core>(lease.d_->core.lock()) : nullptr;
-  if (router_ && c) return router_->renew_lease(lease, std::move(handler));
-  (c ? *c : *core_).renew(lease, std::move(handler));
+  route_->renew(lease, std::move(handler));
 }
 void Client::release(std::string resource, std::string owner, std::optional<Kind> kind,
                      DoneHandler handler) {
-  if (router_) {
-    return router_->by_owner(true, std::move(resource), std::move(owner), kind, Nanos{0},
-                             std::move(handler));
-  }
-  core_->release(std::move(resource), std::move(owner), kind, std::move(handler));
+  route_->release(std::move(resource), std::move(owner), kind, std::move(handler));
 }
 void Client::renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
                    DoneHandler handler) {
-  if (router_) {
-    return router_->by_owner(false, std::move(resource), std::move(owner), kind, ttl,
-                             std::move(handler));
-  }
-  core_->renew(std::move(resource), std::move(owner), kind, ttl, std::move(handler));
+  route_->renew(std::move(resource), std::move(owner), kind, ttl, std::move(handler));
 }
 void Client::force_release(std::string resource,
                            std::function<void(std::error_code, std::size_t)> h) {
-  if (router_) return router_->force_release(std::move(resource), std::move(h));
-  core_->force_release(std::move(resource), std::move(h));
+  route_->force_release(std::move(resource), std::move(h));
 }
 void Client::inspect(std::string resource,
                      std::function<void(std::error_code, const LockInfo&)> h) {
-  if (router_) return router_->inspect(std::move(resource), std::move(h));
-  core_->inspect(std::move(resource), std::move(h));
+  route_->inspect(std::move(resource), std::move(h));
 }
-
 void Client::locate_for(const std::string& resource,
                         const loop::ConnectionOptions::Answer& answer) {
-  if (!router_) return answer(core_->conn->server(), {});
-  const std::uint16_t slot =
-      loop::cluster::key_slot(protocol::make_keys(core_->opts.prefix, resource).holders);
-  std::weak_ptr<Router> w = router_;
-  router_->refresh([w, slot, answer](bool) {
-    auto r = w.lock();
-    if (!r || r->closed) return answer(std::nullopt, "the client is closed");
-    const std::uint16_t shard = r->shard_of(slot);
-    if (shard == Router::kNoShard) return answer(std::nullopt, "no primary serves slot " + std::to_string(slot));
-    r->locate(shard, answer);
-  });
+  route_->locate_for(resource, answer);
 }
 
 void Client::start() {
   core_->conn->start();
 }
 void Client::close() noexcept {
-  if (router_) router_->close();
-  core_->shutdown();
+  route_->close();
 }
 loop::Connection& Client::connection() noexcept {
   return *core_->conn;
@@ -341,15 +275,10 @@ const ClientOptions& Client::options() const noexcept {
   return core_->opts;
 }
 const ServerCapabilities& Client::capabilities() const noexcept {
-  if (router_ && router_->last != nullptr) return router_->last->caps;
-  if (router_ && !router_->shards.empty()) return router_->shards.begin()->second->caps;
-  return core_->caps;
+  return route_->capabilities();
 }
 const std::string& Client::last_error() const noexcept {
-  if (router_) {
-    return router_->words_from != nullptr ? router_->words_from->last_error : router_->answered;
-  }
-  return core_->last_error;
+  return route_->last_error();
 }
 
 std::error_code Client::validate(const LockRequest& req, std::string* why) const {

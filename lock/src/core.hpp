@@ -3,10 +3,11 @@
 // methods live in one file per concern:
 //   events.cpp   connection events: the connect probe, pushes, doorbells, the force-release
 //                notice, lease checks
-//   acquire.cpp  lock(), the local queue, the acquire steps' bytes, the grant's hand-over; the
-//                fair, shared and upgrade waits (attempts, waits, the wait queue, settling a wait
-//                that ends with a step in flight, withdrawing claims)
-//   acquire_driver.cpp  Core as the driver of the exclusive acquire machine (acquire_machine.hpp)
+//   acquire.cpp  lock(), the local queue, the acquire steps' bytes, the grant's hand-over,
+//                settling a wait that ends with a step in flight, withdrawing claims; the
+//                upgrade's wait (upgrade.cpp), the last implicit machine
+//   acquire_driver.cpp  Core as the driver of the acquire machine (acquire_machine.hpp): every
+//                lock but an upgrade
 //   lease.cpp    leases: expiry and renew timers, renew, release, loss
 //   admin.cpp    force_release, inspect, release/renew by owner id
 //   client.cpp   the Client facade, metrics, shutdown
@@ -170,6 +171,11 @@ struct Waiter {
   // machine: the last wait block's shared holders and holder-set PTTL (for check_stale).
   std::vector<std::string> shared_owners;
   std::int64_t read_pttl = -2;
+  // machine, fair order and shared leases: the read's WATCH, kept for the grant (or released)
+  // while the read's event is resumed; fair order: the waiter
+  // first in line as the last read saw it (for check_head / drop_head).
+  loop::WatchTxn txn;
+  std::string fair_head;
   std::unique_ptr<loop::Timer> deadline_timer;
   std::unique_ptr<loop::Timer> settle_timer;  // answers outcome_unknown if the server is silent
   // The settle bound as an entry of Core::settles (the usual case: one timer per Core, not one
@@ -271,9 +277,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // all off in every Client made with the public constructor.
   testing::Regressions regressions;
   std::unique_ptr<loop::Connection> conn;
-  // Set on the Client's first Core: called (once) instead of the connect probe when the
-  // server's HELLO says "cluster" (Client::Router takes over).
-  std::function<void()> on_cluster;
+  // Set on the Client's first Core (not behind sentinels, no locate): a server whose HELLO says
+  // "cluster" makes it the Cluster's seed, control_only, instead of starting the connect probe.
+  // The Client watches the same connection and, seeing that, routes through the router.
+  bool may_be_cluster = false;
   bool control_only = false;
   bool seed_list = false;  // the URL named several hosts: only a Cluster may answer
   bool closed = false;
@@ -497,15 +504,11 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void check_holders_of(std::string_view holders_key);
 
-  [[nodiscard]] static bool exclusive_head(const Queue& q) {
-    return !q.waiters.empty() && q.waiters.front()->req.kind == Kind::exclusive &&
-           !q.waiters.front()->upgrade;
-  }
-
   // The holder set changed (release, expiry, claim, renew). Shared waiters and the elected
   // exclusive waiter attempt at once. The backup (second in the queue) gives the elected one
   // kGraceMs and then re-checks itself, so a crashed or partitioned elected waiter delays a
-  // hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell.
+  // hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell (the
+  // machine decides which: Event::holders_push).
   void on_holders_changed(const QueuePtr& q);
   // The holder set `k` changed: wake this client's waiters on it as a push would (the queue
   // and the upgrades waiting on it). False when no queue of ours waits on it.
@@ -514,18 +517,12 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // Our doorbell rang (the waiter ahead of us left the queue) or expired: read our place again.
   void on_doorbell(const QueuePtr& q, std::string_view owner);
 
-  // An exclusive waiter that is not elected re-runs its wait block (no claim to remove).
-  void recheck(const QueuePtr& q);
-
   static constexpr std::int64_t kGraceMs = 50;
   // A hand-on skips at most this many vanished waiters (doorbell gone) before it gives up; the
   // grace re-checks cover whatever is left.
   static constexpr int kMaxRings = 8;
 
   void wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hdel);
-  // A blocked attempt that wrote nothing: ends the waiter (true) if its wait is over or it had
-  // one attempt, else counts the contention and leaves the waiting to the caller (false).
-  [[nodiscard]] bool ended_when_blocked(const QueuePtr& q, const WaiterPtr& w);
 
   // Queue score of a waiter without a ticket (never expected: every wait follows a lost
   // attempt): behind everyone, and still exact as a double.
@@ -691,12 +688,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
                           const loop::Replies& r);
 
-  void on_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
-                      const loop::Replies& r, loop::WatchTxn txn);
-
-
-  void on_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
-                    bool with_hdel, bool track);
   static void note_place(Queue& q, std::string first, std::int64_t rank);
   void tracking_refused_in_block(const loop::Replies& r);
 
@@ -729,7 +720,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // The attempt itself: sent, held (no usable connection: not_sent) or refused before sending;
   // true (with `next`) when it was not sent.
   bool try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
-  // carry_out's longer cases (HDEL of our claim, leaving P{R}:q, a fresh floor, the backstop).
+  // carry_out's longer cases (HDEL of our claim, leaving P{R}:q, a fresh floor, the backstop;
+  // driven_drop_head below).
   void driven_withdraw(const QueuePtr& q, const WaiterPtr& w);
   void driven_leave_queue(const QueuePtr& q);
   bool driven_read_floor(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
@@ -746,6 +738,15 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
                         bool with_hdel, bool track);
   void driven_check_stale(const QueuePtr& q, const WaiterPtr& w);
+  // Fair order for a driven waiter: the WATCHed read, the grant under it, the head's doorbell.
+  void driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                        const loop::Replies& r, loop::WatchTxn txn);
+  void driven_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
+                          const loop::Replies& r, loop::WatchTxn txn);
+  void driven_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send);
+  void driven_check_head(const QueuePtr& q, const WaiterPtr& w);
+  // Removes the vanished first waiter from the queue (Action::drop_head).
+  void driven_drop_head(const QueuePtr& q, const WaiterPtr& w);
   // After w's answer: the queue moves on (w was its head) or w leaves it (it was behind).
   void move_on(const QueuePtr& q, const WaiterPtr& w);
   // The head of `q`, when the machine drives it and it is unanswered.
@@ -799,7 +800,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // server's words, after UNWATCH). True: handled.
   bool unusable_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
                      loop::WatchTxn& txn, bool ok);
-  // The reply to a WATCHed grant block (shared, upgrade, fair): granted, aborted (read again),
+  // The reply to a WATCHed grant block (shared, upgrade): granted, aborted (read again),
   // or refused (withdrawn first). `consumed`: the block replaced a lease of ours (an upgrade),
   // so a deadline that passed while it was in flight does not undo a grant.
   void on_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
@@ -807,25 +808,17 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                         protocol::AcquireReply (*parse)(resp::Frame, bool fence_expires),
                         bool consumed = false);
 
-  // ---- fair order (fair.cpp) ---------------------------------------------------------------
+  // ---- fair order (the acquire machine's, Options::fair; docs/protocol.md, *Fair order*) ----
   static constexpr std::int64_t kFairDoorbellMs = 2000;  // a vanished head's hold on the queue
-  void on_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
-                    const loop::Replies& r, loop::WatchTxn txn);
-  // The lock is free and `head` is first: if its doorbell is gone it vanished — drop it and try
-  // again; else wait (joining the queue first if need be) until it has had its turn.
-  void check_head(const QueuePtr& q, const WaiterPtr& w, const std::string& head,
-                  std::int64_t own_doorbell_pttl, bool tracked);
   [[nodiscard]] static bool queue_member(const QueuePtr& q, const WaiterPtr& w) {
     return q->queued == w->req.owner;
   }
   [[nodiscard]] static bool fair(const Waiter& w) noexcept {
     return w.req.fair && w.req.kind == Kind::exclusive && !w.upgrade;
   }
-  // The acquire machine's so far (issue #29): an exclusive lock in arrival order, neither fair
-  // nor an upgrade.
-  [[nodiscard]] static bool driven_by_machine(const Waiter& w) noexcept {
-    return w.req.kind == Kind::exclusive && !w.req.fair && !w.upgrade;
-  }
+  // The acquire machine's so far (issue #29): every lock but an upgrade (exclusive in arrival
+  // or fair order, shared, a semaphore's permit).
+  [[nodiscard]] static bool driven_by_machine(const Waiter& w) noexcept { return !w.upgrade; }
 
   // ---- upgrade (upgrade.cpp) ---------------------------------------------------------------
   void on_upgrade_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,

@@ -56,10 +56,9 @@ void Client::Core::check_holders_of(std::string_view holders_key) {
   for (const auto& d : held) check_lease(d);
 }
 
-// The holder set changed (release, expiry, claim, renew). Shared waiters and the elected
-// exclusive waiter attempt at once. The backup (second in the queue) gives the elected one
-// kGraceMs and then re-checks itself, so a crashed or partitioned elected waiter delays a
-// hand-off by kGraceMs, not indefinitely; waiters further back wait for their doorbell.
+// The holder set changed (release, expiry, claim, renew): the machine decides for its waiter
+// (docs/protocol.md, *Waiting*: the elected or a shared waiter attempts, the backup starts its
+// grace, the others wait for their doorbell); an upgrade reads again.
 void Client::Core::on_holders_changed(const QueuePtr& q) {
   if (driven_head(*q) != nullptr) {
     MachineEvent e;
@@ -67,32 +66,16 @@ void Client::Core::on_holders_changed(const QueuePtr& q) {
     return drive(q, q->waiters.front(), std::move(e));
   }
   if (q->state != Queue::State::waiting) return;
-  if (!exclusive_head(*q) || q->elected()) {
-    wake(q);
-    return;
-  }
-  if (q->rank > 1) return;
-  ensure_grace(q);
-  if (!q->grace->active()) q->grace->start(std::chrono::milliseconds(kGraceMs));
+  wake(q);
 }
 
 // Our doorbell rang (the waiter ahead of us left the queue) or expired: read our place again.
 void Client::Core::on_doorbell(const QueuePtr& q, std::string_view owner) {
-  if (Waiter* h = driven_head(*q)) {
-    if (h->req.owner != owner) return;
-    MachineEvent e;
-    e.kind = MachineEvent::Kind::doorbell_push;
-    return drive(q, q->waiters.front(), std::move(e));
-  }
-  if (q->state != Queue::State::waiting || !exclusive_head(*q)) return;
-  if (q->waiters.front()->req.owner != owner) return;
-  recheck(q);
-}
-
-// An exclusive waiter that is not elected re-runs its wait block (no claim to remove).
-void Client::Core::recheck(const QueuePtr& q) {
-  if (q->state != Queue::State::waiting || !exclusive_head(*q)) return;
-  wait_read(q, q->waiters.front(), false);
+  Waiter* h = driven_head(*q);
+  if (h == nullptr || h->req.owner != owner) return;  // an upgrade rings no doorbell
+  MachineEvent e;
+  e.kind = MachineEvent::Kind::doorbell_push;
+  drive(q, q->waiters.front(), std::move(e));
 }
 
 // Leaves the server's wait queue and rings the doorbells of the two waiters now first (the
@@ -213,9 +196,9 @@ void Client::Core::on_state(loop::ConnectionState s) {
   }
   if (s != loop::ConnectionState::ready || closed) return;
   if (control_only) return;  // a cluster's first connection, kept for Client::connection()
-  if (on_cluster && conn->server_mode() == "cluster") {
-    control_only = true;
-    return on_cluster();
+  if (may_be_cluster && conn->server_mode() == "cluster") {
+    control_only = true;  // the Client's own state handler, next, enters cluster mode
+    return;
   }
   if (seed_list) {
     // Several independent servers would each grant the same lock: a seed list is for a Cluster.

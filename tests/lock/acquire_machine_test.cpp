@@ -1,7 +1,8 @@
-// The exclusive acquire/wait machine (lock/src/acquire_machine.hpp) driven by events alone: no
-// simulator, no server. One test per transition of docs/protocol.md, *Waiting*, *Wait 0*,
-// *Deadline during an in-flight command*, *No claim outlives a failed block*, *Lost reply*, and
-// of a grant that is withdrawn instead of handed over (the vouch, the replicas, the floor).
+// The acquire/wait machine (lock/src/acquire_machine.hpp) driven by events alone: no simulator,
+// no server. One test per transition of docs/protocol.md, *Waiting*, *Wait 0*, *Deadline during
+// an in-flight command*, *No claim outlives a failed block*, *Lost reply*, of a grant that is
+// withdrawn instead of handed over (the vouch, the replicas, the floor), of *Fair order* and of
+// shared leases and semaphores.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -683,6 +684,229 @@ TEST(AcquireMachine, ANoReplyAnswerLeavesTheQueueOnlyOnceTheLateReplyIsIn) {
   EXPECT_EQ(find(a, K::leave_queue), nullptr);  // the driver moves on after the late reply
   EXPECT_TRUE(m.step_outlived_answer());
   EXPECT_EQ(kinds(m.resume(granted(5))), (std::vector<K>{K::send_withdraw}));
+}
+
+// --- fair order (docs/protocol.md, *Fair order*) ---------------------------------------------
+
+M fair_machine() {
+  M::Options o;
+  o.fair = true;
+  o.fair_doorbell_ms = 2000;
+  return M(o);
+}
+E watched_read(M::Holders holders, bool head_is_us, bool tracked = true) {
+  E e = ev(E::Kind::watched_read);
+  e.holders = holders;
+  e.head_is_us = head_is_us;
+  e.tracked = tracked;
+  return e;
+}
+E head_checked(bool vanished, std::int64_t pttl, bool queued) {
+  E e = ev(E::Kind::head_checked);
+  e.vanished = vanished;
+  e.pttl = pttl;
+  e.queued = queued;
+  return e;
+}
+const A* backstop(const M::Actions& v) {
+  for (const auto& a : v)
+    if (a.kind == K::arm && a.timer == T::backstop) return &a;
+  return nullptr;
+}
+
+TEST(AcquireMachineFair, NobodyAheadAndFreeGrantsUnderTheRead) {
+  M m = fair_machine();
+  EXPECT_EQ(kinds(m.resume(start(2s))), (std::vector<K>{K::arm, K::send_attempt}));
+  EXPECT_EQ(kinds(m.resume(watched_read(M::Holders::free, true))),
+            (std::vector<K>{K::send_watched_grant}));
+  EXPECT_EQ(m.state(), M::State::attempting);
+  const auto a = m.resume(granted(7));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::ok);
+  EXPECT_EQ(ans->token, 7u);
+}
+
+TEST(AcquireMachineFair, HeldJoinsTheQueueWithoutAClaimToRemove) {
+  M m = fair_machine();
+  (void)m.resume(start(2s));
+  const auto a = m.resume(watched_read(M::Holders::held, true));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::unwatch, K::send_wait_read}));
+  EXPECT_FALSE(a[1].with_hdel);  // the read wrote no claim
+  EXPECT_TRUE(m.queued());
+}
+
+TEST(AcquireMachineFair, FreeWithSomeoneAheadChecksTheHeadAndDropsItIfItVanished) {
+  M m = fair_machine();
+  (void)m.resume(start(2s));
+  EXPECT_EQ(kinds(m.resume(watched_read(M::Holders::free, false))),
+            (std::vector<K>{K::unwatch, K::check_head}));
+  EXPECT_EQ(m.state(), M::State::checking_head);
+  EXPECT_EQ(kinds(m.resume(head_checked(true, -2, false))), (std::vector<K>{K::drop_head}));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::head_dropped))), (std::vector<K>{K::send_attempt}));
+}
+
+TEST(AcquireMachineFair, ALiveHeadIsWaitedForAtMostUntilItsDoorbellWouldRunOut) {
+  // Not queued yet (found it free from a fresh attempt): join the queue behind it.
+  M fresh = fair_machine();
+  (void)fresh.resume(start(5s));
+  (void)fresh.resume(watched_read(M::Holders::free, false));
+  EXPECT_EQ(kinds(fresh.resume(head_checked(false, 900, false))),
+            (std::vector<K>{K::send_wait_read}));
+  // The backup (rank 1) of a free lock: queued, so it waits for the sooner of the head's
+  // doorbell and its own.
+  M m = fair_machine();
+  (void)m.resume(start(5s));
+  (void)m.resume(watched_read(M::Holders::held, true));
+  EXPECT_EQ(kinds(m.resume(read(1, -2, 1500, true, M::Holders::not_ours))),
+            (std::vector<K>{K::check_head}));
+  const auto a = m.resume(head_checked(false, 1800, true));
+  ASSERT_NE(backstop(a), nullptr);
+  EXPECT_EQ(backstop(a)->after, 1501ms);
+  EXPECT_EQ(m.state(), M::State::waiting);
+  // A head doorbell without a TTL reading: the fair doorbell's lifetime bounds the wait.
+  M n = fair_machine();
+  (void)n.resume(start(5s));
+  (void)n.resume(watched_read(M::Holders::held, true));
+  (void)n.resume(read(1, -2, -2, true, M::Holders::not_ours));
+  const auto b = n.resume(head_checked(false, -1, true));
+  ASSERT_NE(backstop(b), nullptr);
+  EXPECT_EQ(backstop(b)->after, 2001ms);
+}
+
+TEST(AcquireMachineFair, WaitersFurtherBackWaitForTheirDoorbell) {
+  M m = fair_machine();
+  (void)m.resume(start(5s));
+  (void)m.resume(watched_read(M::Holders::held, true));
+  const auto a = m.resume(read(2, -2, 1700, true, M::Holders::not_ours));
+  ASSERT_NE(backstop(a), nullptr);
+  EXPECT_EQ(backstop(a)->after, 1701ms);
+  EXPECT_EQ(find(a, K::check_head), nullptr);
+}
+
+TEST(AcquireMachineFair, TheHeadKeepsItsDoorbellAliveWhileItWaits) {
+  // Elected while held: woken at the sooner of the holder set's expiry and its own doorbell's
+  // (re-armed by the read that follows), where a waiter in arrival order waits for the first.
+  M m = fair_machine();
+  (void)m.resume(start(20s));
+  (void)m.resume(watched_read(M::Holders::held, true));
+  auto a = m.resume(read(0, 8000, 2000));
+  ASSERT_NE(backstop(a), nullptr);
+  EXPECT_EQ(backstop(a)->after, 2001ms);
+  M plain;
+  (void)plain.resume(start(20s));
+  (void)plain.resume(ev(E::Kind::contended));
+  a = plain.resume(read(0, 8000, 2000));
+  ASSERT_NE(backstop(a), nullptr);
+  EXPECT_EQ(backstop(a)->after, 8001ms);
+}
+
+TEST(AcquireMachineFair, OneAttemptFoundBlockedIsBusyAndWroteNothing) {
+  M m = fair_machine();
+  (void)m.resume(start(0s));
+  const auto a = m.resume(watched_read(M::Holders::free, false));
+  EXPECT_EQ(a[0].kind, K::unwatch);
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::busy);
+  EXPECT_EQ(find(a, K::send_withdraw), nullptr);
+  EXPECT_EQ(find(a, K::check_head), nullptr);
+}
+
+TEST(AcquireMachineFair, AnAbortedGrantReadsAgain) {
+  M m = fair_machine();
+  (void)m.resume(start(2s));
+  (void)m.resume(watched_read(M::Holders::free, true));
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::aborted))), (std::vector<K>{K::send_attempt}));
+}
+
+TEST(AcquireMachineFair, TheWaitEndingDuringAHeadCheckAnswersOnceItIsIn) {
+  M m = fair_machine();
+  (void)m.resume(start(2s));
+  (void)m.resume(watched_read(M::Holders::free, false));
+  EXPECT_EQ(kinds(m.resume(timer(T::deadline))), (std::vector<K>{K::arm}));  // settle bound
+  EXPECT_TRUE(m.leaving());
+  const auto a = m.resume(head_checked(true, -2, false));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::timed_out);
+  EXPECT_EQ(find(a, K::drop_head), nullptr);  // nothing more is sent
+}
+
+TEST(AcquireMachineFair, AGrantAfterTheWaitEndedIsWithdrawn) {
+  M m = fair_machine();
+  (void)m.resume(start(2s));
+  (void)m.resume(watched_read(M::Holders::free, true));
+  (void)m.resume(timer(T::deadline));
+  EXPECT_EQ(kinds(m.resume(granted(9))), (std::vector<K>{K::send_withdraw}));
+  const auto a = m.resume(ev(E::Kind::withdrawn));
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::timed_out);
+}
+
+// --- shared leases and semaphores ----------------------------------------------------------
+
+M shared_machine() {
+  M::Options o;
+  o.shared = true;
+  return M(o);
+}
+
+TEST(AcquireMachineShared, FreeIsGrantedUnderTheReadAndLeavesNoQueue) {
+  M m = shared_machine();
+  EXPECT_EQ(kinds(m.resume(start(2s))), (std::vector<K>{K::arm, K::send_attempt}));
+  EXPECT_EQ(kinds(m.resume(watched_read(M::Holders::free, true))),
+            (std::vector<K>{K::send_watched_grant}));
+  const auto a = m.resume(granted(5));
+  ASSERT_NE(find(a, K::answer), nullptr);
+  EXPECT_EQ(find(a, K::leave_queue), nullptr);
+}
+
+TEST(AcquireMachineShared, BlockedWaitsInNoQueueAndActsOnEveryPush) {
+  M m = shared_machine();
+  (void)m.resume(start(5s));
+  const auto a = m.resume(watched_read(M::Holders::held, true));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::unwatch, K::send_wait_read}));
+  EXPECT_FALSE(a[1].with_hdel);
+  EXPECT_FALSE(m.queued());
+  // The wait block of a shared lease reads no rank: its backstop is the holder set's expiry.
+  const auto b = m.resume(read(-1, 700, -2));
+  ASSERT_NE(backstop(b), nullptr);
+  EXPECT_EQ(backstop(b)->after, 701ms);
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::holders_push))),
+            (std::vector<K>{K::disarm, K::send_attempt}));
+  (void)m.resume(granted(3));
+  EXPECT_EQ(m.state(), M::State::done);
+}
+
+TEST(AcquireMachineShared, AnExpiredBackstopAttemptsRatherThanReadingAPlace) {
+  M m = shared_machine();
+  (void)m.resume(start(5s));
+  (void)m.resume(watched_read(M::Holders::held, true));
+  (void)m.resume(read(-1, 700, -2));
+  const auto a = m.resume(timer(T::backstop));
+  EXPECT_NE(find(a, K::send_attempt), nullptr);
+  EXPECT_EQ(find(a, K::send_wait_read), nullptr);
+}
+
+TEST(AcquireMachineShared, HeldByTheSameOwnerIsAlreadyHeldEvenAfterTheWait) {
+  M m = shared_machine();
+  (void)m.resume(start(2s));
+  (void)m.resume(timer(T::deadline));
+  const auto a = m.resume(watched_read(M::Holders::mine, true));
+  EXPECT_EQ(a[0].kind, K::unwatch);
+  const A* ans = find(a, K::answer);
+  ASSERT_NE(ans, nullptr);
+  EXPECT_EQ(ans->error, Errc::already_held);
+}
+
+TEST(AcquireMachineShared, ASemaphoreAtItsCountChecksForLeasesThatAreOver) {
+  M m = shared_machine();
+  (void)m.resume(start(5s));
+  (void)m.resume(watched_read(M::Holders::held, true));
+  EXPECT_EQ(kinds(m.resume(read(-1, 900, -2, true, M::Holders::shared_only))),
+            (std::vector<K>{K::check_stale}));
 }
 
 }  // namespace

@@ -163,6 +163,38 @@ TEST_F(ClusterTest, EveryOperationOnResourcesOfEveryPrimary) {
   }
 }
 
+// The seed (the first connection, kept as Client::connection()) reconnects like any connection:
+// its next ready must not make the client enter cluster mode again. A second router would
+// replace the first, whose shard Cores then close: their leases answer `closed`, lost without
+// a word, and their keys stay until the TTL.
+TEST_F(ClusterTest, SeedReconnectKeepsTheRouterAndItsLeases) {
+  auto c = make_client();
+  std::vector<Lease> held;
+  int lost = 0;
+  for (std::size_t p : primaries()) {
+    LockRequest req = testing::request(resource_on(p, "seed-reconnect"), "h", 30s);
+    req.on_lost = [&lost](std::error_code) { ++lost; };
+    Acq a = acquire(*c, std::move(req));
+    ASSERT_FALSE(a.ec) << a.ec.message() << " " << c->last_error();
+    held.push_back(a.lease);
+  }
+  for (int round = 0; round < 2; ++round) {
+    const std::int64_t id = c->connection().client_id();
+    ASSERT_GE(id, 0);
+    ASSERT_EQ(cluster_.node(0).cli({"CLIENT", "KILL", "ID", std::to_string(id)}), "1\n");
+    run_until([&] {
+      return c->connection().state() == loop::ConnectionState::ready &&
+             c->connection().client_id() != id;
+    });
+    sleep_loop(200ms);  // what a second router would start (its map read, its Cores) has run
+  }
+  EXPECT_EQ(lost, 0);
+  for (const Lease& l : held) {
+    EXPECT_FALSE(renew(*c, l)) << c->last_error();
+    EXPECT_FALSE(release(*c, l)) << c->last_error();
+  }
+}
+
 // The holder of a resource on one shard learns of a force-release made by another client
 // through its shard's notice key, before any renewal could tell it (TTL 60 s, no auto-renew).
 TEST_F(ClusterTest, ForceReleaseReachesTheHolderOnAnyShard) {

@@ -390,10 +390,11 @@ class Client {
   friend struct detail::ClientAccess;
   Client() = default;  // for detail::ClientAccess, which builds the insides itself
   struct Core;    // lock/src/core.hpp
-  struct Router;  // lock/src/router.hpp: set once the server turned out to be a Redis Cluster
+  struct Router;  // lock/src/router.hpp: once the server turned out to be a Redis Cluster
+  struct Route;   // lock/src/route.hpp: where calls go (the Core, or the Cluster router)
   void enter_cluster(loop::ConnectionOptions connection);
-  std::shared_ptr<Core> core_;
-  std::shared_ptr<Router> router_;
+  std::shared_ptr<Core> core_;    // the first server's; a Cluster's seed
+  std::shared_ptr<Route> route_;  // never null
   std::shared_ptr<const int> life_ = std::make_shared<const int>(0);
 };
 
