@@ -477,7 +477,10 @@ void Client::Core::hand_over(const WaiterPtr& w, std::uint64_t token,
   d->valid_until = counted_until(d->end);
   // The waiter is answered below and never steps again: its keys move to the lease.
   d->keys = w->upgrade ? w->keys : std::move(w->keys);
-  d->registry_key = registry_key(d->keys.holders, w->req.owner);
+  // registry_key(), built in place: one allocation of the right size, no temporary.
+  d->registry_key.reserve(d->keys.holders.size() + 1 + w->req.owner.size());
+  d->registry_key.append(d->keys.holders).push_back('\0');
+  d->registry_key.append(w->req.owner);
   d->core = weak_from_this();
   d->auto_renew = w->req.auto_renew;
   d->on_lost = std::move(w->req.on_lost);

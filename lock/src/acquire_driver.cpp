@@ -23,84 +23,37 @@ Event event(Event::Kind k) {
   e.kind = k;
   return e;
 }
+
 }  // namespace
 
-void Client::Core::drive(QueuePtr q, WaiterPtr w, MachineEvent e) {
-  for (;;) {
-    // A reply after the settle bound answered: once it is dealt with (what it may have left
-    // withdrawn), the queue moves on, as it would have after the step.
-    const bool late = w->machine->state() == Machine::State::done;
-    const Machine::Actions actions = w->machine->resume(e);
-    std::optional<MachineEvent> next;
-    bool answered = false;
-    bool withdrawing = false;
-    for (const Action& a : actions) {
-      if (closed) return;  // an answer's callback closed the client
-      // A no-reply answer leaves the step on the wire: the queue moves on after its reply.
-      answered = answered ||
-                 (a.kind == Action::Kind::answer && a.because != Machine::Because::no_reply);
-      withdrawing = withdrawing || a.kind == Action::Kind::send_withdraw;
-      if (auto n = carry_out(q, w, a)) {
-        assert(!next);  // at most one action per resume answers at once
-        next = std::move(n);
-      }
-    }
-    if (closed) return;
-    if (answered || (late && !withdrawing)) move_on(q, w);
-    if (!next) return;
-    e = std::move(*next);
-  }
-}
-
-void Client::Core::move_on(const QueuePtr& q, const WaiterPtr& w) {
-  if (!q->waiters.empty() && q->waiters.front() == w) {
-    advance(q);
-  } else {
-    std::erase(q->waiters, w);  // answered from behind: the head keeps going
-  }
-}
-
-std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr& q,
-                                                                  const WaiterPtr& w,
-                                                                  const MachineAction& a) {
+// Inlined into drive()'s loop (a call per action cost more than most actions): the longer
+// cases are functions of their own.
+[[gnu::always_inline]] inline bool Client::Core::carry_out(const QueuePtr& q,
+                                                           const WaiterPtr& w,
+                                                           const MachineAction& a,
+                                                           MachineEvent& next) {
   using K = Action::Kind;
   using T = Machine::Timer;
   switch (a.kind) {
     case K::send_attempt:
-      return try_attempt(q, w);
+      return try_attempt(q, w, next);
     case K::send_withdraw:
-      withdraw(q, w, guard([q, w](Core* self, bool absent) {
-                 const bool late = w->machine->state() == Machine::State::done;
-                 Event e = event(Event::Kind::withdrawn);
-                 e.absent = absent;
-                 self->drive(q, w, std::move(e));
-                 if (late && !self->closed) self->move_on(q, w);
-               }));
-      return std::nullopt;
+      driven_withdraw(q, w);
+      return false;
     case K::send_wait_read:
       wait_read(q, w, a.with_hdel);
-      return std::nullopt;
+      return false;
     case K::check_stale:
       driven_check_stale(q, w);
-      return std::nullopt;
+      return false;
     case K::leave_queue:
-      // Our place is handed on unless the next waiter of ours for the resource is the same
-      // owner (it keeps it), as advance() decides.
-      if (!q->queued.empty()) {
-        const auto next = std::find_if(q->waiters.begin(), q->waiters.end(),
-                                       [](const WaiterPtr& x) { return !x->done; });
-        if (next == q->waiters.end() || (*next)->req.owner != q->queued) leave_queue(q);
-      }
-      return std::nullopt;
+      driven_leave_queue(q);
+      return false;
     case K::read_floor:
-      // A read that came back since this grant's block was sent (another attempt's) is fresh
-      // enough: no second TIME.
-      if (floor_read_at > w->sent_floor_read_at) return event(Event::Kind::floor_read);
-      refresh_floor([self = this, q, w] { self->drive(q, w, event(Event::Kind::floor_read)); });
-      return std::nullopt;
+      return driven_read_floor(q, w, next);
     case K::hold:
       park_until_probed(q);  // attempt(q) wakes us: Event::wake
-      return std::nullopt;
+      return false;
     case K::arm:
       switch (a.timer) {
         case T::settle:
@@ -111,21 +64,15 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
           // answer_at_deadline regression is there).
           arm_deadline(q, w);
           break;
-        case T::backstop: {
-          w->waited = true;
-          q->state = Queue::State::waiting;
-          ensure_backstop(q);
-          Nanos delay = a.after;
-          if (a.poll_index >= 0) delay = std::min(delay, poll_delay(a.poll_index));
-          q->backstop->start(delay);
+        case T::backstop:
+          arm_backstop(q, w, a);
           break;
-        }
         case T::grace:
           ensure_grace(q);
           if (!q->grace->active()) q->grace->start(a.after);
           break;
       }
-      return std::nullopt;
+      return false;
     case K::disarm:
       switch (a.timer) {
         case T::settle:
@@ -145,30 +92,113 @@ std::optional<Client::Core::MachineEvent> Client::Core::carry_out(const QueuePtr
           if (q->grace) q->grace->stop();
           break;
       }
-      return std::nullopt;
+      return false;
     case K::answer:
       answer_driven(q, w, a);
-      return std::nullopt;
+      return false;
     case K::send_watched_grant:
       driven_watched_grant(q, w, w->granted_sent);
-      return std::nullopt;
+      return false;
     case K::declare_and_read:
       driven_declare_and_read(q, w);
-      return std::nullopt;
+      return false;
     case K::unwatch:
       w->txn.unwatch();
-      return std::nullopt;
+      return false;
     case K::check_head:
       driven_check_head(q, w);
-      return std::nullopt;
+      return false;
     case K::drop_head:
-      send(protocol::drop_head(w->keys, w->fair_head),
-           guard([q, w](Core* self, Ec, const loop::Replies&) {
-             self->drive(q, w, event(Event::Kind::head_dropped));  // whatever became of it
-           }));
-      return std::nullopt;
+      driven_drop_head(q, w);
+      return false;
   }
-  return std::nullopt;
+  return false;
+}
+
+void Client::Core::driven_drop_head(const QueuePtr& q, const WaiterPtr& w) {
+  send(protocol::drop_head(w->keys, w->fair_head),
+       guard([q, w](Core* self, Ec, const loop::Replies&) {
+         self->drive(q, w, event(Event::Kind::head_dropped));  // whatever became of it
+       }));
+}
+
+void Client::Core::driven_withdraw(const QueuePtr& q, const WaiterPtr& w) {
+  withdraw(q, w, guard([q, w](Core* self, bool absent) {
+             const bool late = w->machine->state() == Machine::State::done;
+             Event e = event(Event::Kind::withdrawn);
+             e.absent = absent;
+             self->drive(q, w, std::move(e));
+             if (late && !self->closed) self->move_on(q, w);
+           }));
+}
+
+void Client::Core::driven_leave_queue(const QueuePtr& q) {
+  // Our place is handed on unless the next waiter of ours for the resource is the same owner
+  // (it keeps it), as advance() decides.
+  if (q->queued.empty()) return;
+  const auto next = std::find_if(q->waiters.begin(), q->waiters.end(),
+                                 [](const WaiterPtr& x) { return !x->done; });
+  if (next == q->waiters.end() || (*next)->req.owner != q->queued) leave_queue(q);
+}
+
+bool Client::Core::driven_read_floor(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next) {
+  // A read that came back since this grant's block was sent (another attempt's) is fresh
+  // enough: no second TIME.
+  if (floor_read_at > w->sent_floor_read_at) {
+    next = event(Event::Kind::floor_read);
+    return true;
+  }
+  refresh_floor([self = this, q, w] { self->drive(q, w, event(Event::Kind::floor_read)); });
+  return false;
+}
+
+void Client::Core::arm_backstop(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a) {
+  w->waited = true;
+  q->state = Queue::State::waiting;
+  ensure_backstop(q);
+  Nanos delay = a.after;
+  if (a.poll_index >= 0) delay = std::min(delay, poll_delay(a.poll_index));
+  q->backstop->start(delay);
+}
+
+// Its own copies of the queue and the waiter: the caller's may be the head of q->waiters,
+// which an answer pops.
+void Client::Core::drive(QueuePtr q, WaiterPtr w, MachineEvent e) { drive_owned(q, w, e); }
+
+void Client::Core::drive_owned(const QueuePtr& q, const WaiterPtr& w, MachineEvent e) {
+  for (;;) {
+    // A reply after the settle bound answered: once it is dealt with (what it may have left
+    // withdrawn), the queue moves on, as it would have after the step.
+    const bool late = w->machine->state() == Machine::State::done;
+    const Machine::Actions actions = w->machine->resume(e);
+    // `e` is spent: an action that leads to an event at once (an attempt not made) writes it
+    // there, and the loop feeds it in turn.
+    bool next = false;
+    bool answered = false;
+    bool withdrawing = false;
+    for (const Action& a : actions) {
+      if (closed) return;  // an answer's callback closed the client
+      // A no-reply answer leaves the step on the wire: the queue moves on after its reply.
+      answered = answered ||
+                 (a.kind == Action::Kind::answer && a.because != Machine::Because::no_reply);
+      withdrawing = withdrawing || a.kind == Action::Kind::send_withdraw;
+      if (carry_out(q, w, a, e)) {
+        assert(!next);  // at most one action per resume answers at once
+        next = true;
+      }
+    }
+    if (closed) return;
+    if (answered || (late && !withdrawing)) move_on(q, w);
+    if (!next) return;
+  }
+}
+
+void Client::Core::move_on(const QueuePtr& q, const WaiterPtr& w) {
+  if (!q->waiters.empty() && q->waiters.front() == w) {
+    advance(q);
+  } else {
+    std::erase(q->waiters, w);  // answered from behind: the head keeps going
+  }
 }
 
 void Client::Core::ensure_backstop(const QueuePtr& q) {
@@ -211,20 +241,20 @@ void Client::Core::on_grace(const QueuePtr& q) {
 
 // attempt()'s checks for one waiter: a connection probed, ready and vouched for, a server that
 // is safe to lock on, a fencing floor that is young enough; then the acquire block.
-std::optional<Client::Core::MachineEvent> Client::Core::try_attempt(const QueuePtr& q,
-                                                                    const WaiterPtr& w) {
-  if (closed || w->done) return std::nullopt;
-  if (w->machine->leaving()) return event(Event::Kind::not_sent);  // nothing more is sent
-  if (!caps.probed || conn->state() != loop::ConnectionState::ready || !vouched()) {
-    return event(Event::Kind::not_sent);  // see attempt(): held until probed and vouched
+bool Client::Core::try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next) {
+  if (closed || w->done) return false;
+  if (w->machine->leaving() ||  // nothing more is sent
+      !caps.probed || conn->state() != loop::ConnectionState::ready || !vouched()) {
+    next = event(Event::Kind::not_sent);  // see attempt(): held until probed and vouched
+    return true;
   }
   if (std::string why = refusal(); !why.empty()) {
     last_error = w->req.resource + ": " + why;
-    Event e = event(Event::Kind::refused);
-    e.error = caps.unsupported.empty() ? Errc::unsafe_server : Errc::unsupported_server;
-    e.words = last_error;
-    e.may_claim = false;
-    return e;
+    next = event(Event::Kind::refused);
+    next.error = caps.unsupported.empty() ? Errc::unsafe_server : Errc::unsupported_server;
+    w->told_words = last_error;
+    next.may_claim = false;
+    return true;
   }
   q->state = Queue::State::in_flight;
   if (floor_read_every_attempt()) {
@@ -234,17 +264,18 @@ std::optional<Client::Core::MachineEvent> Client::Core::try_attempt(const QueueP
       if (w->machine->leaving()) return self->drive(q, w, event(Event::Kind::not_sent));
       self->send_attempt(q, w);
     });
-    return std::nullopt;
+    return false;
   }
   if (floor_aging()) {
     // TIME first (attempt() says why); the checks run again once it is answered.
     refresh_floor([self = this, q, w] {
-      if (auto e = self->try_attempt(q, w)) self->drive(q, w, std::move(*e));
+      MachineEvent e;
+      if (self->try_attempt(q, w, e)) self->drive(q, w, e);
     });
-    return std::nullopt;
+    return false;
   }
   send_attempt(q, w);
-  return std::nullopt;
+  return false;
 }
 
 Client::Core::MachineEvent Client::Core::transport_event(Ec ec, bool maybe_applied) {
@@ -254,7 +285,7 @@ Client::Core::MachineEvent Client::Core::transport_event(Ec ec, bool maybe_appli
   e.maybe_applied = maybe_applied;
   // A connection that is closed for good does not come back.
   e.retryable = retryable(ec) && conn->state() != loop::ConnectionState::closed;
-  e.error = map(ec);  // also the connection's words in last_error
+  e.error = lock_errc(map(ec));  // also the connection's words in last_error
   return e;
 }
 
@@ -277,8 +308,8 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
     // or may not have. Withdrawn before the answer.
     Failure f = refusal(r, w->req.resource);
     Event e = event(Event::Kind::refused);
-    e.error = f.ec;
-    e.words = last_error;
+    e.error = lock_errc(f.ec);
+    w->told_words = last_error;
     e.may_claim = with_hdel && !regressions.keep_claim_on_failed_block;
     w->failure = std::move(f);
     return drive(q, w, std::move(e));
@@ -385,8 +416,8 @@ void Client::Core::driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop:
     txn.unwatch();
     Failure f = refusal(r, w->req.resource);  // nothing of ours was written
     Event e = event(Event::Kind::refused);
-    e.error = f.ec;
-    e.words = last_error;
+    e.error = lock_errc(f.ec);
+    w->told_words = last_error;
     e.may_claim = false;
     w->failure = std::move(f);
     return drive(q, w, std::move(e));
@@ -429,8 +460,8 @@ void Client::Core::driven_shared_read(const QueuePtr& q, const WaiterPtr& w, loo
     txn.unwatch();
     Failure f = refusal(r, w->req.resource);  // nothing of ours was written
     Event e = event(Event::Kind::refused);
-    e.error = f.ec;
-    e.words = last_error;
+    e.error = lock_errc(f.ec);
+    w->told_words = last_error;
     e.may_claim = false;
     w->failure = std::move(f);
     return drive(q, w, std::move(e));
@@ -493,8 +524,8 @@ void Client::Core::driven_watched_grant(const QueuePtr& q, const WaiterPtr& w,
     // An error inside EXEC (the HSETNX/HSET may have run): withdrawn, then the server's words.
     Failure f = self->refusal(r, w->req.resource);
     Event e = event(Event::Kind::refused);
-    e.error = f.ec;
-    e.words = self->last_error;
+    e.error = lock_errc(f.ec);
+    w->told_words = self->last_error;
     e.may_claim = !self->regressions.keep_claim_on_failed_block;
     w->failure = std::move(f);
     self->drive(q, w, std::move(e));
@@ -544,8 +575,8 @@ void Client::Core::driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::Mon
       // withdrawn, then the server's words told.
       Failure f = refusal(r, w->req.resource);
       Event e = event(Event::Kind::refused);
-      e.error = f.ec;
-      e.words = last_error;
+      e.error = lock_errc(f.ec);
+      w->told_words = last_error;
       e.may_claim = !regressions.keep_claim_on_failed_block;
       w->failure = std::move(f);  // its own words and redirect, whatever fails meanwhile
       return drive(q, w, std::move(e));
@@ -565,7 +596,7 @@ void Client::Core::driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint
                      "refreshed, so no token above every earlier one could be vouched for";
         Event e = event(Event::Kind::refused);
         e.error = Errc::server_refused;
-        e.words = last_error;
+        w->told_words = last_error;
         return drive(q, w, std::move(e));
       }
       Event e = event(Event::Kind::unusable_grant);
@@ -582,14 +613,14 @@ void Client::Core::driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint
                  // Often passing (issue #28 case 3): withdrawn, then tried again within a wait.
                  e = event(Event::Kind::unusable_grant);
                  e.retry = Machine::Retry::polled;
-                 e.error = ec;
-                 e.words = self->last_error;
+                 e.error = lock_errc(ec);
+                 w->told_words = self->last_error;
                } else if (ec.category() != lock_category()) {
                  e = self->transport_event(ec, true);  // the WAIT's outcome is unknown
                } else {
                  e = event(Event::Kind::refused);  // granted on the primary only: withdrawn
-                 e.error = ec;
-                 e.words = self->last_error;
+                 e.error = lock_errc(ec);
+                 w->told_words = self->last_error;
                }
                self->drive(q, w, std::move(e));
              }));
@@ -607,7 +638,7 @@ void Client::Core::driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std
     if (auto s = shared_lease_of(w->keys, w->req.owner)) lose(s, Errc::lost);
     Event e = event(Event::Kind::refused);
     e.error = Errc::not_held;
-    e.words = last_error;
+    w->told_words = last_error;
     e.may_claim = false;
     return drive(q, w, std::move(e));
   }
@@ -615,22 +646,26 @@ void Client::Core::driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std
     Event e = event(Event::Kind::unusable_grant);
     e.retry = Machine::Retry::once_vouched;
     e.error = Errc::server_unavailable;
-    e.words = w->req.resource + ": granted, but " + vouch_words() +
-              " by the time the reply came; the claim was withdrawn";
+    w->told_words = w->req.resource + ": granted, but " + vouch_words() +
+                    " by the time the reply came; the claim was withdrawn";
     return drive(q, w, std::move(e));
   }
   Event e = event(Event::Kind::granted);  // a waiter that is leaving has it withdrawn
   e.token = token;
-  drive(q, w, std::move(e));
+  // q and w are a reply callback's (the acquire block's, or the WAIT's through replicated()):
+  // they live until it returns.
+  drive_owned(q, w, e);
 }
 
 void Client::Core::answer_driven(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a) {
   using B = Machine::Because;
-  Ec ec = a.error;
+  Ec ec = a.error == Errc::ok ? Ec() : make_error_code(a.error);
   const std::string& resource = w->req.resource;
   switch (a.because) {
     case B::told:
-      if (!a.words.empty()) last_error = a.words;
+      break;
+    case B::told_words:
+      if (!w->told_words.empty()) last_error = std::move(w->told_words);
       break;
     case B::withdrawal_unanswered:
       last_error = resource + ": the withdrawal of our claim got no reply; a claim of '" +

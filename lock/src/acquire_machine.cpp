@@ -15,24 +15,14 @@ using E = AcquireMachine::Event;
 using T = AcquireMachine::Timer;
 using H = AcquireMachine::Holders;
 
-A arm(T t, std::chrono::nanoseconds after) {
-  A a;
-  a.kind = A::Kind::arm;
+// Actions are filled in where they are added (no temporary copied in).
+A& arm(AcquireMachine::Actions& out, T t, std::chrono::nanoseconds after) {
+  A& a = out.add(A::Kind::arm);
   a.timer = t;
   a.after = after;
   return a;
 }
-A disarm(T t) {
-  A a;
-  a.kind = A::Kind::disarm;
-  a.timer = t;
-  return a;
-}
-A plain(A::Kind k) {
-  A a;
-  a.kind = k;
-  return a;
-}
+void disarm(AcquireMachine::Actions& out, T t) { out.add(A::Kind::disarm).timer = t; }
 bool in_flight(AcquireMachine::State s) {
   using S = AcquireMachine::State;
   return s == S::attempting || s == S::reading || s == S::checking || s == S::withdrawing ||
@@ -51,7 +41,11 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       if (state_ != State::idle) break;
       one_shot_ = e.wait <= Nanos{0};
       // A wait ends at its deadline; one attempt is bounded by the settle timeout alone.
-      out.push_back(one_shot_ ? arm(T::settle, opts_.settle_timeout) : arm(T::deadline, e.wait));
+      if (one_shot_) {
+        arm(out, T::settle, opts_.settle_timeout);
+      } else {
+        arm(out, T::deadline, e.wait);
+      }
       if (e.behind) {
         state_ = State::behind;  // Event::wake when the waiter ahead is done
       } else {
@@ -68,7 +62,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         finish(out, give_up_);  // nothing was written: nothing of ours is there
       } else {
         state_ = State::held;  // even one attempt: it was not made yet
-        out.push_back(plain(A::Kind::hold));
+        out.add(A::Kind::hold);
       }
       break;
 
@@ -86,7 +80,8 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       if (leaving_) {
         withdraw_then(out, give_up_);
       } else if (one_shot_ && (e.retry == Retry::once_vouched || e.retry == Retry::polled)) {
-        withdraw_then(out, e.error, e.words);  // one attempt: no waiting for what it lacked
+        // One attempt: no waiting for what it lacked.
+        withdraw_then(out, e.error, Because::told_words);
       } else {
         // A floor or a token is the client's own business: even one attempt is made again.
         withdraw_then(out, {});
@@ -117,9 +112,9 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       // No claim outlives a failed block: withdraw it, then answer with the server's words
       // (even after the wait ended: they say more than the deadline).
       if (e.may_claim) {
-        withdraw_then(out, e.error, e.words);
+        withdraw_then(out, e.error, Because::told_words);
       } else {
-        finish(out, e.error, Because::told, 0, e.words);
+        finish(out, e.error, Because::told_words);
       }
       break;
 
@@ -187,7 +182,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         case H::shared_only:
           if (rank_ == 0) {
             state_ = State::checking;  // shared leases that are over hold up nobody
-            out.push_back(plain(A::Kind::check_stale));
+            out.add(A::Kind::check_stale);
           } else {
             wait(out, e.doorbell_pttl, e.tracked);
           }
@@ -228,11 +223,11 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       // (in case the elected one is gone); the others wait for their doorbell.
       if (state_ != State::waiting) break;
       if (rank_ == 0) {
-        out.push_back(disarm(T::backstop));
+        disarm(out, T::backstop);
         attempt(out);
       } else if (rank_ == 1 && !grace_armed_) {
         grace_armed_ = true;
-        out.push_back(arm(T::grace, kGrace));
+        arm(out, T::grace, kGrace);
       }
       break;
 
@@ -261,7 +256,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         case T::backstop:
           if (state_ != State::waiting) break;
           grace_armed_ = false;
-          out.push_back(disarm(T::grace));
+          disarm(out, T::grace);
           // The holder set's expiry (the elected waiter), a lost push, or a poll; the others
           // read their place again (their doorbell expired or its push was lost).
           if (rank_ == 0) {
@@ -273,7 +268,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         case T::grace:
           grace_armed_ = false;
           if (state_ == State::waiting) {
-            out.push_back(disarm(T::backstop));
+            disarm(out, T::backstop);
             read(out, false);  // the elected waiter did not act: see for ourselves
           }
           break;
@@ -293,7 +288,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         break;
       }
       if (!retry_) {
-        finish(out, pending_, pending_because_, 0, std::move(pending_words_));
+        finish(out, pending_, pending_because_);
         break;
       }
       const Retry next = *retry_;
@@ -309,7 +304,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
           break;
         case Retry::fresh_floor:
           state_ = State::reading_floor;
-          out.push_back(plain(A::Kind::read_floor));
+          out.add(A::Kind::read_floor);
           break;
         case Retry::polled:
           wait(out, 0, false);  // as without pushes: a poll, then a look
@@ -343,23 +338,23 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
     case E::Kind::watched_read:
       if (state_ != State::attempting) break;
       if (e.holders == H::free && e.head_is_us && !leaving_) {
-        out.push_back(plain(A::Kind::send_watched_grant));  // under the read's WATCH
+        out.add(A::Kind::send_watched_grant);  // under the read's WATCH
         break;
       }
       if (opts_.upgrade && (e.holders == H::held || e.holders == H::shared_only) && !leaving_ &&
           !one_shot_) {
         state_ = State::reading;  // our intent declared, under the same WATCH
-        out.push_back(plain(A::Kind::declare_and_read));
+        out.add(A::Kind::declare_and_read);
         break;
       }
-      out.push_back(plain(A::Kind::unwatch));
+      out.add(A::Kind::unwatch);
       // The read wrote nothing of ours (a ticket burnt at most).
       if (e.holders == H::mine) {
         finish(out, Errc::already_held);  // even after the wait ended: it is the answer
       } else if (e.holders == H::lease_gone) {
-        finish(out, leaving_ ? give_up_ : Errc::not_held, Because::told, 0, e.words);
+        finish(out, leaving_ ? give_up_ : Errc::not_held, Because::told_words);
       } else if (e.holders == H::other_upgrading) {
-        finish(out, leaving_ ? give_up_ : Errc::upgrade_conflict, Because::told, 0, e.words);
+        finish(out, leaving_ ? give_up_ : Errc::upgrade_conflict, Because::told_words);
       } else if (leaving_) {
         finish(out, give_up_);
       } else if (one_shot_) {
@@ -389,7 +384,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
         // No doorbell: out of the queue, then our turn may come. A live head that was
         // re-arming re-joins at its own ticket.
         state_ = State::dropping_head;
-        out.push_back(plain(A::Kind::drop_head));
+        out.add(A::Kind::drop_head);
       } else if (e.queued) {
         // Queued already: our doorbell, or until the head's would run out.
         const std::int64_t until = e.pttl > 0 ? e.pttl : opts_.fair_doorbell_ms;
@@ -403,8 +398,8 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
     case E::Kind::consumed:
       if (state_ != State::attempting || !opts_.upgrade || !leaving_) break;
       leaving_ = false;
-      give_up_ = {};
-      out.push_back(disarm(T::settle));  // nothing to settle: the grant is the answer
+      give_up_ = Errc::ok;
+      disarm(out, T::settle);  // nothing to settle: the grant is the answer
       break;
 
     case E::Kind::head_dropped:
@@ -429,12 +424,12 @@ void AcquireMachine::late(Actions& out, const E& e) {
       e.kind == E::Kind::granted || e.kind == E::Kind::unusable_grant ||
       e.kind == E::Kind::contended || (e.kind == E::Kind::refused && e.may_claim) ||
       (e.kind == E::Kind::transport && e.maybe_applied);
-  if (may_have_left_a_claim) out.push_back(plain(A::Kind::send_withdraw));
+  if (may_have_left_a_claim) out.add(A::Kind::send_withdraw);
 }
 
 void AcquireMachine::attempt(Actions& out) {
   state_ = State::attempting;
-  out.push_back(plain(A::Kind::send_attempt));
+  out.add(A::Kind::send_attempt);
 }
 
 void AcquireMachine::read(Actions& out, bool with_hdel) {
@@ -442,9 +437,7 @@ void AcquireMachine::read(Actions& out, bool with_hdel) {
   // Queued from the moment the block is written, whatever its reply (a shared lease's wait
   // block joins no queue).
   if (!opts_.shared && !opts_.upgrade) queued_ = true;
-  A a = plain(A::Kind::send_wait_read);
-  a.with_hdel = with_hdel;
-  out.push_back(std::move(a));
+  out.add(A::Kind::send_wait_read).with_hdel = with_hdel;
 }
 
 // Waits for a push (tracked) or, where the server gave us no tracking, polls: the backstop is
@@ -453,63 +446,60 @@ void AcquireMachine::read(Actions& out, bool with_hdel) {
 void AcquireMachine::wait(Actions& out, std::int64_t pttl_ms, bool tracked) {
   state_ = State::waiting;
   waited_ = true;
-  A a = arm(T::backstop, pttl_ms > 0 ? Nanos(std::chrono::milliseconds(pttl_ms + 1))
-                                     : Nanos(std::chrono::seconds(1)));
+  A& a = arm(out, T::backstop,
+              pttl_ms > 0 ? Nanos(std::chrono::milliseconds(pttl_ms + 1))
+                          : Nanos(std::chrono::seconds(1)));
   if (tracked) {
     polls_ = 0;
   } else {
     a.poll_index = polls_++;
   }
-  out.push_back(std::move(a));
 }
 
 void AcquireMachine::check_head(Actions& out, std::int64_t own_doorbell_pttl, bool tracked) {
   state_ = State::checking_head;
   own_doorbell_pttl_ = own_doorbell_pttl;
   head_tracked_ = tracked;
-  out.push_back(plain(A::Kind::check_head));
+  out.add(A::Kind::check_head);
 }
 
 void AcquireMachine::disarm_waiting(Actions& out) {
-  out.push_back(disarm(T::backstop));
-  out.push_back(disarm(T::grace));
+  disarm(out, T::backstop);
+  disarm(out, T::grace);
   grace_armed_ = false;
 }
 
-void AcquireMachine::finish(Actions& out, std::error_code ec, Because because,
-                            std::uint64_t token, std::string words) {
-  if (!one_shot_) out.push_back(disarm(T::deadline));
-  if (leaving_ || one_shot_) out.push_back(disarm(T::settle));
-  A a = plain(A::Kind::answer);
+void AcquireMachine::finish(Actions& out, Errc ec, Because because,
+                            std::uint64_t token) {
+  if (!one_shot_) disarm(out, T::deadline);
+  if (leaving_ || one_shot_) disarm(out, T::settle);
+  A& a = out.add(A::Kind::answer);
   a.error = ec;
   a.because = because;
   a.token = token;
-  a.words = std::move(words);
-  out.push_back(std::move(a));
   // Off the hand-off's critical path: after the answer, while a grant is held.
-  if (queued_ && !step_outlived_answer_) out.push_back(plain(A::Kind::leave_queue));
+  if (queued_ && !step_outlived_answer_) out.add(A::Kind::leave_queue);
   state_ = State::done;
 }
 
 // Removes our claim, then answers `ec` (absent) or outcome_unknown (no reply to the removal);
-// the callers adjust what follows (a retry instead, other words).
-void AcquireMachine::withdraw_then(Actions& out, std::error_code ec, std::string words) {
+// the callers adjust what follows (a retry instead, another reason).
+void AcquireMachine::withdraw_then(Actions& out, Errc ec, Because because) {
   state_ = State::withdrawing;
   pending_ = ec;
-  pending_because_ = Because::told;
-  pending_words_ = std::move(words);
+  pending_because_ = because;
   unanswered_ = Errc::outcome_unknown;
   unanswered_because_ = Because::withdrawal_unanswered;
-  out.push_back(plain(A::Kind::send_withdraw));
+  out.add(A::Kind::send_withdraw);
 }
 
-void AcquireMachine::end_wait(Actions& out, std::error_code why) {
+void AcquireMachine::end_wait(Actions& out, Errc why) {
   if (in_flight(state_)) {
     // A step in flight: no answer until its outcome is known (bounded by settle).
     if (leaving_) return;
     leaving_ = true;
     give_up_ = why;
-    out.push_back(arm(T::settle, opts_.settle_timeout));
+    arm(out, T::settle, opts_.settle_timeout);
     return;
   }
   switch (state_) {

@@ -21,11 +21,13 @@
 #include <array>
 #include <cassert>
 #include <chrono>
+#include <cstring>
 #include <new>
 #include <cstdint>
 #include <optional>
-#include <string>
-#include <system_error>
+#include <type_traits>
+
+#include "lockwire/lock/error.hpp"
 
 namespace lockwire::lock::detail {
 
@@ -47,7 +49,9 @@ class AcquireMachine {
   // Why an answer is what it is, when the machine concluded it (the driver words it with what
   // it knows: the resource, the owner, the connection's last words).
   enum class Because : std::uint8_t {
-    told,                   // the error and words an event brought (none: granted)
+    told,                   // the error an event brought, or the machine's own (none: granted)
+    told_words,             // the error of an event that brought words (refused, a one-shot's
+                            // unusable grant): the driver keeps them beside the waiter
     withdrawal_unanswered,  // the removal of our claim got no reply: a claim may remain
     no_reply,               // the step got no reply within the settle bound
     not_connected,          // nothing could be written, and the lock was never seen held
@@ -71,10 +75,10 @@ class AcquireMachine {
       start,           // the caller asked (wait: 0 = one attempt; `behind`: not our turn yet)
       not_sent,        // the attempt was not written: no usable connection yet (held)
       granted,         // the acquire block's reply: ours, with `token`
-      unusable_grant,  // granted, but not to be handed over: `retry`; a one-shot's `error`
+      unusable_grant,  // granted, not to be handed over: `retry`; a one-shot's `error` (words)
       contended,       // the acquire block's reply: someone holds it (our claim lost)
       already_held,    // the acquire block's reply: this owner already holds it
-      refused,         // an error reply (the words); `may_claim`: the step may have left a claim
+      refused,         // an error reply (words: told_words); `may_claim`: it may have left a claim
       transport,       // the step's connection failed; `maybe_applied`: it was written
       wait_read,       // the wait block's reply (rank, pttl, doorbell_pttl, tracked, holders)
       stale_checked,   // the shared holders' leases all live: wait until `pttl`
@@ -98,23 +102,26 @@ class AcquireMachine {
       consumed,  // the promotion was granted: it stands even if the wait ended meanwhile (it
                  // replaced the shared lease; undoing it would leave the caller neither)
     };
-    Kind kind = Kind::start;
+    // Eight-byte fields first, flags last: small, trivially copied (no words: the driver
+    // keeps an event's words beside the waiter, see Because::told_words).
     Nanos wait{0};
-    bool behind = false;  // start: another waiter of this client goes first
     std::uint64_t token = 0;
-    std::error_code error;  // refused: the error to answer with; transport: the connection's
-    std::string words;      // refused: the server's words
+    // wait_read (pttl: also stale_checked):
+    std::int64_t rank = -1;  // 0 elected, 1 backup, 2 further back
+    std::int64_t pttl = -2;  // of P{R}
+    std::int64_t doorbell_pttl = -2;
+    // refused, unusable_grant: the error to answer with; transport: the connection's. The
+    // lock's own codes only (the driver maps the connection's), so no error_code is built.
+    Errc error = Errc::ok;
+    Kind kind = Kind::start;
+    bool behind = false;  // start: another waiter of this client goes first
     bool may_claim = true;  // refused
     bool maybe_applied = false;  // transport
     bool retryable = true;       // transport: the connection may come back
     bool absent = true;  // withdrawn: false when the removal got no reply
     Retry retry = Retry::at_once;
-    // wait_read (pttl: also stale_checked):
-    std::int64_t rank = -1;  // 0 elected, 1 backup, 2 further back
-    std::int64_t pttl = -2;  // of P{R}
-    std::int64_t doorbell_pttl = -2;
-    bool tracked = true;  // CLIENT CACHING accepted (else: poll)
-    Holders holders = Holders::held;
+    bool tracked = true;  // wait_read: CLIENT CACHING accepted (else: poll)
+    Holders holders = Holders::held;  // wait_read
     Timer timer = Timer::deadline;
     bool head_is_us = false;  // watched_read
     bool vanished = false;    // head_checked
@@ -146,15 +153,18 @@ class AcquireMachine {
     Because because = Because::told;
     bool with_hdel = false;
     Timer timer = Timer::deadline;
-    Nanos after{0};
     // arm backstop: >= 0 when we poll (no push wake-ups): then at most the poll_index-th poll's
     // delay (poll_initial * 2^n, capped, jittered by the driver, which owns the randomness).
     int poll_index = -1;
-    std::error_code error;
+    Nanos after{0};
+    Errc error = Errc::ok;
     std::uint64_t token = 0;
-    std::string words;
     friend bool operator==(const Action&, const Action&) = default;
   };
+  // Copied and dropped as plain bytes: a resume and its driver's loop pay nothing per action
+  // beyond filling it in.
+  static_assert(std::is_trivially_copyable_v<Event> && std::is_trivially_destructible_v<Event>);
+  static_assert(std::is_trivially_copyable_v<Action> && std::is_trivially_destructible_v<Action>);
 
   enum class State : std::uint8_t {
     idle,           // before start
@@ -184,49 +194,39 @@ class AcquireMachine {
   static constexpr Nanos kGrace = std::chrono::milliseconds(50);
 
   // What one event leads to: a few actions, kept inline and constructed only as they are added
-  // (a resume allocates nothing, and costs nothing for the slots it leaves unused).
+  // (a resume allocates nothing, and costs nothing for the slots it leaves unused). Actions are
+  // plain bytes (the static_asserts above): nothing to destroy, copied as they are.
   class Actions {
    public:
     static constexpr std::size_t kCapacity = 8;
     Actions() noexcept = default;
-    Actions(Actions&& o) noexcept { take(o); }
-    Actions& operator=(Actions&& o) noexcept {
-      if (this != &o) {
-        clear();
-        take(o);
-      }
+    Actions(const Actions& o) noexcept { copy(o); }
+    Actions& operator=(const Actions& o) noexcept {
+      copy(o);
       return *this;
     }
-    Actions(const Actions&) = delete;
-    Actions& operator=(const Actions&) = delete;
-    ~Actions() { clear(); }
 
-    void push_back(Action a) {
+    // A new action of kind `k` (its other fields as Action defaults them), filled in in place.
+    Action& add(Action::Kind k) noexcept {
       assert(size_ < kCapacity);  // the longest transition emits six
-      new (slot(size_)) Action(std::move(a));
+      Action* a = new (storage_ + size_ * sizeof(Action)) Action;
+      a->kind = k;
       ++size_;
+      return *a;
     }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
     [[nodiscard]] const Action& operator[](std::size_t i) const noexcept { return data()[i]; }
-    [[nodiscard]] Action& back() noexcept { return data()[size_ - 1]; }
     [[nodiscard]] const Action* begin() const noexcept { return data(); }
     [[nodiscard]] const Action* end() const noexcept { return data() + size_; }
 
    private:
-    void* slot(std::size_t i) noexcept { return storage_ + i * sizeof(Action); }
-    Action* data() noexcept { return std::launder(reinterpret_cast<Action*>(storage_)); }
     const Action* data() const noexcept {
       return std::launder(reinterpret_cast<const Action*>(storage_));
     }
-    void clear() noexcept {
-      for (std::size_t i = 0; i < size_; ++i) data()[i].~Action();
-      size_ = 0;
-    }
-    void take(Actions& o) noexcept {
-      for (std::size_t i = 0; i < o.size_; ++i) new (slot(i)) Action(std::move(o.data()[i]));
+    void copy(const Actions& o) noexcept {
+      std::memcpy(storage_, o.storage_, o.size_ * sizeof(Action));
       size_ = o.size_;
-      o.clear();
     }
     alignas(Action) unsigned char storage_[kCapacity * sizeof(Action)];
     std::size_t size_ = 0;
@@ -251,11 +251,11 @@ class AcquireMachine {
   void attempt(Actions& out);
   void read(Actions& out, bool with_hdel);
   void wait(Actions& out, std::int64_t pttl_ms, bool tracked);
-  void finish(Actions& out, std::error_code ec, Because because = Because::told,
-              std::uint64_t token = 0, std::string words = {});
-  void withdraw_then(Actions& out, std::error_code ec, std::string words = {});
+  void finish(Actions& out, Errc ec, Because because = Because::told,
+              std::uint64_t token = 0);
+  void withdraw_then(Actions& out, Errc ec, Because because = Because::told);
   void late(Actions& out, const Event& e);
-  void end_wait(Actions& out, std::error_code why);
+  void end_wait(Actions& out, Errc why);
   void disarm_waiting(Actions& out);
   void check_head(Actions& out, std::int64_t own_doorbell_pttl, bool tracked);
 
@@ -263,7 +263,7 @@ class AcquireMachine {
   State state_ = State::idle;
   bool one_shot_ = false;
   bool leaving_ = false;    // the wait ended while a step was in flight
-  std::error_code give_up_;  // the answer once that step is settled
+  Errc give_up_ = Errc::ok;  // the answer once that step is settled
   bool queued_ = false;     // our wait block was written: we may be in P{R}:q
   std::int64_t rank_ = -1;
   bool tracked_ = true;   // the last wait block's read was tracked (else: we poll)
@@ -271,11 +271,10 @@ class AcquireMachine {
   bool grace_armed_ = false;
   bool step_outlived_answer_ = false;
   int polls_ = 0;  // consecutive polls: the next poll's index
-  std::error_code pending_;  // withdrawing: the answer after the removal
+  Errc pending_ = Errc::ok;  // withdrawing: the answer after the removal
   Because pending_because_ = Because::told;
-  std::string pending_words_;
   // withdrawing: the answer if the removal gets no reply
-  std::error_code unanswered_;
+  Errc unanswered_ = Errc::ok;
   Because unanswered_because_ = Because::withdrawal_unanswered;
   // Withdrawing an unusable grant: what comes after the removal instead of an answer.
   std::optional<Retry> retry_;

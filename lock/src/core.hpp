@@ -16,6 +16,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -159,6 +160,9 @@ struct Waiter {
   // carries out what it is told (acquire_driver.cpp).
   std::optional<detail::AcquireMachine> machine;
   loop::MonoTime granted_sent{};  // machine: when the block whose grant is judged was sent
+  // machine: the words of the last event that brought some (refused, unusable_grant), told
+  // with its answer (Because::told_words); kept here so that the machine's events stay small.
+  std::string told_words;
   // machine: the last wait block's shared holders and holder-set PTTL (for check_stale).
   std::vector<std::string> shared_owners;
   std::int64_t read_pttl = -2;
@@ -255,6 +259,13 @@ using detail::QueuePtr;
 using detail::retryable;
 using detail::Waiter;
 using detail::WaiterPtr;
+
+// The acquire machine answers with the lock's own codes: every error its driver feeds it is one
+// (the connection's are mapped first), so the machine builds no error_code.
+inline Errc lock_errc(std::error_code ec) {
+  assert(!ec || ec.category() == lock_category());
+  return static_cast<Errc>(ec.value());
+}
 
 struct Client::Core : std::enable_shared_from_this<Client::Core> {
   Core(loop::Loop& l, ClientOptions o)
@@ -670,10 +681,22 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   using MachineAction = detail::AcquireMachine::Action;
   // Feeds `e` to w's machine and carries out its actions, and the events they give at once.
   void drive(QueuePtr q, WaiterPtr w, MachineEvent e);
-  std::optional<MachineEvent> carry_out(const QueuePtr& q, const WaiterPtr& w,
-                                        const MachineAction& a);
-  // The attempt itself: sent, held (no usable connection: not_sent) or refused before sending.
-  std::optional<MachineEvent> try_attempt(const QueuePtr& q, const WaiterPtr& w);
+  // drive() for a caller whose `q` and `w` outlive the call whatever the answer's callback
+  // does (a reply callback's own captures), so that it need not copy them.
+  void drive_owned(const QueuePtr& q, const WaiterPtr& w, MachineEvent e);
+  // Carries out `a`; true when it leads to an event at once, written to `next`. Inline: defined
+  // (and used) in acquire_driver.cpp only, in drive()'s loop.
+  inline bool carry_out(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a,
+                        MachineEvent& next);
+  // The attempt itself: sent, held (no usable connection: not_sent) or refused before sending;
+  // true (with `next`) when it was not sent.
+  bool try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
+  // carry_out's longer cases (HDEL of our claim, leaving P{R}:q, a fresh floor, the backstop;
+  // driven_drop_head below).
+  void driven_withdraw(const QueuePtr& q, const WaiterPtr& w);
+  void driven_leave_queue(const QueuePtr& q);
+  bool driven_read_floor(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
+  void arm_backstop(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a);
   void answer_driven(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a);
   // A failed step as the machine's event (the connection's error mapped, its words kept).
   MachineEvent transport_event(Ec ec, bool maybe_applied);
@@ -693,6 +716,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                           const loop::Replies& r, loop::WatchTxn txn);
   void driven_watched_grant(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send);
   void driven_check_head(const QueuePtr& q, const WaiterPtr& w);
+  // Removes the vanished first waiter from the queue (Action::drop_head).
+  void driven_drop_head(const QueuePtr& q, const WaiterPtr& w);
   // After w's answer: the queue moves on (w was its head) or w leaves it (it was behind).
   void move_on(const QueuePtr& q, const WaiterPtr& w);
   // The head of `q`, when the machine drives it and it is unanswered.

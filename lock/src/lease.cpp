@@ -294,10 +294,10 @@ void Client::Core::release(const Lease& lease, DoneHandler handler) {
   if (d->state.load() == LeaseState::released) return post(Errc::not_held);
   c.stop_lease_timers(d);
   const loop::MonoTime t0 = c.loop.now();
-  auto req = [d] { return protocol::release(d->kind, d->keys, d->owner); };
-  auto finish = [wk = c.weak(), d, t0](Ec ec, const DoneHandler& h) {
-    auto self = wk.lock();
-    if (!self) return;
+  // Static, so that the reply's callbacks carry the lease, the start and the handler only (one
+  // weak_ptr and one copy of `d` each, not three): they run under guard(), so the client lives.
+  static constexpr auto finish = [](Core* self, const LeasePtr& d, loop::MonoTime t0, Ec ec,
+                                    const DoneHandler& h) {
     const bool was_held = d->state.load() == LeaseState::held;
     if (!ec) {
       d->state.store(LeaseState::released);
@@ -313,28 +313,31 @@ void Client::Core::release(const Lease& lease, DoneHandler handler) {
     if (auto* m = self->metrics()) m->on_op(Op::release, d->kind, d->resource, ec, self->loop.now() - t0);
     if (h) h(ec);
   };
-  c.send(req(), c.guard([d, req, finish, h = std::move(handler)](Core* self, Ec ec,
-                                                                 const loop::Replies& r) mutable {
+  c.send(protocol::release(d->kind, d->keys, d->owner),
+         c.guard([d, t0, h = std::move(handler)](Core* self, Ec ec,
+                                                 const loop::Replies& r) mutable {
     if (ec == loop::Errc::outcome_unknown) {
       // HDEL/DEL of our own names is idempotent: send it again once.
-      self->send(req(), self->guard([d, finish, h = std::move(h)](Core* s, Ec ec2,
-                                                                  const loop::Replies& r2) {
-        if (is_transport(ec2) || r2.size() == 0) return finish(s->map(ec2), h);
+      self->send(protocol::release(d->kind, d->keys, d->owner),
+                 self->guard([d, t0, h = std::move(h)](Core* s, Ec ec2, const loop::Replies& r2) {
+        if (is_transport(ec2) || r2.size() == 0) return finish(s, d, t0, s->map(ec2), h);
         const auto res = protocol::parse_release(d->kind, r2);
         if (res == protocol::ReleaseResult::bad_reply)
-          return finish(s->refused(r2, d->resource), h);
-        finish(res == protocol::ReleaseResult::released ? Ec{} : Ec(Errc::outcome_unknown), h);
+          return finish(s, d, t0, s->refused(r2, d->resource), h);
+        finish(s, d, t0,
+               res == protocol::ReleaseResult::released ? Ec{} : Ec(Errc::outcome_unknown), h);
       }));
       return;
     }
-    if (is_transport(ec) || r.size() == 0) return finish(self->map(ec), h);
+    if (is_transport(ec) || r.size() == 0) return finish(self, d, t0, self->map(ec), h);
     switch (protocol::parse_release(d->kind, r)) {
       case protocol::ReleaseResult::released:
-        return finish(d->state.load() == LeaseState::held ? Ec{} : Ec(Errc::not_held), h);
+        return finish(self, d, t0,
+                      d->state.load() == LeaseState::held ? Ec{} : Ec(Errc::not_held), h);
       case protocol::ReleaseResult::not_held:
-        return finish(Errc::not_held, h);
+        return finish(self, d, t0, Errc::not_held, h);
       case protocol::ReleaseResult::bad_reply:
-        return finish(self->refused(r, d->resource), h);
+        return finish(self, d, t0, self->refused(r, d->resource), h);
     }
   }));
   // This client's own waiters on the resource need not wait for the push the release causes:

@@ -92,8 +92,8 @@ void Client::Core::driven_upgrade_read(const QueuePtr& q, const WaiterPtr& w,
     txn.unwatch();
     Failure f = refusal(r, w->req.resource);  // nothing of ours was written
     e.kind = MachineEvent::Kind::refused;
-    e.error = f.ec;
-    e.words = last_error;
+    e.error = lock_errc(f.ec);
+    w->told_words = last_error;
     e.may_claim = false;
     w->failure = std::move(f);
     return drive(q, w, std::move(e));
@@ -117,12 +117,13 @@ void Client::Core::driven_upgrade_read(const QueuePtr& q, const WaiterPtr& w,
       break;
     case protocol::UpgradeDecision::not_held:
       e.holders = H::lease_gone;
-      e.words = w->req.resource + ": '" + w->req.owner + "' holds no live shared lease to upgrade";
+      w->told_words =
+          w->req.resource + ": '" + w->req.owner + "' holds no live shared lease to upgrade";
       w->lose_shared_on_answer = true;  // it is gone: the answer says so, its on_lost too
       break;
     case protocol::UpgradeDecision::conflict:
       e.holders = H::other_upgrading;
-      e.words = w->req.resource + ": '" + read.intent +
+      w->told_words = w->req.resource + ": '" + read.intent +
                 "' is upgrading its shared lease; two readers waiting for each other would "
                 "deadlock: release this one (it is kept) to let that upgrade go";
       break;
@@ -166,8 +167,8 @@ void Client::Core::driven_upgrade_waited(const QueuePtr& q, const WaiterPtr& w, 
   if (!wr.ok) {
     Failure f = refusal(r, w->req.resource);
     e.kind = MachineEvent::Kind::refused;
-    e.error = f.ec;
-    e.words = last_error;
+    e.error = lock_errc(f.ec);
+    w->told_words = last_error;
     e.may_claim = false;
     w->failure = std::move(f);
     return drive(q, w, std::move(e));
