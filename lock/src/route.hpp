@@ -22,21 +22,21 @@ struct Client::Route {
   Route& operator=(const Route&) = delete;
   virtual ~Route() = default;
 
-  virtual void lock(LockRequest req, AcquireHandler handler) = 0;
-  virtual void upgrade(LockRequest req, AcquireHandler handler) = 0;
+  virtual void lock(LockRequest&& req, AcquireHandler&& handler) = 0;
+  virtual void upgrade(LockRequest&& req, AcquireHandler&& handler) = 0;
   // The upgrade of `shared`, a lease of this client (req is built from it).
-  virtual void upgrade(const Lease& shared, LockRequest req, AcquireHandler handler) = 0;
+  virtual void upgrade(const Lease& shared, LockRequest&& req, AcquireHandler&& handler) = 0;
   virtual void cancel(std::string_view resource, std::string_view owner) = 0;
-  virtual void release(const Lease& lease, DoneHandler handler) = 0;
-  virtual void renew(const Lease& lease, DoneHandler handler) = 0;
+  virtual void release(const Lease& lease, DoneHandler&& handler) = 0;
+  virtual void renew(const Lease& lease, DoneHandler&& handler) = 0;
   virtual void release(std::string resource, std::string owner, std::optional<Kind> kind,
-                       DoneHandler handler) = 0;
+                       DoneHandler&& handler) = 0;
   virtual void renew(std::string resource, std::string owner, std::optional<Kind> kind,
-                     Nanos ttl, DoneHandler handler) = 0;
+                     Nanos ttl, DoneHandler&& handler) = 0;
   virtual void force_release(std::string resource,
-                             std::function<void(std::error_code, std::size_t)> h) = 0;
+                             std::function<void(std::error_code, std::size_t)>&& h) = 0;
   virtual void inspect(std::string resource,
-                       std::function<void(std::error_code, const LockInfo&)> h) = 0;
+                       std::function<void(std::error_code, const LockInfo&)>&& h) = 0;
   virtual void locate_for(const std::string& resource,
                           const loop::ConnectionOptions::Answer& answer) = 0;
   virtual void close() noexcept = 0;
@@ -60,20 +60,20 @@ class Client::Route::Single final : public Client::Route {
  public:
   explicit Single(std::shared_ptr<Core> core) : core_(std::move(core)) {}
 
-  void lock(LockRequest req, AcquireHandler handler) override;
-  void upgrade(LockRequest req, AcquireHandler handler) override;
-  void upgrade(const Lease& shared, LockRequest req, AcquireHandler handler) override;
+  void lock(LockRequest&& req, AcquireHandler&& handler) override;
+  void upgrade(LockRequest&& req, AcquireHandler&& handler) override;
+  void upgrade(const Lease& shared, LockRequest&& req, AcquireHandler&& handler) override;
   void cancel(std::string_view resource, std::string_view owner) override;
-  void release(const Lease& lease, DoneHandler handler) override;
-  void renew(const Lease& lease, DoneHandler handler) override;
+  void release(const Lease& lease, DoneHandler&& handler) override;
+  void renew(const Lease& lease, DoneHandler&& handler) override;
   void release(std::string resource, std::string owner, std::optional<Kind> kind,
-               DoneHandler handler) override;
+               DoneHandler&& handler) override;
   void renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
-             DoneHandler handler) override;
+             DoneHandler&& handler) override;
   void force_release(std::string resource,
-                     std::function<void(std::error_code, std::size_t)> h) override;
+                     std::function<void(std::error_code, std::size_t)>&& h) override;
   void inspect(std::string resource,
-               std::function<void(std::error_code, const LockInfo&)> h) override;
+               std::function<void(std::error_code, const LockInfo&)>&& h) override;
   void locate_for(const std::string& resource,
                   const loop::ConnectionOptions::Answer& answer) override;
   void close() noexcept override;
@@ -93,20 +93,20 @@ class Client::Route::Cluster final : public Client::Route {
   Cluster(std::shared_ptr<Router> router, std::shared_ptr<Core> seed)
       : router_(std::move(router)), seed_(std::move(seed)) {}
 
-  void lock(LockRequest req, AcquireHandler handler) override;
-  void upgrade(LockRequest req, AcquireHandler handler) override;
-  void upgrade(const Lease& shared, LockRequest req, AcquireHandler handler) override;
+  void lock(LockRequest&& req, AcquireHandler&& handler) override;
+  void upgrade(LockRequest&& req, AcquireHandler&& handler) override;
+  void upgrade(const Lease& shared, LockRequest&& req, AcquireHandler&& handler) override;
   void cancel(std::string_view resource, std::string_view owner) override;
-  void release(const Lease& lease, DoneHandler handler) override;
-  void renew(const Lease& lease, DoneHandler handler) override;
+  void release(const Lease& lease, DoneHandler&& handler) override;
+  void renew(const Lease& lease, DoneHandler&& handler) override;
   void release(std::string resource, std::string owner, std::optional<Kind> kind,
-               DoneHandler handler) override;
+               DoneHandler&& handler) override;
   void renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
-             DoneHandler handler) override;
+             DoneHandler&& handler) override;
   void force_release(std::string resource,
-                     std::function<void(std::error_code, std::size_t)> h) override;
+                     std::function<void(std::error_code, std::size_t)>&& h) override;
   void inspect(std::string resource,
-               std::function<void(std::error_code, const LockInfo&)> h) override;
+               std::function<void(std::error_code, const LockInfo&)>&& h) override;
   void locate_for(const std::string& resource,
                   const loop::ConnectionOptions::Answer& answer) override;
   void close() noexcept override;

@@ -5,7 +5,7 @@
 
 namespace lockwire::lock {
 
-void Client::Route::Cluster::lock(LockRequest req, AcquireHandler handler) {
+void Client::Route::Cluster::lock(LockRequest&& req, AcquireHandler&& handler) {
   // An invalid request is answered at once (by the seed, which sends nothing for it), not
   // after the router has read the slot map.
   if (seed_->validate(req)) {
@@ -18,7 +18,7 @@ void Client::Route::Cluster::lock(LockRequest req, AcquireHandler handler) {
   router_->lock(std::move(req), std::move(handler));
 }
 
-void Client::Route::Cluster::upgrade(LockRequest req, AcquireHandler handler) {
+void Client::Route::Cluster::upgrade(LockRequest&& req, AcquireHandler&& handler) {
   if (seed_->validate(req)) return seed_->upgrade(std::move(req), std::move(handler));
   detail::InCall call(seed_->loop);
   router_->with_core(req.resource, [self = router_, req = std::move(req),
@@ -37,8 +37,8 @@ void Client::Route::Cluster::upgrade(LockRequest req, AcquireHandler handler) {
   });
 }
 
-void Client::Route::Cluster::upgrade(const Lease& shared, LockRequest req,
-                                     AcquireHandler handler) {
+void Client::Route::Cluster::upgrade(const Lease& shared, LockRequest&& req,
+                                     AcquireHandler&& handler) {
   if (!shared.empty()) router_->follow_slot(data_of(shared));
   auto c = core_of(shared);
   if (c) router_->last = c.get();
@@ -57,7 +57,7 @@ void Client::Route::Cluster::cancel(std::string_view resource, std::string_view 
 }
 
 // A lease goes back to the Core that holds it (after its slot moved: the new shard's).
-void Client::Route::Cluster::release(const Lease& lease, DoneHandler handler) {
+void Client::Route::Cluster::release(const Lease& lease, DoneHandler&& handler) {
   if (!lease.empty()) router_->follow_slot(data_of(lease));
   auto c = core_of(lease);
   if (c) router_->last = c.get();
@@ -69,30 +69,30 @@ void Client::Route::Cluster::release(const Lease& lease, DoneHandler handler) {
   (c ? *c : *seed_).release(lease, std::move(handler));
 }
 
-void Client::Route::Cluster::renew(const Lease& lease, DoneHandler handler) {
+void Client::Route::Cluster::renew(const Lease& lease, DoneHandler&& handler) {
   if (core_of(lease)) return router_->renew_lease(lease, std::move(handler));
   seed_->renew(lease, std::move(handler));  // empty, or its Core is gone: answered there
 }
 
 void Client::Route::Cluster::release(std::string resource, std::string owner,
-                                     std::optional<Kind> kind, DoneHandler handler) {
+                                     std::optional<Kind> kind, DoneHandler&& handler) {
   router_->by_owner(true, std::move(resource), std::move(owner), kind, Nanos{0},
                     std::move(handler));
 }
 
 void Client::Route::Cluster::renew(std::string resource, std::string owner,
-                                   std::optional<Kind> kind, Nanos ttl, DoneHandler handler) {
+                                   std::optional<Kind> kind, Nanos ttl, DoneHandler&& handler) {
   router_->by_owner(false, std::move(resource), std::move(owner), kind, ttl,
                     std::move(handler));
 }
 
 void Client::Route::Cluster::force_release(std::string resource,
-                                           std::function<void(std::error_code, std::size_t)> h) {
+                                           std::function<void(std::error_code, std::size_t)>&& h) {
   router_->force_release(std::move(resource), std::move(h));
 }
 
 void Client::Route::Cluster::inspect(std::string resource,
-                                     std::function<void(std::error_code, const LockInfo&)> h) {
+                                     std::function<void(std::error_code, const LockInfo&)>&& h) {
   router_->inspect(std::move(resource), std::move(h));
 }
 
