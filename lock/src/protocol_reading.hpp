@@ -120,12 +120,16 @@ inline std::optional<std::uint64_t> token_at(resp::Frame f, std::size_t i) {
   if (i >= f.size()) return std::nullopt;
   const resp::Type t = f[i].type;
   if (t != resp::Type::double_ && t != resp::Type::blob_string) return std::nullopt;
+  // Digits only, read in one loop (std::from_chars cost about 300 instructions per grant): at
+  // most 19 of them cannot overflow, and a token is at most 16 (2^53).
   const std::string_view v = f[i].value;
+  if (v.empty() || v.size() > 19) return std::nullopt;
   std::uint64_t n = 0;
-  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || p != v.data() + v.size() || n == 0 || n > kMaxToken) {
-    return std::nullopt;
+  for (const char c : v) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
   }
+  if (n == 0 || n > kMaxToken) return std::nullopt;
   return n;
 }
 

@@ -128,12 +128,21 @@ TEST(ExclusiveAcquire, InterpretsReplies) {
     Parsed f("_\r\n");
     EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::aborted);
   }
+  {
+    Parsed f("*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n$16\r\n9007199254740992\r\n");  // 2^53, RESP2
+    const auto a = p::parse_exclusive_acquire(f.frame());
+    EXPECT_EQ(a.outcome, p::Outcome::granted);
+    EXPECT_EQ(a.token, 9007199254740992u);
+  }
   for (const char* bad :
        {"*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n", "-WRONGTYPE x\r\n",
         "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n-WRONGTYPE Operation against a key holding the wrong "
         "kind of value\r\n",
         "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n,0\r\n", "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n,1.5\r\n",
         "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n,9007199254740993\r\n",  // beyond 2^53: not exact
+        "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n,-5\r\n", "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n,1e3\r\n",
+        "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n$2\r\n+5\r\n",
+        "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n$20\r\n18446744073709551617\r\n",  // past 2^64
         "*5\r\n:1\r\n:1\r\n:1\r\n:0\r\n:7\r\n", "+OK\r\n"}) {
     Parsed f(bad);
     EXPECT_EQ(p::parse_exclusive_acquire(f.frame()).outcome, p::Outcome::bad_reply) << bad;
