@@ -289,6 +289,31 @@ Client::Core::MachineEvent Client::Core::transport_event(Ec ec, bool maybe_appli
   return e;
 }
 
+// A reply the step cannot use (refused, malformed): the server's words told with the answer,
+// the failure (its redirect too) kept for a routed caller. `may_claim`: the step may have left
+// a claim of ours (withdrawn first).
+Client::Core::MachineEvent Client::Core::refused_event(Waiter& w, const loop::Replies& r,
+                                                       bool may_claim) {
+  Failure f = refusal(r, w.req.resource);
+  Event e = event(Event::Kind::refused);
+  e.error = lock_errc(f.ec);
+  e.may_claim = may_claim;
+  w.told_words = last_error;
+  w.failure = std::move(f);  // its own words and redirect, whatever fails meanwhile
+  return e;
+}
+
+// Shared holders only, in the last read: whose leases the stale check reads (check_stale).
+void Client::Core::note_shared_holders(Waiter& w, const protocol::WaitRead& wr) {
+  w.shared_owners.clear();
+  for (const std::string& f : wr.fields) {
+    Kind k{};
+    std::string_view o;
+    if (protocol::split_field(f, k, o) && k == Kind::shared) w.shared_owners.emplace_back(o);
+  }
+  w.read_pttl = wr.pttl;
+}
+
 // on_wait_read for a driven waiter: the read's outcome as an event; the rank, the first
 // waiter and a refusal of tracking are Core's to note.
 void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
@@ -306,13 +331,8 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
   if (!wr.ok) {
     // Refused or malformed (EXECABORT for a NOPERM, an OOM...): the block's HDEL did not run,
     // or may not have. Withdrawn before the answer.
-    Failure f = refusal(r, w->req.resource);
-    Event e = event(Event::Kind::refused);
-    e.error = lock_errc(f.ec);
-    w->told_words = last_error;
-    e.may_claim = with_hdel && !regressions.keep_claim_on_failed_block;
-    w->failure = std::move(f);
-    return drive(q, w, std::move(e));
+    return drive(q, w,
+                 refused_event(*w, r, with_hdel && !regressions.keep_claim_on_failed_block));
   }
   Event e = event(Event::Kind::wait_read);
   if (!w->machine->leaving()) {
@@ -341,13 +361,7 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
         break;
       case protocol::Decision::blocked_by_shared_only:
         e.holders = Machine::Holders::shared_only;
-        w->shared_owners.clear();
-        for (const std::string& f : wr.fields) {
-          Kind k{};
-          std::string_view o;
-          if (protocol::split_field(f, k, o) && k == Kind::shared) w->shared_owners.emplace_back(o);
-        }
-        w->read_pttl = wr.pttl;
+        note_shared_holders(*w, wr);
         break;
       }
     }
@@ -414,13 +428,7 @@ void Client::Core::driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop:
       protocol::parse_fair_read(r, w->sent_floor > 0, w->sent_fence_ttl_ms > 0);
   if (!read.ok) {
     txn.unwatch();
-    Failure f = refusal(r, w->req.resource);  // nothing of ours was written
-    Event e = event(Event::Kind::refused);
-    e.error = lock_errc(f.ec);
-    w->told_words = last_error;
-    e.may_claim = false;
-    w->failure = std::move(f);
-    return drive(q, w, std::move(e));
+    return drive(q, w, refused_event(*w, r, false));  // nothing of ours was written
   }
   if (w->ticket == 0) w->ticket = read.ticket;  // our place: the order of arrival
   const bool free = read.holders == 0;
@@ -458,13 +466,7 @@ void Client::Core::driven_shared_read(const QueuePtr& q, const WaiterPtr& w, loo
   }
   if (!read.ok) {
     txn.unwatch();
-    Failure f = refusal(r, w->req.resource);  // nothing of ours was written
-    Event e = event(Event::Kind::refused);
-    e.error = lock_errc(f.ec);
-    w->told_words = last_error;
-    e.may_claim = false;
-    w->failure = std::move(f);
-    return drive(q, w, std::move(e));
+    return drive(q, w, refused_event(*w, r, false));  // nothing of ours was written
   }
   const protocol::Decision d = protocol::decide_shared(w->req.owner, read, w->req.permits);
   Event e = event(Event::Kind::watched_read);
@@ -522,13 +524,8 @@ void Client::Core::driven_watched_grant(const QueuePtr& q, const WaiterPtr& w,
       return self->drive(q, w, event(Event::Kind::aborted));
     }
     // An error inside EXEC (the HSETNX/HSET may have run): withdrawn, then the server's words.
-    Failure f = self->refusal(r, w->req.resource);
-    Event e = event(Event::Kind::refused);
-    e.error = lock_errc(f.ec);
-    w->told_words = self->last_error;
-    e.may_claim = !self->regressions.keep_claim_on_failed_block;
-    w->failure = std::move(f);
-    self->drive(q, w, std::move(e));
+    self->drive(q, w,
+                self->refused_event(*w, r, !self->regressions.keep_claim_on_failed_block));
   });
   if (!w->txn.valid()) return send(std::move(grant), std::move(on_reply));
   exec(w->txn, metrics(), std::move(grant), std::move(on_reply));
@@ -573,13 +570,7 @@ void Client::Core::driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::Mon
     case protocol::Outcome::bad_reply: {
       // EXECABORT (nothing ran) or an error inside EXEC (the HSETNX may have run): the claim is
       // withdrawn, then the server's words told.
-      Failure f = refusal(r, w->req.resource);
-      Event e = event(Event::Kind::refused);
-      e.error = lock_errc(f.ec);
-      w->told_words = last_error;
-      e.may_claim = !regressions.keep_claim_on_failed_block;
-      w->failure = std::move(f);  // its own words and redirect, whatever fails meanwhile
-      return drive(q, w, std::move(e));
+      return drive(q, w, refused_event(*w, r, !regressions.keep_claim_on_failed_block));
     }
   }
 }

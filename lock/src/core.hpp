@@ -718,6 +718,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void driven_check_head(const QueuePtr& q, const WaiterPtr& w);
   // Removes the vanished first waiter from the queue (Action::drop_head).
   void driven_drop_head(const QueuePtr& q, const WaiterPtr& w);
+  // A reply the step cannot use as the machine's `refused` (words in told_words, the Failure
+  // kept); `may_claim`: the step may have left a claim of ours.
+  MachineEvent refused_event(Waiter& w, const loop::Replies& r, bool may_claim);
+  static void note_shared_holders(Waiter& w, const protocol::WaitRead& wr);
   // After w's answer: the queue moves on (w was its head) or w leaves it (it was behind).
   void move_on(const QueuePtr& q, const WaiterPtr& w);
   // The head of `q`, when the machine drives it and it is unanswered.

@@ -90,13 +90,7 @@ void Client::Core::driven_upgrade_read(const QueuePtr& q, const WaiterPtr& w,
   MachineEvent e;
   if (!read.ok) {
     txn.unwatch();
-    Failure f = refusal(r, w->req.resource);  // nothing of ours was written
-    e.kind = MachineEvent::Kind::refused;
-    e.error = lock_errc(f.ec);
-    w->told_words = last_error;
-    e.may_claim = false;
-    w->failure = std::move(f);
-    return drive(q, w, std::move(e));
+    return drive(q, w, refused_event(*w, r, false));  // nothing of ours was written
   }
   protocol::UpgradeDecision d =
       protocol::decide_upgrade(w->req.owner, read.fields, read.companion_exists, read.intent);
@@ -165,13 +159,7 @@ void Client::Core::driven_upgrade_waited(const QueuePtr& q, const WaiterPtr& w, 
     return drive(q, w, std::move(e));
   }
   if (!wr.ok) {
-    Failure f = refusal(r, w->req.resource);
-    e.kind = MachineEvent::Kind::refused;
-    e.error = lock_errc(f.ec);
-    w->told_words = last_error;
-    e.may_claim = false;
-    w->failure = std::move(f);
-    return drive(q, w, std::move(e));
+    return drive(q, w, refused_event(*w, r, false));
   }
   e.kind = MachineEvent::Kind::wait_read;
   if (!w->machine->leaving()) {
@@ -186,13 +174,7 @@ void Client::Core::driven_upgrade_waited(const QueuePtr& q, const WaiterPtr& w, 
       case protocol::UpgradeDecision::blocked_by_shared_only:
         // Other readers' fields whose lease is over go first (driven_check_stale).
         e.holders = H::shared_only;
-        w->shared_owners.clear();
-        for (const std::string& f : wr.fields) {
-          Kind k{};
-          std::string_view o;
-          if (protocol::split_field(f, k, o) && k == Kind::shared) w->shared_owners.emplace_back(o);
-        }
-        w->read_pttl = wr.pttl;
+        note_shared_holders(*w, wr);
         break;
       default:
         e.holders = H::free;  // free, or our lease is gone: the WATCHed read decides
