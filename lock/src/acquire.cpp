@@ -1,10 +1,9 @@
 // The acquire path: lock(), one attempt per resource queue at a time, the tracked wait, the
 // server's wait queue, and the end of a wait (deadline, cancel) settled before the caller is
-// answered. An exclusive lock in arrival order is decided by the sans-I/O acquire machine
-// (acquire_machine.{hpp,cpp}, driven from acquire_driver.cpp); the steps here that it uses are
-// the bytes (send_attempt, wait_read, withdraw) and the grant's hand-over. Fair, shared,
-// semaphore and upgrade waiters still run as the implicit machine below (issue #29): over 900
-// lines, because its steps read best next to each other until they move into machines too.
+// answered. Every lock is decided by the sans-I/O acquire machine (acquire_machine.{hpp,cpp},
+// driven from acquire_driver.cpp); what is here are the steps it uses: the bytes
+// (send_attempt, wait_read, withdraw), the timers (deadline, settle), the local queue
+// (advance) and the grant's hand-over.
 #include "core.hpp"
 
 namespace lockwire::lock {

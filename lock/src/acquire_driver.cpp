@@ -239,13 +239,22 @@ void Client::Core::on_grace(const QueuePtr& q) {
   // Only the machine arms the grace (an upgrade waits for the holder set alone).
 }
 
-// attempt()'s checks for one waiter: a connection probed, ready and vouched for, a server that
-// is safe to lock on, a fencing floor that is young enough; then the acquire block.
+// The checks before an attempt: a connection probed, ready and vouched for, a server that is
+// safe to lock on, a fencing floor that is young enough; then the acquire block.
+// - Not before the connect probe is answered (wake_all() or `parked` resumes us). The state is
+//   checked too: a reply handler that retries when the connection drops runs before the state
+//   handlers clear caps.probed, and a request queued then would go out on the next connection
+//   before its probe is read — with the old server's fencing floor (failover swarm, seed
+//   2002269: a token repeated on the new primary). Nor while the sentinels do not vouch for the
+//   primary (on_vouch resumes us): what it grants may already be replaced.
+// - Where keys may vanish on this live connection (allow_eviction), TIME before every attempt.
+// - When the floor is a third of fence_ttl old, TIME first, so that the grant's floor is young
+//   when its reply is read (else it is withdrawn: stale_grant).
 bool Client::Core::try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next) {
   if (closed || w->done) return false;
   if (w->machine->leaving() ||  // nothing more is sent
       !caps.probed || conn->state() != loop::ConnectionState::ready || !vouched()) {
-    next = event(Event::Kind::not_sent);  // see attempt(): held until probed and vouched
+    next = event(Event::Kind::not_sent);  // held until probed and vouched (above)
     return true;
   }
   if (std::string why = refusal(); !why.empty()) {
@@ -258,7 +267,7 @@ bool Client::Core::try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEve
   }
   q->state = Queue::State::in_flight;
   if (floor_read_every_attempt()) {
-    // Keys may vanish on this connection: TIME before every attempt (attempt() says why).
+    // Keys may vanish on this connection: TIME before every attempt (above).
     read_floor_now([q, w](Core* self, Ec ec) {
       if (ec) return self->drive(q, w, self->transport_event(ec, false));
       if (w->machine->leaving()) return self->drive(q, w, event(Event::Kind::not_sent));
@@ -267,7 +276,7 @@ bool Client::Core::try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEve
     return false;
   }
   if (floor_aging()) {
-    // TIME first (attempt() says why); the checks run again once it is answered.
+    // TIME first (above); the checks run again once it is answered.
     refresh_floor([self = this, q, w] {
       MachineEvent e;
       if (self->try_attempt(q, w, e)) self->drive(q, w, e);
@@ -314,7 +323,7 @@ void Client::Core::note_shared_holders(Waiter& w, const protocol::WaitRead& wr) 
   w.read_pttl = wr.pttl;
 }
 
-// on_wait_read for a driven waiter: the read's outcome as an event; the rank, the first
+// A wait block's reply as the machine's event; the rank, the first
 // waiter and a refusal of tracking are Core's to note.
 void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
                                     const loop::Replies& r, bool with_hdel, bool track) {
@@ -373,8 +382,9 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
   drive(q, w, std::move(e));
 }
 
-// check_stale for a driven waiter (the elected one, blocked by shared holders only): their
-// companion leases are read; those that are over are removed, then the next attempt.
+// The stale check (the elected waiter, or a semaphore at its count, blocked by shared holders
+// only): their companion leases are read; those that are over are removed, then the next
+// attempt.
 void Client::Core::driven_check_stale(const QueuePtr& q, const WaiterPtr& w) {
   q->state = Queue::State::in_flight;
   watch(protocol::stale_watch(w->keys, w->shared_owners),
@@ -575,7 +585,7 @@ void Client::Core::driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::Mon
   }
 }
 
-// on_granted's judgement: a token not above every earlier one is withdrawn and taken again;
+// A grant's judgement: a token not above every earlier one is withdrawn and taken again;
 // with min_replicas, the grant counts once enough replicas have it.
 void Client::Core::driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token) {
   if (!w->leaving()) {
@@ -617,7 +627,7 @@ void Client::Core::driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint
              }));
 }
 
-// grant()'s judgement: a grant whose vouch ran out in flight counts for nothing.
+// The grant's last judgement: a grant whose vouch ran out in flight counts for nothing.
 void Client::Core::driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token) {
   if (!w->leaving() && w->upgrade && w->granted_sent + w->req.ttl <= loop.now()) {
     // The promotion's lease ended before its reply was read (the process was paused): nothing

@@ -611,7 +611,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void read_floor_now(std::function<void(Core*, Ec)> then);
   // An attempt should read TIME first: the floor was asked fence_ttl / 3 ago or more.
   [[nodiscard]] bool floor_aging() const;
-  void send_attempt(const QueuePtr& q, const WaiterPtr& w);  // attempt()'s first block
+  void send_attempt(const QueuePtr& q, const WaiterPtr& w);  // the attempt's first block
   void park_until_probed(const QueuePtr& q);
   // min_replicas: WAIT for the replicas after a grant or renewal of `resource`, then `then(ec)`:
   // ok, not_replicated (last_error says how many acknowledged), server_refused/unavailable (the
@@ -700,8 +700,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void answer_driven(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a);
   // A failed step as the machine's event (the connection's error mapped, its words kept).
   MachineEvent transport_event(Ec ec, bool maybe_applied);
-  // The exclusive acquire block's reply for a driven waiter, its grant judged as on_granted
-  // and grant() judge a waiter's: floor, replicas, vouch.
+  // The exclusive acquire block's reply as the machine's event, a grant judged first: floor,
+  // replicas, vouch.
   void driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                     const protocol::AcquireReply& a, const loop::Replies& r);
   void driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token);

@@ -31,8 +31,8 @@ struct Client::Route {
   virtual void renew(const Lease& lease, DoneHandler&& handler) = 0;
   virtual void release(std::string resource, std::string owner, std::optional<Kind> kind,
                        DoneHandler&& handler) = 0;
-  virtual void renew(std::string resource, std::string owner, std::optional<Kind> kind,
-                     Nanos ttl, DoneHandler&& handler) = 0;
+  virtual void renew(std::string resource, std::string owner, std::optional<Kind> kind, Nanos ttl,
+                     DoneHandler&& handler) = 0;
   virtual void force_release(std::string resource,
                              std::function<void(std::error_code, std::size_t)>&& h) = 0;
   virtual void inspect(std::string resource,

@@ -61,8 +61,8 @@ void Client::Route::Cluster::release(const Lease& lease, DoneHandler&& handler) 
   if (!lease.empty()) router_->follow_slot(data_of(lease));
   auto c = core_of(lease);
   if (c) router_->last = c.get();
-  handler = [r = router_, from = c ? c.get() : seed_.get(), h = std::move(handler)](
-                std::error_code ec) {
+  handler = [r = router_, from = c ? c.get() : seed_.get(),
+             h = std::move(handler)](std::error_code ec) {
     r->words_from = from;
     h(ec);
   };
@@ -82,8 +82,7 @@ void Client::Route::Cluster::release(std::string resource, std::string owner,
 
 void Client::Route::Cluster::renew(std::string resource, std::string owner,
                                    std::optional<Kind> kind, Nanos ttl, DoneHandler&& handler) {
-  router_->by_owner(false, std::move(resource), std::move(owner), kind, ttl,
-                    std::move(handler));
+  router_->by_owner(false, std::move(resource), std::move(owner), kind, ttl, std::move(handler));
 }
 
 void Client::Route::Cluster::force_release(std::string resource,
