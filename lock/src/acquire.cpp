@@ -531,9 +531,8 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
   w->cb = std::move(handler);
   w->routed = std::move(routed);
 
+  // The machine arms its own deadline (or the one attempt's settle bound).
   QueuePtr q;
-  // The machine arms its own deadline and settle bound.
-  const bool driven = driven_by_machine(*w);
   if (w->req.wait == Nanos{0}) {
     q = c.fresh_queue();  // one attempt, independent of local waiters
     q->one_shot = true;
@@ -544,10 +543,8 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
       slot->keys = w->keys;
     }
     q = slot;
-    if (!driven) c.arm_deadline(q, w);
   }
   if (q->one_shot) {
-    if (!driven) c.start_settle(q, w, c.opts.settle_timeout);  // one attempt, bounded
     if (c.one_shots.size() >= c.one_shots_sweep_at) {
       std::erase_if(c.one_shots, [](const std::weak_ptr<Waiter>& x) {
         auto p = x.lock();
@@ -562,19 +559,16 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
   // Idle: nobody of ours is ahead (advance() retires a queue once its waiters are done).
   const bool first = q->state == Queue::State::idle;
   q->waiters.push_back(w);
-  if (driven) {
-    detail::AcquireMachine::Options mo;
-    mo.settle_timeout = c.opts.settle_timeout;
-    mo.fair = fair(*w);
-    mo.shared = w->req.kind == Kind::shared;
-    mo.fair_doorbell_ms = kFairDoorbellMs;
-    w->machine.emplace(mo);
-    MachineEvent e;  // start
-    e.wait = w->req.wait;
-    e.behind = !first;
-    return c.drive(std::move(q), std::move(w), std::move(e));
-  }
-  if (first) c.attempt(q);
+  detail::AcquireMachine::Options mo;
+  mo.settle_timeout = c.opts.settle_timeout;
+  mo.fair = fair(*w);
+  mo.shared = w->req.kind == Kind::shared;
+  mo.fair_doorbell_ms = kFairDoorbellMs;
+  w->machine.emplace(mo);
+  MachineEvent e;  // start
+  e.wait = w->req.wait;
+  e.behind = !first;
+  c.drive(std::move(q), std::move(w), std::move(e));
 }
 
 void Client::Core::cancel(std::string_view resource, std::string_view owner) {

@@ -156,8 +156,8 @@ struct Waiter {
   // has a queue of its own (Core::upgrades): queued behind a local writer that waits for this
   // very shared lease, it would wait for itself.
   bool upgrade = false;
-  // An exclusive lock in arrival order is this machine's (driven_by_machine): Core only
-  // carries out what it is told (acquire_driver.cpp).
+  // Every waiter's acquire is this machine's: Core only carries out what it is told
+  // (acquire_driver.cpp). Set once lock() or upgrade() has made the waiter.
   std::optional<detail::AcquireMachine> machine;
   loop::MonoTime granted_sent{};  // machine: when the block whose grant is judged was sent
   // machine: the words of the last event that brought some (refused, unusable_grant), told
@@ -779,9 +779,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   [[nodiscard]] static bool fair(const Waiter& w) noexcept {
     return w.req.fair && w.req.kind == Kind::exclusive && !w.upgrade;
   }
-  // The acquire machine's (issue #29): every lock but one under the upgrade_by_release bug
-  // (which is a release, then a lock).
-  [[nodiscard]] static bool driven_by_machine(const Waiter&) noexcept { return true; }
 
   // ---- upgrade (upgrade.cpp) ---------------------------------------------------------------
   // The machine's steps of an upgrade: the WATCHed read, the intent with the wait's reads
