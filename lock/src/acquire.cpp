@@ -211,10 +211,7 @@ void Client::Core::withdraw(const QueuePtr& q, const WaiterPtr& w,
 // Drops finished waiters at the head; starts the next attempt or retires the queue.
 void Client::Core::advance(const QueuePtr& q) {
   while (!q->waiters.empty() && q->waiters.front()->done) q->waiters.pop_front();
-  // Our queued waiter is done (granted, gave up, failed): hand its place on.
-  if (!q->queued.empty() && (q->waiters.empty() || q->waiters.front()->req.owner != q->queued)) {
-    leave_queue(q);
-  }
+  if (place_handed_on(*q)) leave_queue(q);  // our queued waiter is done: its place goes on
   if (q->waiters.empty()) {
     q->state = Queue::State::idle;
     q->stop_timers();

@@ -133,12 +133,7 @@ void Client::Core::driven_withdraw(const QueuePtr& q, const WaiterPtr& w) {
 }
 
 void Client::Core::driven_leave_queue(const QueuePtr& q) {
-  // Our place is handed on unless the next waiter of ours for the resource is the same owner
-  // (it keeps it), as advance() decides.
-  if (q->queued.empty()) return;
-  const auto next = std::find_if(q->waiters.begin(), q->waiters.end(),
-                                 [](const WaiterPtr& x) { return !x->done; });
-  if (next == q->waiters.end() || (*next)->req.owner != q->queued) leave_queue(q);
+  if (place_handed_on(*q)) leave_queue(q);
 }
 
 bool Client::Core::driven_read_floor(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next) {
@@ -427,13 +422,7 @@ void Client::Core::driven_check_stale(const QueuePtr& q, const WaiterPtr& w) {
 // or the release of the WATCH (unwatch) is the machine's to decide.
 void Client::Core::driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                                     Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
-  if (is_transport(ec) || !txn.valid()) {
-    // A WATCH refused with MOVED (the slot is another shard's now): the router's retry follows
-    // it, should this end the wait. A WATCH and reads change nothing: safe to retry.
-    if (ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
-    return drive(q, w,
-                 transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error), false));
-  }
+  if (is_transport(ec) || !txn.valid()) return drive_unread(q, w, ec, r);
   const protocol::FairRead read =
       protocol::parse_fair_read(r, w->sent_floor > 0, w->sent_fence_ttl_ms > 0);
   if (!read.ok) {
@@ -447,15 +436,31 @@ void Client::Core::driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop:
     if (auto* m = metrics()) m->on_contended(w->req.resource);
   }
   w->fair_head = read.head;
-  w->txn = std::move(txn);
-  w->granted_sent = t_send;  // a grant under this read counts from it
   Event e = event(Event::Kind::watched_read);
   e.holders = free ? Machine::Holders::free : Machine::Holders::held;
   e.head_is_us = ours;
   e.tracked = caps.push_wakeups;
-  drive(q, w, std::move(e));
-  // Never kept past this call (it points at the connection): a read the machine did not act
-  // on (answered meanwhile) releases its WATCH here.
+  drive_watched_read(q, w, t_send, std::move(txn), e);
+}
+
+// A WATCHed read that came back unusable on the connection (reads change nothing: a retry is
+// safe). A WATCH refused with MOVED (the slot is another shard's now) is kept: the router's
+// retry follows it, should this end the wait.
+void Client::Core::drive_unread(const QueuePtr& q, const WaiterPtr& w, Ec ec,
+                                const loop::Replies& r) {
+  if (ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
+  drive(q, w, transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error), false));
+}
+
+// The read's event, its WATCH at hand for the grant (send_watched_grant) or its release
+// (unwatch). Never kept past this call (it points at the connection): a read the machine did
+// not act on (answered meanwhile) releases its WATCH here.
+void Client::Core::drive_watched_read(const QueuePtr& q, const WaiterPtr& w,
+                                      loop::MonoTime t_send, loop::WatchTxn txn,
+                                      MachineEvent e) {
+  w->txn = std::move(txn);
+  w->granted_sent = t_send;  // a grant under this read counts from it
+  drive(q, w, e);
   w->txn.unwatch();
 }
 
@@ -463,8 +468,8 @@ void Client::Core::driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop:
 void Client::Core::driven_shared_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                                       Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
   const bool watched = !(w->req.permits > 0 && regressions.semaphore_unwatched);
-  if (is_transport(ec) || (watched && !txn.valid()) || (!watched && r.size() != 2)) {
-    if (watched && ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
+  if (is_transport(ec) || (watched && !txn.valid())) return drive_unread(q, w, ec, r);
+  if (!watched && r.size() != 2) {
     return drive(q, w,
                  transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error), false));
   }
@@ -493,10 +498,7 @@ void Client::Core::driven_shared_read(const QueuePtr& q, const WaiterPtr& w, loo
       if (auto* m = metrics()) m->on_contended(w->req.resource);
     }
   }
-  w->txn = std::move(txn);
-  w->granted_sent = t_send;  // a grant under this read counts from it
-  drive(q, w, std::move(e));
-  w->txn.unwatch();  // never kept past this call (see driven_fair_read)
+  drive_watched_read(q, w, t_send, std::move(txn), e);
 }
 
 // The grant block under the read's WATCH (fair order, a shared lease); its reply judged as any

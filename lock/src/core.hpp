@@ -718,6 +718,17 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void driven_check_head(const QueuePtr& q, const WaiterPtr& w);
   // Removes the vanished first waiter from the queue (Action::drop_head).
   void driven_drop_head(const QueuePtr& q, const WaiterPtr& w);
+  void drive_unread(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r);
+  void drive_watched_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                          loop::WatchTxn txn, MachineEvent e);
+  // Our place in the server's wait queue goes on (leave_queue) unless the next unanswered
+  // waiter of ours for the resource is the same owner, who keeps it.
+  [[nodiscard]] static bool place_handed_on(const Queue& q) {
+    if (q.queued.empty()) return false;
+    const auto next = std::find_if(q.waiters.begin(), q.waiters.end(),
+                                   [](const WaiterPtr& x) { return !x->done; });
+    return next == q.waiters.end() || (*next)->req.owner != q.queued;
+  }
   // A reply the step cannot use as the machine's `refused` (words in told_words, the Failure
   // kept); `may_claim`: the step may have left a claim of ours.
   MachineEvent refused_event(Waiter& w, const loop::Replies& r, bool may_claim);

@@ -81,11 +81,7 @@ void Client::Core::driven_upgrade_read(const QueuePtr& q, const WaiterPtr& w,
                                        loop::MonoTime t_send, Ec ec, const loop::Replies& r,
                                        loop::WatchTxn txn) {
   using H = detail::AcquireMachine::Holders;
-  if (is_transport(ec) || !txn.valid()) {
-    if (ec == loop::Errc::server_error) w->watch_moved = moved_in(r);
-    return drive(q, w,
-                 transport_event(ec ? ec : make_error_code(loop::Errc::protocol_error), false));
-  }
+  if (is_transport(ec) || !txn.valid()) return drive_unread(q, w, ec, r);
   const protocol::UpgradeRead read = protocol::parse_upgrade_watch(r);
   MachineEvent e;
   if (!read.ok) {
@@ -125,10 +121,7 @@ void Client::Core::driven_upgrade_read(const QueuePtr& q, const WaiterPtr& w,
   if ((e.holders == H::held || e.holders == H::shared_only) && !w->leaving() && !q->one_shot) {
     if (auto* m = metrics()) m->on_contended(w->req.resource);
   }
-  w->txn = std::move(txn);
-  w->granted_sent = t_send;  // a grant under this read counts from it
-  drive(q, w, std::move(e));
-  w->txn.unwatch();  // never kept past this call (see driven_fair_read)
+  drive_watched_read(q, w, t_send, std::move(txn), e);
 }
 
 // Declares (or re-arms) our intent under the read's WATCH, with the tracked reads of the wait.
