@@ -1,5 +1,8 @@
 // bench_hiredis_peers: two C++ Redis locks on hiredis, acquire+release benchmark; prints one JSON
-// object in the schema of the other peers (redispy_bench.py, redlock_bench.js).
+// object in the schema of the other peers (redispy_bench.py, redlock_bench.js). One file of
+// close to 900 lines on purpose: it is a standalone peer, built against libhiredis only (none of
+// lockwire's code), and each lock and mode is short; the pieces that would split out are the
+// three locks and the three modes.
 //
 //   bench_hiredis_peers --lock lua|lua-fenced|watch --port P [--host 127.0.0.1]
 //        --mode serial|throughput|handoff [--users N] [--waiters N] [--duration S] [--pairs N]

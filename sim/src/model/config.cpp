@@ -1,4 +1,5 @@
-// Redis' config.c: CONFIG GET / SET / RESETSTAT over 7.0.15's parameter table — every
+// Redis' config.c, as one file as Redis keeps it (most of its length is the parameter table):
+// CONFIG GET / SET / RESETSTAT over 7.0.15's parameter table — every
 // parameter with its aliases, type, bounds and default, answering and failing as Redis does
 // (numeric parsing with memory units, percentages and octal, bound errors, enum lists, immutable
 // and protected parameters, duplicates, all-or-nothing with the old values restored). Most
