@@ -5,6 +5,7 @@
 // (send_attempt, wait_read, withdraw), the timers (deadline, settle), the local queue
 // (advance) and the grant's hand-over.
 #include "core.hpp"
+#include "shard_link.hpp"
 
 namespace lockwire::lock {
 
@@ -83,8 +84,8 @@ Failure Client::Core::refusal(const loop::Replies& r, std::string_view resource)
                                                           : Errc::server_refused;
     f = Failure::from_words(ec, words, std::string(resource) + ": " + words);
   }
-  if (f.redirect && f.redirect->kind == loop::cluster::Redirect::Kind::moved && on_redirect) {
-    on_redirect(*f.redirect);
+  if (f.redirect && f.redirect->kind == loop::cluster::Redirect::Kind::moved && link) {
+    link->moved(*f.redirect);
   }
   last_error = f.words;  // Client::last_error, a convenience
   return f;
@@ -293,7 +294,7 @@ void Client::Core::read_floor_now(std::function<void(Core*, Ec)> then) {
 const loop::MonoTime* Client::Core::raised_at(const protocol::Keys& k) const {
   // Where keys may vanish on a live connection the floor is read before every attempt; where
   // the block may be sent on to another node (ASK) that node's counter is not ours to know.
-  if ((opts.allow_eviction && caps.may_evict()) || ask_target) return nullptr;
+  if ((opts.allow_eviction && caps.may_evict()) || link) return nullptr;
   const auto it = raised.find(std::string_view(k.fence));
   if (it == raised.end()) return nullptr;
   // Raised again (with the key's PEXPIRE) a quarter of fence_ttl on: the reply of a block that

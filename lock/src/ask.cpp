@@ -9,6 +9,7 @@
 // block the same way) — and its answer goes to the original handler. The slot map is not
 // changed: the next request for the slot goes to the source first again, as Redis asks.
 #include "core.hpp"
+#include "shard_link.hpp"
 #include "lockwire/resp/reply.hpp"
 
 namespace lockwire::lock {
@@ -61,10 +62,10 @@ std::optional<Redirect> Client::Core::moved_in(const loop::Replies& r) {
 
 loop::Connection* Client::Core::ask_again(Ec ec, const std::optional<Redirect>& a,
                                           std::uint32_t commands) {
-  if (!a || closed || ec != loop::Errc::server_error || !ask_target || regressions.no_ask) {
+  if (!a || closed || ec != loop::Errc::server_error || !link || regressions.no_ask) {
     return nullptr;
   }
-  loop::Connection* t = ask_target(a->host, a->port);
+  loop::Connection* t = link->node(a->host, a->port);
   if (t == nullptr) return nullptr;
   if (auto* m = metrics()) {
     m->on_request(commands);
@@ -119,9 +120,7 @@ void Client::Core::watch_asking(loop::Request r, loop::WatchHandler h) {
       // A WATCH refused with MOVED (the slot is another shard's now) reaches its caller as a
       // failed read, not through refusal(): tell the router here (its map, the slot's leases);
       // the caller's Failure carries it for the router's retry of the call (moved_in).
-      if (auto moved = redirect_of(rep[0], Redirect::Kind::moved); moved && self->on_redirect) {
-        self->on_redirect(*moved);
-      }
+      if (auto moved = redirect_of(rep[0], Redirect::Kind::moved)) self->link->moved(*moved);
     }
     // The WATCH itself refused with ASK: the reads after it were refused too, or read nothing
     // of ours (the source no longer has the keys).

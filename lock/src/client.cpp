@@ -99,9 +99,11 @@ void Client::Core::shutdown() noexcept {
 std::shared_ptr<Client::Core> Client::Core::create(loop::Loop& loop,
                                                  loop::ConnectionOptions connection,
                                                  ClientOptions options,
-                                                 const testing::Regressions& broken) {
+                                                 const testing::Regressions& broken,
+                                                 std::shared_ptr<ShardLink> link) {
   auto core = std::make_shared<Core>(loop, std::move(options));
   core->regressions = broken;
+  core->link = std::move(link);
   // A lock request written on an abandoned connection must never be applied after the new
   // connection's (split-brain reconnect): kill the old one first (see ConnectionOptions). Not a
   // choice of the caller's: the lock is not safe without it (no_fence reproduces the race).

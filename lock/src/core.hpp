@@ -271,10 +271,14 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   Core(loop::Loop& l, ClientOptions o)
       : loop(l), opts(std::move(o)), notice_key(protocol::notice_key(opts.prefix)) {}
 
-  // A Core with its connection (handlers wired, not started); `broken`: testing only.
+  class ShardLink;  // shard_link.hpp: a shard Core's link to its Cluster router
+
+  // A Core with its connection (handlers wired, not started); `broken`: testing only; `link`:
+  // a shard Core's, on a Cluster.
   static std::shared_ptr<Core> create(loop::Loop& loop, loop::ConnectionOptions connection,
                                       ClientOptions options,
-                                      const testing::Regressions& broken = {});
+                                      const testing::Regressions& broken = {},
+                                      std::shared_ptr<ShardLink> link = nullptr);
   loop::Loop& loop;
   ClientOptions opts;
   // Safeguards switched off by the test-only seam (lockwire/testing/lock_regressions.hpp);
@@ -290,17 +294,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   bool closed = false;
   ServerCapabilities caps;   // of the current connection (connect probe)
   std::string last_error;    // detail of the last failure reported (Client::last_error)
-  // Cluster mode only (set by Client::Router, router.cpp): the shard connection of the node an
-  // -ASK names (nullptr if none), so that a request refused whole with -ASK is sent once more
-  // there, after ASKING (send_asking / watch_asking); and what refused() tells the router of
-  // a MOVED (it patches the map and moves the slot's leases to their new shard's Core).
-  std::function<loop::Connection*(const std::string& host, std::uint16_t port)> ask_target;
-  std::function<void(const loop::cluster::Redirect&)> on_redirect;
-  // A wait-queue leave answered MOVED (the slot moved on after a migration): the cluster
-  // router sends it on to the Core that serves the slot now, with what is left of its budget.
-  std::function<void(const loop::cluster::Redirect&, const protocol::Keys&,
-                     std::vector<std::string> leaving, int budget)>
-      forward_leave;
+  // Cluster mode only: the Core's link to its router (shard_link.hpp), given at creation —
+  // the node an -ASK names, and the MOVED, moved leaves and probes it tells. nullptr otherwise.
+  std::shared_ptr<ShardLink> link;
   void send_asking(loop::Request r, loop::ReplyHandler h, loop::RequestOptions o);
   void watch_asking(loop::Request r, loop::WatchHandler h);
   // The connection to the node an ASK refusal (`ec`, `a`) names, its resend of `commands`
@@ -370,9 +366,6 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   [[nodiscard]] std::string parked_words(const std::string& resource) const {
     return resource + ": " + vouch_words() + "; nothing was attempted";
   }
-  // Cluster mode: called first thing when a connect probe is answered, so that the router
-  // sets the vouch of the server just probed (maybe a new primary) before anything counts it.
-  std::function<void()> on_probed;
   std::uint64_t push_id = 0;
   std::uint64_t state_id = 0;
   // Transparent: a doorbell push finds its queue by a string_view, without a copy.
@@ -478,7 +471,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   void send(loop::Request r, loop::ReplyHandler h, loop::RequestOptions o = {}) {
     if (auto* m = metrics()) m->on_request(r.commands);
-    if (ask_target) return send_asking(std::move(r), std::move(h), std::move(o));
+    if (link) return send_asking(std::move(r), std::move(h), std::move(o));
     conn->send(std::move(r), std::move(h), std::move(o));
   }
   static loop::RequestOptions this_stream_only() {
@@ -488,7 +481,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   }
   void watch(loop::Request r, loop::WatchHandler h) {
     if (auto* m = metrics()) m->on_request(r.commands);
-    if (ask_target) return watch_asking(std::move(r), std::move(h));
+    if (link) return watch_asking(std::move(r), std::move(h));
     conn->watch(std::move(r), std::move(h));
   }
   static void exec(loop::WatchTxn& txn, Metrics* m, loop::Request r, loop::ReplyHandler h) {
@@ -626,7 +619,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
 
   // The failure for a reply the protocol cannot use: the server's words (classified) when it
   // said something, else Errc::protocol. Also kept in last_error ("<resource>: <words>"), and a
-  // MOVED is told to the router (on_redirect). refused(): its error code only.
+  // MOVED is told to the router (link->moved). refused(): its error code only.
   Failure refusal(const loop::Replies& r, std::string_view resource);
   Ec refused(const loop::Replies& r, std::string_view resource) { return refusal(r, resource).ec; }
 

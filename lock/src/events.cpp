@@ -1,6 +1,7 @@
 // Connection events of the lock client: the connect probe (what the server allows), tracking
 // pushes (holder sets, doorbells, the force-release notice) and lease checks.
 #include "core.hpp"
+#include "shard_link.hpp"
 #include "lockwire/resp/reply.hpp"
 
 namespace lockwire::lock {
@@ -142,7 +143,7 @@ void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, 
       return;
     }
     if (r.size() == 0) return;
-    if (ec && self->forward_leave && budget > 1) {
+    if (ec && self->link && budget > 1) {
       // Refused with MOVED: nothing ran here, and the entries are on the slot's new owner
       // (cluster swarm, seeds 3006614, 3011685: leaves lost after a migration left two stale
       // entries ahead of a waiter, which then slept until its deadline while the lock was free).
@@ -151,7 +152,7 @@ void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, 
         if (v >= r[i].size() || !resp::is_error(r[i][v])) continue;
         const auto moved = loop::cluster::parse_redirect(r[i][v].value);
         if (!moved || moved->kind != loop::cluster::Redirect::Kind::moved) continue;
-        return self->forward_leave(*moved, q->keys, leaving, budget - 1);
+        return self->link->leave_moved(*moved, q->keys, leaving, budget - 1);
       }
     }
     if (!plain && (ec || !protocol::parse_leave_queue(r.back(), first))) {
@@ -220,7 +221,7 @@ void Client::Core::on_state(loop::ConnectionState s) {
 }
 
 void Client::Core::on_probe(const protocol::ConnectProbe& p, loop::MonoTime sent) {
-  if (on_probed) on_probed();
+  if (link) link->probed(*this);
   const bool had_wakeups = caps.push_wakeups || !caps.probed;
   caps = ServerCapabilities{};
   caps.probed = true;

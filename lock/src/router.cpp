@@ -1,13 +1,13 @@
 // Client::Router: routing a lock::Client's calls over a Redis Cluster (router.hpp): the slot map,
-// the shards' Cores, the masters' vouch polls, redirects and retries. Close to 900 lines, one
-// concern per section; issue #29's next slice (the router above per-shard clients, results as
-// values) reshapes it, and the vouch polls (open_asker .. on_answer) are what splits out then.
+// the shards' Cores and their links (shard_link.hpp), redirects and retries, the routed calls.
+// The masters' vouch polls are in router_vouch.cpp.
 #include "router.hpp"
 
 #include <algorithm>
 #include <cctype>
 
 #include "lockwire/resp/reply.hpp"
+#include "shard_link.hpp"
 
 namespace lockwire::lock {
 
@@ -225,15 +225,11 @@ std::shared_ptr<Client::Core> Client::Router::make_core(std::uint16_t shard) {
     }
     return true;
   };
-  auto c = Core::create(loop, std::move(o), opts, regressions);
-  hook(*c);
+  auto c = Core::create(loop, std::move(o), opts, regressions, link(opts.cluster_vouch));
   c->notice_key = protocol::notice_key(opts.prefix) + "{" + tag_for(shard) + "}";
   if (opts.cluster_vouch) {
     // Nothing counts before the masters vouch for the primary (vouch_core sets it).
     c->shard_vouch = c->horizon = loop::MonoTime{};
-    c->on_probed = [w, core = c.get()] {
-      if (auto self = w.lock(); self && !self->closed) self->vouch_core(*core, true);
-    };
   }
   c->conn->start();
   if (!topology_timer && opts.cluster_refresh > Nanos{0}) {
@@ -303,198 +299,35 @@ void Client::Router::close() noexcept {
   }
 }
 
-// --- vouch: the masters' vouch for each shard's primary (cluster_vouch.hpp) --------------------
-
-void Client::Router::sync_askers() {
-  if (!opts.cluster_vouch || closed || shards.empty() || !have_map) return;
-  std::vector<std::string> addrs;
-  for (const auto& n : map.nodes()) addrs.push_back(n.host + ":" + std::to_string(n.port));
-  std::sort(addrs.begin(), addrs.end());
-  addrs.erase(std::unique(addrs.begin(), addrs.end()), addrs.end());
-  for (auto it = askers.begin(); it != askers.end();) {
-    if (std::binary_search(addrs.begin(), addrs.end(), it->first)) {
-      ++it;
-      continue;
-    }
-    // Not from inside its own handler: the connection goes from the loop.
-    loop.post([a = std::shared_ptr<loop::Connection>(std::move(it->second.conn))] {});
-    it = askers.erase(it);
-  }
-  bool added = false;
-  for (const auto& a : addrs) {
-    if (askers.contains(a)) continue;
-    const auto n = std::find_if(
-        map.nodes().begin(), map.nodes().end(),
-        [&](const loop::cluster::Node& x) { return x.host + ":" + std::to_string(x.port) == a; });
-    open_asker(n->host, n->port);
-    added = true;
-  }
-  vouch.set_nodes(addrs);
-  if (added) ask_nodes();
-  arm_vouch_timer();
-}
-
-// A connection of its own to one node for the vouch's questions (replacing any it had).
-void Client::Router::open_asker(std::string host, std::uint16_t port) {
-  const std::string addr = host + ":" + std::to_string(port);  // the askers' key
-  loop::ConnectionOptions o = base;
-  o.endpoint.host = host;
-  o.endpoint.port = port;
-  o.seeds.clear();
-  o.sentinel.reset();
-  o.locate = nullptr;
-  o.fence_abandoned = false;
-  Asker& k = askers[addr];
-  k.host = std::move(host);
-  k.port = port;
-  if (k.conn) loop.post([a = std::shared_ptr<loop::Connection>(std::move(k.conn))] {});
-  k.conn = std::make_unique<loop::Connection>(loop, std::move(o));
-  k.gen = ++asker_gen;
-  k.asking = false;
-  k.conn->start();
-}
-
-// Every poll period (faster while a shard waits for its first vouch, as with sentinels).
-void Client::Router::arm_vouch_timer() {
-  Nanos period = vouch.poll_period();
-  const loop::MonoTime now = loop.now();
-  for (const auto& [k, c] : shards) {
-    if (c->shard_vouch <= now) period = std::min<Nanos>(period, std::chrono::milliseconds(100));
-  }
-  if (vouch_timer && period == vouch_period) return;
-  vouch_period = period;
-  if (!vouch_timer) {
-    std::weak_ptr<Router> w = weak_from_this();
-    vouch_timer = loop.make_timer([w] {
-      if (auto self = w.lock(); self && !self->closed) self->ask_nodes();
-    });
-  }
-  vouch_timer->start(period, period);
-}
-
-void Client::Router::ask_nodes() {
-  std::vector<std::string> ids;
-  for (const auto& p : map.primaries()) {
-    if (!p.id.empty()) ids.push_back(p.id);
-  }
-  std::weak_ptr<Router> w = weak_from_this();
-  for (auto& [addr, k] : askers) {
-    if (k.asking) continue;  // one question in flight per node
-    loop::RequestBuilder b;
-    b.add("TIME").add("CLUSTER", "NODES").add("CONFIG", "GET", "cluster-node-timeout");
-    for (const auto& id : ids) b.add("CLUSTER", "COUNT-FAILURE-REPORTS", id);
-    loop::RequestOptions ro;
-    // A silent node is not waited for longer than it could vouch for.
-    ro.timeout = std::max<Nanos>(vouch.poll_period() * 2, std::chrono::milliseconds(500));
-    k.asking = true;
-    const loop::MonoTime sent = loop.now();
-    k.conn->send(
-        b.done(),
-        [w, addr = addr, gen = k.gen, sent, ids](std::error_code ec, const loop::Replies& r) {
-          auto self = w.lock();
-          if (!self || self->closed) return;
-          self->on_answer(addr, gen, sent, ids, ec, r);
-        },
-        ro);
-  }
-}
-
-void Client::Router::on_answer(const std::string& addr, std::uint64_t gen, loop::MonoTime sent,
-                               const std::vector<std::string>& ids, std::error_code ec,
-                               const loop::Replies& r) {
-  auto it = askers.find(addr);
-  if (it == askers.end() || it->second.gen != gen) return;
-  it->second.asking = false;
-  if (r.size() == 3 + ids.size()) {
-    detail::ClusterVouch::Answer a;
-    a.time = r[0];
-    a.nodes = r[1];
-    a.config = r[2];
-    for (std::size_t i = 0; i < ids.size(); ++i) a.counts.emplace_back(ids[i], r[3 + i]);
-    vouch.answered(addr, sent, loop.now(), a);
-  } else {
-    const std::string& words = it->second.conn->last_error();
-    vouch.unanswered(addr, words.empty() ? ec.message() : words);
-    if (ec == loop::Errc::outcome_unknown || ec == loop::Errc::not_sent) {
-      // The poll timed out. Its connection may be stuck in TCP's retransmission backoff long
-      // after a partition heals (answered 25 s after the heal following two partitions, swarm
-      // seed 5000241), and every later poll on it would wait behind it: a new connection is
-      // answered as soon as the node can be reached.
-      open_asker(it->second.host, it->second.port);  // by value: the Asker is rewritten
-    }
-  }
-  if (!vouch.refused().empty() && !vouch_degraded) {
-    vouch_degraded = true;
-    if (auto* m = opts.metrics.get()) {
-      m->on_degraded(
-          "CONFIG GET cluster-node-timeout refused: no partition vouch, leases count "
-          "up to their TTL",
-          vouch.refused());
-    }
-  }
-  for (auto& [k, c] : shards) vouch_core(*c);
-  arm_vouch_timer();
-}
-
-void Client::Router::vouch_core(Core& c, bool probing) {
-  if (!opts.cluster_vouch || c.closed) return;
-  std::string at;
-  if (probing || c.caps.probed) {
-    at = c.conn->server().host + ":" + std::to_string(c.conn->server().port);
-    vouched_at[&c] = at;
-  } else if (auto v = vouched_at.find(&c); v != vouched_at.end()) {
-    at = v->second;
-  } else {
-    return;  // never probed: stays unvouched
-  }
-  std::string id = vouch.id_of(at);
-  if (id.empty()) {
-    for (const auto& n : map.nodes()) {
-      if (n.host + ":" + std::to_string(n.port) == at) id = n.id;
-    }
-  }
-  const loop::MonoTime now = loop.now();
-  const loop::MonoTime until = id.empty() ? loop::MonoTime{} : vouch.until(id, now);
-  std::string detail = id.empty() ? at + " is not a node we know" : vouch.explain(id, now);
-  if (until != c.shard_vouch) {
-    c.set_shard_vouch(until, std::move(detail));
-  } else {
-    c.shard_vouch_detail = std::move(detail);
-  }
-  // A node names another master for these slots (a manual failover): read the map now rather
-  // than at the next refresh, so the leases move before what was proved about P runs out.
-  if (!probing && c.caps.probed && !id.empty() && vouch.demoted(id) &&
-      now - demoted_check >= vouch.poll_period()) {
-    demoted_check = now;
-    check_topology();
-  }
-}
-
 // --- ASK targets, MOVED, leases that follow their slot ----------------------------------------
 
-void Client::Router::hook(Core& c) {
-  std::weak_ptr<Router> w = weak_from_this();
-  c.ask_target = [w](const std::string& host, std::uint16_t port) -> loop::Connection* {
-    auto self = w.lock();
-    return self && !self->closed ? self->ask_target(host, port) : nullptr;
-  };
-  c.on_redirect = [w](const loop::cluster::Redirect& r) {
+// The router's end of its shard Cores' links (shard_link.hpp). It holds the router weakly: a
+// Core may outlive a closed router in a handler in flight, and is then told nothing.
+class Client::Router::Link final : public Core::ShardLink {
+ public:
+  Link(std::weak_ptr<Router> r, bool vouches) : router_(std::move(r)), vouches_(vouches) {}
+
+  loop::Connection* node(const std::string& host, std::uint16_t port) override {
+    auto self = live();
+    return self ? self->ask_target(host, port) : nullptr;
+  }
+  void moved(const loop::cluster::Redirect& r) override {
     // From inside the refused call's handler: patch and move leases from the loop, after it.
-    auto self = w.lock();
-    if (!self || self->closed) return;
-    self->loop.post([w, r] {
+    auto self = live();
+    if (!self) return;
+    self->loop.post([w = router_, r] {
       auto s = w.lock();
       if (!s || s->closed) return;
       s->map.moved(r.slot, r.host, r.port);
       s->index_shards();
       s->rehome(r.slot);
     });
-  };
-  c.forward_leave = [w](const loop::cluster::Redirect& r, const protocol::Keys& keys,
-                        std::vector<std::string> leaving, int budget) {
-    auto self = w.lock();
-    if (!self || self->closed) return;
-    self->loop.post([w, r, keys, leaving = std::move(leaving), budget]() mutable {
+  }
+  void leave_moved(const loop::cluster::Redirect& r, const protocol::Keys& keys,
+                   std::vector<std::string> leaving, int budget) override {
+    auto self = live();
+    if (!self) return;
+    self->loop.post([w = router_, r, keys, leaving = std::move(leaving), budget]() mutable {
       auto s = w.lock();
       if (!s || s->closed) return;
       s->map.moved(r.slot, r.host, r.port);
@@ -505,7 +338,23 @@ void Client::Router::hook(Core& c) {
       q->keys = keys;
       s->shard_core(key).hand_on(q, std::move(leaving), budget);
     });
-  };
+  }
+  void probed(Core& c) override {
+    if (!vouches_) return;
+    if (auto self = live()) self->vouch_core(c, true);
+  }
+
+ private:
+  std::shared_ptr<Router> live() const {
+    auto self = router_.lock();
+    return self && !self->closed ? self : nullptr;
+  }
+  std::weak_ptr<Router> router_;
+  bool vouches_;  // a shard Core under the masters' vouch (cluster_vouch); ASK targets are not
+};
+
+std::shared_ptr<Client::Core::ShardLink> Client::Router::link(bool vouches) {
+  return std::make_shared<Link>(weak_from_this(), vouches);
 }
 
 loop::Connection* Client::Router::ask_target(const std::string& host, std::uint16_t port) {
@@ -525,8 +374,7 @@ loop::Connection* Client::Router::ask_target(const std::string& host, std::uint1
     o.locate = nullptr;
     o.endpoint.host = host;
     o.endpoint.port = port;
-    c = Core::create(loop, std::move(o), opts, regressions);
-    hook(*c);
+    c = Core::create(loop, std::move(o), opts, regressions, link(false));
     c->conn->start();
   }
   return c->conn.get();

@@ -17,7 +17,7 @@
 //   command did not run) is sent again, at most kMaxRedirects times, to the shard MOVED names,
 //   and the leases held on that slot move to that shard's Core (rehome).
 // - A request refused whole with ASK (a slot being migrated) is sent once more by its Core to
-//   the node ASK names, after ASKING, on that node's shard connection (ask.cpp; ask_target).
+//   the node ASK names, after ASKING, on that node's shard connection (ask.cpp; Core::ShardLink::node).
 // - A call answered TRYAGAIN or CLUSTERDOWN (nothing ran) is tried again after a backoff
 //   (10 ms doubling to 200 ms, jittered) while that fits in its deadline: the wait of a lock,
 //   kBusyBudget for the others; then the server's words are the answer.
@@ -114,7 +114,10 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   std::map<std::string, std::shared_ptr<Core>> extra;
   // The shard connection of host:port (created if need be), for an ASK; nullptr if none.
   loop::Connection* ask_target(const std::string& host, std::uint16_t port);
-  void hook(Core& c);  // ask_target and on_redirect of a new Core
+  // A new Core's link to this router (shard_link.hpp); `vouches`: the probe of its server
+  // sets the masters' vouch (a shard Core under cluster_vouch; not an ASK target's Core).
+  class Link;
+  std::shared_ptr<Core::ShardLink> link(bool vouches);
   // Moves the held leases of `slot` to the Core of the shard the map names for it (rehome_all:
   // of every slot whose shard is not their Core's).
   void rehome(std::uint16_t slot);
@@ -168,7 +171,7 @@ struct Client::Router : std::enable_shared_from_this<Client::Router> {
   void check_topology();
   void close() noexcept;
 
-  // The masters' vouch (router.cpp, *vouch*).
+  // The masters' vouch (router_vouch.cpp).
   struct Asker {
     std::unique_ptr<loop::Connection> conn;
     std::string host;
