@@ -12,6 +12,9 @@
 //                       fields in kInfoExact (the rest, e.g. used_memory, cannot match)
 //   @sleep 150          wait (real time on TCP, virtual time in the model)
 //   @raw PING\r\n       send raw bytes (inline commands, protocol errors)
+//   2> @pipe A x ; B y  several commands, RESP-encoded, in ONE write on connection 2 (split on
+//                       " ; "; each part tokenized as a plain step, {id:N} allowed); e.g. a
+//                       blocking pop with a MULTI block queued behind it (docs/handoff-one-rtt.md)
 //   ... {id:2} ...      the client id of connection 2 on that server (learnt with a silent
 //                       CLIENT ID when the connection opens), e.g. CLIENT TRACKING ON REDIRECT
 //                       {id:2}
@@ -48,6 +51,7 @@ struct Step {
   std::string bytes;  // what to send
   std::string text;   // for messages
   std::string templ;  // command text with {id:N} placeholders (encoded per server at run time)
+  bool pipe = false;  // @pipe: bytes/templ hold several commands separated by " ; "
 };
 
 // Replaces {id:N} with the ids in `ids` and encodes the command.
@@ -109,6 +113,17 @@ inline std::vector<std::string> tokenize(std::string_view s) {
   return out;
 }
 
+// "A x ; B y" -> both commands encoded, back to back (one write).
+inline std::string encode_pipeline(std::string_view cmds) {
+  std::string out;
+  while (true) {
+    const auto semi = cmds.find(" ; ");
+    out += encode_command(tokenize(cmds.substr(0, semi)));
+    if (semi == std::string_view::npos) return out;
+    cmds.remove_prefix(semi + 3);
+  }
+}
+
 inline std::vector<Step> parse_script(std::string_view script) {
   std::vector<Step> steps;
   std::size_t start = 0;
@@ -136,6 +151,13 @@ inline std::vector<Step> parse_script(std::string_view script) {
       st.sleep_ms = std::stoi(std::string(part.substr(7)));
     } else if (part.substr(0, 4) == "@raw") {
       st.bytes = unescape(part.substr(5));
+    } else if (part.substr(0, 5) == "@pipe") {
+      st.pipe = true;
+      if (part.find("{id:") != std::string_view::npos) {
+        st.templ = std::string(part.substr(5));
+      } else {
+        st.bytes = encode_pipeline(part.substr(5));
+      }
     } else if (part.find("{id:") != std::string_view::npos) {
       st.templ = std::string(part);
     } else {
@@ -159,7 +181,7 @@ inline std::string expand(const Step& st, const std::map<int, std::string>& ids)
     const std::string ph = "{id:" + std::to_string(n) + "}";
     for (auto p = t.find(ph); p != std::string::npos; p = t.find(ph)) t.replace(p, ph.size(), id);
   }
-  return encode_command(tokenize(t));
+  return st.pipe ? encode_pipeline(t) : encode_command(tokenize(t));
 }
 
 // ":123\r\n" -> "123"
