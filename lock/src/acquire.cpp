@@ -198,7 +198,7 @@ void Client::Core::withdraw(const QueuePtr& q, const WaiterPtr& w,
                             std::function<void(bool absent)> then, int tries) {
   q->state = Queue::State::in_flight;
   send(
-      protocol::release(w->req.kind, w->keys, w->req.owner),
+      protocol::release(w->req.kind, w->keys, w->req.owner, opts.parked_handoff),
       guard([q, w, then = std::move(then), tries](Core* self, Ec ec, const loop::Replies&) mutable {
         if (is_transport(ec) && retryable(ec) && tries > 1 &&
             self->conn->state() != loop::ConnectionState::closed) {
@@ -562,6 +562,7 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
   mo.fair = fair(*w);
   mo.shared = w->req.kind == Kind::shared;
   mo.fair_doorbell_ms = kFairDoorbellMs;
+  mo.park = !mo.shared && !mo.fair && !q->one_shot && c.parks();
   w->machine.emplace(mo);
   MachineEvent e;  // start
   e.wait = w->req.wait;

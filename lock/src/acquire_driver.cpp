@@ -7,6 +7,7 @@
 // semaphore's permit, an upgrade in place (its steps' bytes in upgrade.cpp, each upgrade in a
 // queue of its own); waits and one attempt alike. A queue's head runs, the others wait their
 // turn (Event::wake).
+#include <algorithm>
 #include <cassert>
 
 #include "core.hpp"
@@ -71,6 +72,16 @@ Event event(Event::Kind k) {
           ensure_grace(q);
           if (!q->grace->active()) q->grace->start(a.after);
           break;
+        case T::unpark:
+          if (!q->unpark) {
+            q->unpark = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
+              auto self = wk.lock();
+              auto qq = wq.lock();
+              if (self && qq && !self->closed) self->on_unpark_timer(qq);
+            });
+          }
+          q->unpark->start(a.after);
+          break;
       }
       return false;
     case K::disarm:
@@ -91,6 +102,9 @@ Event event(Event::Kind k) {
         case T::grace:
           if (q->grace) q->grace->stop();
           break;
+        case T::unpark:
+          if (q->unpark) q->unpark->stop();
+          break;
       }
       return false;
     case K::answer:
@@ -110,6 +124,11 @@ Event event(Event::Kind k) {
       return false;
     case K::drop_head:
       driven_drop_head(q, w);
+      return false;
+    case K::send_park:
+      return driven_park(q, w, next);
+    case K::unpark:
+      driven_unpark(q);
       return false;
   }
   return false;
@@ -719,6 +738,122 @@ void Client::Core::answer_driven(const QueuePtr& q, const WaiterPtr& w, const Ma
     if (auto s = shared_lease_of(w->keys, w->req.owner)) lose(s, Errc::lost);
   }
   complete(w, ec);
+}
+
+// --- the parked hand-off (ClientOptions::parked_handoff; docs/handoff-one-rtt.md) ----------------
+
+bool Client::Core::parks() const noexcept {
+  return opts.parked_handoff && !link && opts.min_replicas.is_none() && park_refused.empty();
+}
+
+// A parking connection that is not in use: an idle one, or a new one (started; it is used once
+// it is ready on the Core's own server). nullptr when kMaxParkers are all busy.
+Client::Core::Parker* Client::Core::take_parker() {
+  // Closed ones (their stream failed while parked) go now, outside their own handlers.
+  std::erase_if(parkers, [](const std::unique_ptr<Parker>& p) {
+    return !p->busy && p->conn->state() == loop::ConnectionState::closed;
+  });
+  Parker* warming = nullptr;
+  for (auto& p : parkers) {
+    if (p->busy) continue;
+    if (p->conn->state() == loop::ConnectionState::ready) return p.get();
+    warming = p.get();
+  }
+  if (warming != nullptr || parkers.size() >= kMaxParkers) return warming;
+  auto& p = parkers.emplace_back(std::make_unique<Parker>());
+  p->conn = std::make_unique<loop::Connection>(loop, park_options);
+  p->conn->start();
+  return p.get();
+}
+
+// The elected waiter's acquire block, parked behind the pop on a connection of its own. When
+// none is usable now (being made, on another server after a failover, all busy), or the fencing
+// floor wants a fresh TIME first, the waiter waits for its push as it would without parking.
+bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next) {
+  next = event(Event::Kind::not_sent);
+  if (closed || w->done || !parks() || !caps.probed ||
+      conn->state() != loop::ConnectionState::ready || !vouched() || !refusal().empty() ||
+      floor_read_every_attempt() || floor_aging()) {
+    return true;
+  }
+  Parker* p = take_parker();
+  if (p == nullptr || p->conn->state() != loop::ConnectionState::ready ||
+      p->conn->client_id() <= 0 || p->conn->server_address() != conn->server_address()) {
+    return true;
+  }
+  // The pop ends by the wait's end at the latest, and within half the lease: a grant counts
+  // from when the park was sent (the block runs later), so a long park would shorten it.
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(w->deadline - loop.now());
+  const std::int64_t timeout_ms =
+      std::clamp<std::int64_t>(std::min<std::int64_t>(left.count(), w->ttl_ms / 2), 1, 10'000);
+  p->busy = true;
+  q->park_id = p->conn->client_id();
+  q->state = Queue::State::in_flight;
+  w->sent_probe = probes;
+  const std::uint64_t floor = floor_for(*w);  // always raised: this is not the Core's stream
+  const loop::MonoTime t_send = loop.now();
+  if (auto* m = metrics()) m->on_request(3);
+  p->conn->send(protocol::park_pop(w->keys, timeout_ms + 1000, timeout_ms),
+                guard([](Core* self, Ec ec, const loop::Replies& r) {
+                  if (ec != loop::Errc::server_error) return;
+                  // Refused (an ACL without BZPOPMIN or ZADD): the block behind it runs at
+                  // once, as an attempt; from now on waiters wait for pushes instead.
+                  std::string why = protocol::park_refusal(r);
+                  if (why.empty() || !self->park_refused.empty()) return;
+                  self->park_refused = why;
+                  if (auto* m = self->metrics()) {
+                    m->on_degraded("parked hand-off refused: waiters wait for pushes", why);
+                  }
+                }));
+  if (auto* m = metrics()) m->on_request(7);
+  p->conn->send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, true,
+                                            w->sent_fence_ttl_ms),
+                [wk = weak(), q, w, t_send, p](Ec ec, const loop::Replies& r) {
+                  auto self = wk.lock();
+                  if (!self || self->closed) return;
+                  self->on_parked_reply(q, w, t_send, p, ec, r);
+                });
+  return false;
+}
+
+void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                                   Parker* p, Ec ec, const loop::Replies& r) {
+  p->busy = false;
+  const std::int64_t id = q->park_id;
+  q->park_id = -1;
+  if (is_transport(ec) || r.size() == 0) {
+    const Ec why = ec ? ec : make_error_code(loop::Errc::protocol_error);
+    const bool written = why != loop::Errc::not_sent;
+    if (written && id > 0) {
+      // The server may still hold that client, blocked with our block behind its pop (a
+      // stream that failed on our side only): killed before anything else of this waiter is
+      // sent, so that the block can never grant after its withdrawal.
+      send(protocol::kill_client(id), [](Ec, const loop::Replies&) {});
+    }
+    if (p->conn->state() != loop::ConnectionState::closed) p->conn->close();
+    if (!written) return drive(q, w, event(Event::Kind::not_sent));
+    last_error = p->conn->last_error().empty() ? why.message() : p->conn->last_error();
+    Event e = event(Event::Kind::transport);
+    e.maybe_applied = true;
+    e.retryable = conn->state() != loop::ConnectionState::closed;
+    e.error = lock_errc(map_transport(why));
+    return drive(q, w, std::move(e));
+  }
+  const protocol::AcquireReply a =
+      protocol::parse_exclusive_acquire(r.back(), true, w->sent_fence_ttl_ms > 0);
+  driven_reply(q, w, t_send, a, r);
+}
+
+void Client::Core::driven_unpark(const QueuePtr& q) {
+  if (q->park_id <= 0) return;
+  send(protocol::unpark(q->park_id), [](Ec, const loop::Replies&) {});
+}
+
+void Client::Core::on_unpark_timer(const QueuePtr& q) {
+  if (driven_head(*q) == nullptr) return;
+  Event e = event(Event::Kind::timer);
+  e.timer = Machine::Timer::unpark;
+  drive(q, q->waiters.front(), std::move(e));
 }
 
 }  // namespace lockwire::lock

@@ -26,7 +26,8 @@ void disarm(AcquireMachine::Actions& out, T t) { out.add(A::Kind::disarm).timer 
 bool in_flight(AcquireMachine::State s) {
   using S = AcquireMachine::State;
   return s == S::attempting || s == S::reading || s == S::checking || s == S::withdrawing ||
-         s == S::reading_floor || s == S::checking_head || s == S::dropping_head;
+         s == S::reading_floor || s == S::checking_head || s == S::dropping_head ||
+         s == S::parked;
 }
 }  // namespace
 
@@ -54,6 +55,22 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::not_sent:
+      if (state_ == State::parked) {
+        // No parking connection to use: wait as any elected waiter does (its backstop is
+        // armed), or attempt now if a push came meanwhile.
+        const bool pushed = unpark_armed_;
+        if (unpark_armed_) disarm(out, T::unpark);
+        unpark_armed_ = false;
+        if (leaving_) {
+          finish(out, give_up_);  // nothing was written
+        } else if (pushed) {
+          disarm(out, T::backstop);
+          attempt(out);
+        } else {
+          state_ = State::waiting;
+        }
+        break;
+      }
       if (state_ != State::attempting && state_ != State::reading && state_ != State::checking &&
           state_ != State::checking_head) {
         break;
@@ -67,7 +84,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::granted:
-      if (state_ != State::attempting) break;
+      if (!attempt_in_flight(out)) break;
       if (leaving_) {
         withdraw_then(out, give_up_);  // the caller gave up: the late grant is withdrawn
       } else {
@@ -76,7 +93,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::unusable_grant:
-      if (state_ != State::attempting) break;
+      if (!attempt_in_flight(out)) break;
       if (leaving_) {
         withdraw_then(out, give_up_);
       } else if (one_shot_ && (e.retry == Retry::once_vouched || e.retry == Retry::polled)) {
@@ -90,7 +107,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::contended:
-      if (state_ != State::attempting) break;
+      if (!attempt_in_flight(out)) break;
       // The block wrote our claim before it lost: it is removed before the answer, or by the
       // wait block that follows (its HDEL).
       if (leaving_) {
@@ -103,12 +120,12 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::already_held:
-      if (state_ != State::attempting) break;
+      if (!attempt_in_flight(out)) break;
       finish(out, Errc::already_held);  // even after the wait ended: it is the answer
       break;
 
     case E::Kind::refused:
-      if (state_ != State::attempting && state_ != State::reading) break;
+      if (state_ != State::reading && !attempt_in_flight(out)) break;
       // No claim outlives a failed block: withdraw it, then answer with the server's words
       // (even after the wait ended: they say more than the deadline).
       if (e.may_claim) {
@@ -119,8 +136,8 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::transport:
-      if (state_ != State::attempting && state_ != State::reading &&
-          state_ != State::checking && state_ != State::checking_head) {
+      if (state_ != State::reading && state_ != State::checking &&
+          state_ != State::checking_head && !attempt_in_flight(out)) {
         break;
       }
       if (e.maybe_applied) {
@@ -175,6 +192,8 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
           } else if (opts_.fair || opts_.upgrade) {
             wait(out, e.pttl > 0 ? std::min(e.pttl, e.doorbell_pttl) : e.doorbell_pttl,
                  e.tracked);
+          } else if (opts_.park && e.tracked && !one_shot_) {
+            park(out, e.pttl);
           } else {
             wait(out, e.pttl, e.tracked);
           }
@@ -221,6 +240,11 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       // Pushes are ignored while a step is in flight: its reply already saw the change, or the
       // push after it wakes us. Only the elected waiter acts at once; the backup after a grace
       // (in case the elected one is gone); the others wait for their doorbell.
+      if (state_ == State::parked && !unpark_armed_ && !unparked_ && !leaving_) {
+        unpark_armed_ = true;
+        arm(out, T::unpark, kParkedPushGrace);
+        break;
+      }
       if (state_ != State::waiting) break;
       if (rank_ == 0) {
         disarm(out, T::backstop);
@@ -232,6 +256,10 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::doorbell_push:
+      if (state_ == State::parked) {
+        unpark(out);  // our doorbell expired (or rang): the block runs, then we read again
+        break;
+      }
       if (state_ != State::waiting) break;
       disarm_waiting(out);
       read(out, false);  // our place changed: read it again
@@ -248,12 +276,17 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
             break;
           }
           if (!in_flight(state_)) break;
+          if (state_ == State::parked) disarm(out, T::backstop);
           // The server stayed silent: the caller is told; a late reply is still handled, and
           // our place in the queue is handed on once it is (the driver moves on then).
           step_outlived_answer_ = true;
           finish(out, Errc::outcome_unknown, Because::no_reply);
           break;
         case T::backstop:
+          if (state_ == State::parked) {
+            unpark(out);  // the holder set's expiry, or a push that never came
+            break;
+          }
           if (state_ != State::waiting) break;
           grace_armed_ = false;
           disarm(out, T::grace);
@@ -264,6 +297,10 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
           } else {
             read(out, false);
           }
+          break;
+        case T::unpark:
+          unpark_armed_ = false;
+          if (state_ == State::parked) unpark(out);
           break;
         case T::grace:
           grace_armed_ = false;
@@ -463,6 +500,37 @@ void AcquireMachine::check_head(Actions& out, std::int64_t own_doorbell_pttl, bo
   out.add(A::Kind::check_head);
 }
 
+// The elected waiter parks its acquire block behind a blocking pop (Options::park). Its
+// backstop stays as a waiting elected waiter's: the holder set's expiry.
+void AcquireMachine::park(Actions& out, std::int64_t pttl_ms) {
+  state_ = State::parked;
+  waited_ = true;
+  unpark_armed_ = false;
+  unparked_ = false;
+  polls_ = 0;
+  arm(out, T::backstop,
+      pttl_ms > 0 ? Nanos(std::chrono::milliseconds(pttl_ms + 1))
+                  : Nanos(std::chrono::seconds(1)));
+  out.add(A::Kind::send_park);
+}
+
+// The parked block is to run now: unblocked once (its outcome comes as an attempt's).
+void AcquireMachine::unpark(Actions& out) {
+  if (unparked_) return;
+  unparked_ = true;
+  out.add(A::Kind::unpark);
+}
+
+bool AcquireMachine::attempt_in_flight(Actions& out) {
+  if (state_ == State::attempting) return true;
+  if (state_ != State::parked) return false;
+  disarm(out, T::backstop);
+  if (unpark_armed_) disarm(out, T::unpark);
+  unpark_armed_ = false;
+  state_ = State::attempting;  // the outcome is handled as the attempt's
+  return true;
+}
+
 void AcquireMachine::disarm_waiting(Actions& out) {
   disarm(out, T::backstop);
   disarm(out, T::grace);
@@ -500,6 +568,11 @@ void AcquireMachine::end_wait(Actions& out, Errc why) {
     leaving_ = true;
     give_up_ = why;
     arm(out, T::settle, opts_.settle_timeout);
+    if (state_ == State::parked) {
+      if (unpark_armed_) disarm(out, T::unpark);
+      unpark_armed_ = false;
+      unpark(out);  // the block runs now; its outcome is settled as any attempt's
+    }
     return;
   }
   switch (state_) {

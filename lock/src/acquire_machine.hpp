@@ -35,7 +35,7 @@ class AcquireMachine {
  public:
   using Nanos = std::chrono::nanoseconds;
 
-  enum class Timer : std::uint8_t { deadline, backstop, grace, settle };
+  enum class Timer : std::uint8_t { deadline, backstop, grace, settle, unpark };
 
   // What an unusable grant needs before the next attempt (Event::retry).
   enum class Retry : std::uint8_t {
@@ -148,6 +148,9 @@ class AcquireMachine {
       drop_head,        // remove that waiter from the queue: it vanished
       // Upgrade:
       declare_and_read,  // our intent and the tracked reads of the wait, under the read's WATCH
+      // Parked hand-off (Options::park):
+      send_park,  // on the parking connection: arm, the blocking pop, then the acquire block
+      unpark,     // CLIENT UNBLOCK of the parking connection: its acquire block runs now
     };
     Kind kind = Kind::send_attempt;
     Because because = Because::told;
@@ -177,6 +180,8 @@ class AcquireMachine {
     reading_floor,  // an unusable grant withdrawn: TIME in flight, then an attempt
     checking_head,  // fair: the doorbell of the waiter first in line is read
     dropping_head,  // fair: that waiter vanished; its removal from the queue in flight
+    parked,         // the elected waiter's acquire block waits in the server behind a blocking
+                    // pop: a release's wake token runs it (Options::park); an attempt in flight
     held,           // the attempt is not written: no usable connection yet
     done,           // answered
   };
@@ -190,8 +195,17 @@ class AcquireMachine {
     // How long a fair waiter's doorbell lives at most: a head whose doorbell is alive gets
     // this long to take its turn.
     std::int64_t fair_doorbell_ms = 2000;
+    // The elected waiter of an exclusive lock in arrival order parks its acquire block behind
+    // a blocking pop on a connection of its own, so that a release's wake token runs it inside
+    // the server: a hand-off in one round trip (docs/handoff-one-rtt.md). Where tracking is
+    // refused it polls instead.
+    bool park = false;
   };
   static constexpr Nanos kGrace = std::chrono::milliseconds(50);
+  // A holder-set push while parked: a release that brought a wake token runs our block by
+  // itself (its reply is at most moments behind the push); one that did not (an expiry, a
+  // release without one) needs an unblock. This long for the reply before unblocking.
+  static constexpr Nanos kParkedPushGrace = std::chrono::milliseconds(2);
 
   // What one event leads to: a few actions, kept inline and constructed only as they are added
   // (a resume allocates nothing, and costs nothing for the slots it leaves unused). Actions are
@@ -258,6 +272,10 @@ class AcquireMachine {
   void end_wait(Actions& out, Errc why);
   void disarm_waiting(Actions& out);
   void check_head(Actions& out, std::int64_t own_doorbell_pttl, bool tracked);
+  void park(Actions& out, std::int64_t pttl_ms);
+  void unpark(Actions& out);
+  // The step in flight is an attempt: the acquire block (attempting), or parked behind a pop.
+  [[nodiscard]] bool attempt_in_flight(Actions& out);
 
   Options opts_;
   State state_ = State::idle;
@@ -281,6 +299,8 @@ class AcquireMachine {
   // checking_head: how to wait if the head is alive (our doorbell's PTTL, push wake-ups).
   std::int64_t own_doorbell_pttl_ = -2;
   bool head_tracked_ = true;
+  bool unpark_armed_ = false;  // parked: the push grace (Timer::unpark) runs
+  bool unparked_ = false;      // parked: the unblock was sent
 };
 
 }  // namespace lockwire::lock::detail

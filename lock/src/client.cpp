@@ -87,6 +87,9 @@ void Client::Core::shutdown() noexcept {
   }
   queues.clear();
   parked.clear();
+  // Closed, not destroyed: this may run inside one of their reply handlers (a parked grant's
+  // answer whose handler closes the client); the Core's destructor frees them.
+  for (auto& p : parkers) p->conn->close();
   if (conn) {
     conn->remove_push_handler(push_id);
     conn->remove_state_handler(state_id);
@@ -108,6 +111,17 @@ std::shared_ptr<Client::Core> Client::Core::create(loop::Loop& loop,
   // connection's (split-brain reconnect): kill the old one first (see ConnectionOptions). Not a
   // choice of the caller's: the lock is not safe without it (no_fence reproduces the race).
   connection.fence_abandoned = !broken.no_fence;
+  if (core->opts.parked_handoff) {
+    // A parked request waits as long as the pop does: no health check, which would count it
+    // as a server that stopped answering. Behind sentinels the Core's own connection follows
+    // the vouch; a parking connection only needs the primary's address.
+    core->park_options = connection;
+    core->park_options.health_check_interval = Nanos{0};
+    if (core->park_options.sentinel) {
+      core->park_options.sentinel->watch_every_sentinel = false;
+      core->park_options.sentinel->vouch = false;
+    }
+  }
   core->conn = std::make_unique<loop::Connection>(loop, std::move(connection));
   std::weak_ptr<Core> w = core;
   core->push_id = core->conn->add_push_handler([w](resp::Frame f) {

@@ -210,6 +210,8 @@ struct Queue {
   std::deque<WaiterPtr> waiters;
   std::unique_ptr<loop::Timer> backstop;
   std::unique_ptr<loop::Timer> grace;  // not elected: re-check if the elected waiter is silent
+  std::unique_ptr<loop::Timer> unpark;  // parked: a push's grace before unblocking
+  std::int64_t park_id = -1;  // parked: the CLIENT ID of the parking connection
   bool pooled = false;  // in Core::spare_queues
 
   [[nodiscard]] bool elected() const noexcept { return rank == 0; }
@@ -227,6 +229,7 @@ struct Queue {
     first.clear();
     suspect.clear();
     waiters.clear();
+    park_id = -1;
     stop_timers();
   }
 
@@ -234,6 +237,7 @@ struct Queue {
   void stop_timers() noexcept {
     if (backstop) backstop->stop();
     if (grace) grace->stop();
+    if (unpark) unpark->stop();
   }
 };
 using QueuePtr = std::shared_ptr<Queue>;
@@ -307,6 +311,19 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // nothing is granted on a server that may evict lock keys): one-shot queues; registered
   // queues park in need_ready and are woken by wake_all().
   std::vector<QueuePtr> parked;
+  // The parked hand-off (ClientOptions::parked_handoff; docs/handoff-one-rtt.md): connections
+  // on which an elected waiter's acquire block waits behind a blocking pop, one per waiter
+  // parked at a time, kept for the next one. Made with the Core's own connection options
+  // (park_options: no health check, which a blocked request would trip).
+  struct Parker {
+    std::unique_ptr<loop::Connection> conn;
+    bool busy = false;  // a parked block is on it
+  };
+  std::vector<std::unique_ptr<Parker>> parkers;
+  static constexpr std::size_t kMaxParkers = 16;
+  loop::ConnectionOptions park_options;
+  std::string park_refused;  // the server's words: the pop was refused, nobody parks any more
+  [[nodiscard]] bool parks() const noexcept;  // this Core's elected waiters park
   // One-shot acquires (not in `queues`), so that shutdown() answers them too.
   std::vector<std::weak_ptr<Waiter>> one_shots;
   std::string notice_key;        // force_release notices (protocol::notice_key), tracked
@@ -739,6 +756,13 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void ensure_grace(const QueuePtr& q);
   void on_backstop(const QueuePtr& q);
   void on_grace(const QueuePtr& q);
+  // The parked hand-off (acquire_driver.cpp): the park, its reply, unblocking, the push grace.
+  bool driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
+  void on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
+                       Parker* p, Ec ec, const loop::Replies& r);
+  void driven_unpark(const QueuePtr& q);
+  void on_unpark_timer(const QueuePtr& q);
+  Parker* take_parker();
 
   static std::string registry_key(const std::string& holders, const std::string& owner) {
     std::string k = holders;

@@ -257,6 +257,9 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p, loop::MonoTime sent
                      "maxmemory-policy " + caps.maxmemory_policy);
     }
   }
+  // One parking connection made ready ahead of the first wait (parked hand-off), so that the
+  // first elected waiter need not wait for its handshake.
+  if (parks() && parkers.empty() && caps.push_wakeups) (void)take_parker();
   wake_all();
   for (auto& q : std::exchange(parked, {})) attempt(q);
   notice_seq = p.notice.ok ? p.notice.seq : -1;

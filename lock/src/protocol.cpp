@@ -83,6 +83,9 @@ std::string Keys::intent() const {
   return holders + ":u";
 }
 
+std::string Keys::armed() const { return holders + ":armed"; }
+std::string Keys::wake() const { return holders + ":wake"; }
+
 std::string Keys::doorbell(std::string_view owner) const {
   std::string s;
   s.reserve(holders.size() + 3 + owner.size());

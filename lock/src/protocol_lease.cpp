@@ -1,8 +1,9 @@
-// Release, renew, lease checks and the stale-field cleanup.
+// Release, renew, lease checks, the stale-field cleanup, and the parked hand-off's pop.
 #include "lockwire/lock/protocol.hpp"
 
 #include <array>
 #include <charconv>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <span>
@@ -29,14 +30,50 @@ loop::Request shared_release(const Keys& k, std::string_view owner) {
       .done();
 }
 
-loop::Request release(Kind kind, const Keys& k, std::string_view owner) {
+loop::Request release(Kind kind, const Keys& k, std::string_view owner, bool wake) {
+  if (kind == Kind::exclusive && wake) {
+    return Builder()
+        .add("HDEL", k.holders, field(Kind::exclusive, owner))
+        .add("COPY", k.armed(), k.wake())
+        .done();
+  }
   return kind == Kind::exclusive ? exclusive_release(k, owner) : shared_release(k, owner);
+}
+
+loop::Request park_pop(const Keys& k, std::int64_t armed_ms, std::int64_t timeout_ms) {
+  // BZPOPMIN takes seconds, with a fraction: the remaining wait to the millisecond.
+  char secs[32];
+  const int n = std::snprintf(secs, sizeof secs, "%lld.%03lld",
+                              static_cast<long long>(timeout_ms / 1000),
+                              static_cast<long long>(timeout_ms % 1000));
+  const std::string armed = k.armed();
+  return Builder()
+      .add("ZADD", armed, "0", "t")
+      .add("PEXPIRE", armed, armed_ms)
+      .add("BZPOPMIN", k.wake(), std::string_view(secs, static_cast<std::size_t>(n)))
+      .done();
+}
+
+loop::Request unpark(std::int64_t client_id) {
+  return Builder().add("CLIENT", "UNBLOCK", client_id, "TIMEOUT").done();
+}
+
+loop::Request kill_client(std::int64_t client_id) {
+  return Builder().add("CLIENT", "KILL", "ID", client_id).done();
+}
+
+std::string park_refusal(const loop::Replies& r) {
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const std::size_t v = resp::value_index(r[i]);
+    if (v < r[i].size() && resp::is_error(r[i][v])) return std::string(r[i][v].value);
+  }
+  return r.size() == 3 ? std::string() : std::string("malformed reply to the parking pop");
 }
 
 ReleaseResult parse_release(Kind kind, const loop::Replies& r) {
   if (r.size() == 0) return ReleaseResult::bad_reply;
   if (kind == Kind::exclusive) {
-    const auto n = single_int(r.back());
+    const auto n = single_int(r[0]);  // the HDEL (a wake's COPY may follow)
     if (!n) return ReleaseResult::bad_reply;
     return *n == 1 ? ReleaseResult::released : ReleaseResult::not_held;
   }

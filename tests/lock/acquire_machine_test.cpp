@@ -1002,5 +1002,154 @@ TEST(AcquireMachineUpgrade, APromotionGrantedAfterTheWaitEndedStands) {
   EXPECT_EQ(kinds(x.resume(granted(13))), (std::vector<K>{K::send_withdraw}));
 }
 
+// --- Parked hand-off (Options::park; docs/handoff-one-rtt.md) ------------------------------------
+
+M::Options parking() {
+  M::Options o;
+  o.park = true;
+  return o;
+}
+// An elected waiter whose acquire block is parked behind the blocking pop.
+M parked() {
+  M m(parking());
+  (void)m.resume(start(2s));
+  (void)m.resume(ev(E::Kind::contended));
+  auto a = m.resume(read(0, 800));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::arm, K::send_park}));
+  EXPECT_EQ(a[0].timer, T::backstop);
+  EXPECT_EQ(a[0].after, 801ms);
+  EXPECT_EQ(m.state(), M::State::parked);
+  EXPECT_TRUE(m.step_in_flight());
+  return m;
+}
+
+TEST(AcquireMachine, ParkedElectedWaiterIsGrantedByTheReleaseAlone) {
+  M m = parked();
+  // The release's wake token ran the block: its reply is the grant, no attempt of ours.
+  auto a = m.resume(granted(9));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::disarm, K::answer, K::leave_queue}));
+  EXPECT_EQ(a[0].timer, T::backstop);
+  EXPECT_EQ(find(a, K::answer)->token, 9u);
+}
+
+TEST(AcquireMachine, OnlyTheElectedWaiterParks) {
+  for (std::int64_t rank : {1, 2}) {
+    M m(parking());
+    (void)m.resume(start(2s));
+    (void)m.resume(ev(E::Kind::contended));
+    EXPECT_EQ(kinds(m.resume(read(rank, 800))), (std::vector<K>{K::arm}));
+    EXPECT_EQ(m.state(), M::State::waiting);
+  }
+  // Untracked (polling): no parking either; nor in fair order.
+  M polled(parking());
+  (void)polled.resume(start(2s));
+  (void)polled.resume(ev(E::Kind::contended));
+  EXPECT_EQ(kinds(polled.resume(read(0, 800, 5000, false))), (std::vector<K>{K::arm}));
+  M::Options fair = parking();
+  fair.fair = true;
+  M f(fair);
+  (void)f.resume(start(2s));
+  EXPECT_EQ(f.resume(ev(E::Kind::watched_read)).size(), 2u);  // unwatch, wait block
+  EXPECT_NE(kinds(f.resume(read(0, 800))), (std::vector<K>{K::arm, K::send_park}));
+}
+
+TEST(AcquireMachine, AParkedLoserRemovesItsClaimAndReadsAgain) {
+  M m = parked();
+  // A stale token, or a client that barged in first: the block lost, its claim goes with the
+  // next wait block, which parks again.
+  auto a = m.resume(ev(E::Kind::contended));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::send_wait_read}));
+  EXPECT_TRUE(a[1].with_hdel);
+  EXPECT_EQ(kinds(m.resume(read(0, 500))), (std::vector<K>{K::arm, K::send_park}));
+}
+
+TEST(AcquireMachine, APushWhileParkedUnblocksOnlyIfTheBlockDoesNotRunByItself) {
+  M m = parked();
+  auto a = m.resume(ev(E::Kind::holders_push));
+  ASSERT_EQ(kinds(a), (std::vector<K>{K::arm}));
+  EXPECT_EQ(a[0].timer, T::unpark);
+  EXPECT_EQ(a[0].after, M::kParkedPushGrace);
+  EXPECT_TRUE(m.resume(ev(E::Kind::holders_push)).empty());  // one grace at a time
+  // The grant came within the grace: nothing to unblock.
+  a = m.resume(granted(3));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::disarm, K::disarm, K::answer, K::leave_queue}));
+  EXPECT_EQ(a[0].timer, T::backstop);
+  EXPECT_EQ(a[1].timer, T::unpark);
+  EXPECT_EQ(a[2].timer, T::deadline);
+
+  M n = parked();
+  (void)n.resume(ev(E::Kind::holders_push));
+  EXPECT_EQ(kinds(n.resume(timer(T::unpark))), (std::vector<K>{K::unpark}));
+  EXPECT_TRUE(n.resume(ev(E::Kind::holders_push)).empty());  // unblocked once
+  EXPECT_EQ(n.state(), M::State::parked);
+  EXPECT_EQ(find(n.resume(granted(4)), K::answer)->token, 4u);
+}
+
+TEST(AcquireMachine, ParkedBackstopAndDoorbellUnblock) {
+  M m = parked();
+  EXPECT_EQ(kinds(m.resume(timer(T::backstop))), (std::vector<K>{K::unpark}));
+  M n = parked();
+  EXPECT_EQ(kinds(n.resume(ev(E::Kind::doorbell_push))), (std::vector<K>{K::unpark}));
+  EXPECT_TRUE(n.resume(timer(T::backstop)).empty());
+}
+
+TEST(AcquireMachine, ADeadlineWhileParkedUnblocksAndSettlesTheBlock) {
+  M m = parked();
+  auto a = m.resume(timer(T::deadline));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::arm, K::unpark}));
+  EXPECT_EQ(a[0].timer, T::settle);
+  EXPECT_TRUE(m.leaving());
+  // The block granted as it ran: withdrawn, then timed_out.
+  a = m.resume(granted(5));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::send_withdraw}));
+  auto w = ev(E::Kind::withdrawn);
+  a = m.resume(w);
+  EXPECT_EQ(find(a, K::answer)->error, Errc::timed_out);
+  EXPECT_NE(find(a, K::leave_queue), nullptr);
+}
+
+TEST(AcquireMachine, ACancelDuringThePushGraceUnblocksOnce) {
+  M m = parked();
+  (void)m.resume(ev(E::Kind::holders_push));
+  auto a = m.resume(ev(E::Kind::cancel));
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::arm, K::disarm, K::unpark}));
+  EXPECT_EQ(a[1].timer, T::unpark);
+  a = m.resume(ev(E::Kind::contended));  // lost as it ran: our claim goes, then cancelled
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::send_withdraw}));
+  EXPECT_EQ(find(m.resume(ev(E::Kind::withdrawn)), K::answer)->error, Errc::cancelled);
+}
+
+TEST(AcquireMachine, AParkingConnectionLostMayHaveLeftAClaim) {
+  M m = parked();
+  E t = ev(E::Kind::transport);
+  t.maybe_applied = true;
+  t.error = Errc::connection;
+  auto a = m.resume(t);
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::disarm, K::send_withdraw}));
+  auto w = ev(E::Kind::withdrawn);
+  EXPECT_EQ(kinds(m.resume(w)), (std::vector<K>{K::send_attempt}));
+}
+
+TEST(AcquireMachine, NoParkingConnectionWaitsAsTheElectedWaiterDoes) {
+  M m = parked();
+  EXPECT_TRUE(m.resume(ev(E::Kind::not_sent)).empty());  // its backstop stays armed
+  EXPECT_EQ(m.state(), M::State::waiting);
+  EXPECT_EQ(kinds(m.resume(ev(E::Kind::holders_push))), (std::vector<K>{K::disarm, K::send_attempt}));
+  // A push that came while the park was unsent: attempt at once.
+  M n = parked();
+  (void)n.resume(ev(E::Kind::holders_push));
+  EXPECT_EQ(kinds(n.resume(ev(E::Kind::not_sent))),
+            (std::vector<K>{K::disarm, K::disarm, K::send_attempt}));
+}
+
+TEST(AcquireMachine, AParkedBlockSilentPastTheSettleBoundIsWithdrawnWhenItAnswers) {
+  M m = parked();
+  (void)m.resume(timer(T::deadline));
+  auto a = m.resume(timer(T::settle));
+  EXPECT_EQ(find(a, K::answer)->error, Errc::outcome_unknown);
+  EXPECT_NE(find(a, K::disarm), nullptr);  // the backstop
+  EXPECT_EQ(kinds(m.resume(granted(8))), (std::vector<K>{K::send_withdraw}));
+}
+
 }  // namespace
 }  // namespace lockwire::lock::detail

@@ -181,6 +181,17 @@ struct ClientOptions {
   // At least 1 s. Where the server refuses TIME the key never expires (tokens come from the
   // counter alone then).
   Nanos fence_ttl = std::chrono::minutes(10);
+  // The parked hand-off (docs/handoff-one-rtt.md): the first waiter in a resource's wait queue
+  // (exclusive, arrival order) keeps its acquire block in the server behind a blocking pop
+  // (BZPOPMIN) on a connection of its own, and a release copies it a wake token, so the
+  // server runs the block as the release lands: a hand-off in one round trip instead of two.
+  // Costs a connection per resource this client is first in line for (pooled, at most 16 per
+  // server) and one command (COPY) in every exclusive release. Not on a Cluster, nor with
+  // min_replicas (WAIT would not cover a grant made on another connection); where the server
+  // refuses the pop, waiters fall back to push wake-ups (Metrics::on_degraded). Every client of
+  // a prefix should agree: a release without the COPY wakes a parked waiter through its push
+  // instead (a few milliseconds later). Off by default while it is proven (issue #30).
+  bool parked_handoff = false;
 };
 
 // What the server lets this client do, learnt at each connect (docs/protocol.md, "Servers").

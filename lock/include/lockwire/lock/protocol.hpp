@@ -46,6 +46,10 @@ struct Keys {
   [[nodiscard]] std::string companion(std::string_view owner) const;  // P{R}:s:<owner>
   [[nodiscard]] std::string doorbell(std::string_view owner) const;   // P{R}:w:<owner>
   [[nodiscard]] std::string intent() const;  // P{R}:u: the owner of the pending upgrade
+  // Parked hand-off (docs/handoff-one-rtt.md): P{R}:armed, a one-member zset a parked waiter
+  // keeps, and P{R}:wake, the token a release copies from it, which the parked pop takes.
+  [[nodiscard]] std::string armed() const;
+  [[nodiscard]] std::string wake() const;
 };
 [[nodiscard]] Keys make_keys(std::string_view prefix, std::string_view resource);
 [[nodiscard]] std::string field(Kind kind, std::string_view owner);
@@ -230,10 +234,29 @@ struct FairRead {
 // --- release ------------------------------------------------------------------------------------
 [[nodiscard]] loop::Request exclusive_release(const Keys& k, std::string_view owner);
 [[nodiscard]] loop::Request shared_release(const Keys& k, std::string_view owner);
-// The release of `owner`'s lease of that kind (one of the two above).
-[[nodiscard]] loop::Request release(Kind kind, const Keys& k, std::string_view owner);
+// The release of `owner`'s lease of that kind (one of the two above). `wake`, exclusive only:
+// `COPY P{R}:armed P{R}:wake` follows the HDEL, pipelined — a parked waiter's token (nothing
+// when no waiter is parked, nothing when a token waits already). The HDEL's reply decides.
+[[nodiscard]] loop::Request release(Kind kind, const Keys& k, std::string_view owner,
+                                    bool wake = false);
 enum class ReleaseResult : std::uint8_t { released, not_held, bad_reply };
 [[nodiscard]] ReleaseResult parse_release(Kind kind, const loop::Replies& r);
+
+// --- parked hand-off (docs/handoff-one-rtt.md) ----------------------------------------------------
+// What the elected waiter sends on its parking connection ahead of its acquire block (an
+// exclusive_acquire that raises the floor): arm (ZADD P{R}:armed 0 t, PEXPIRE armed_ms), then
+// BZPOPMIN P{R}:wake <timeout>. The block waits in the server's query buffer until a release's
+// token, CLIENT UNBLOCK or the timeout ends the pop, and runs in the same event-loop pass.
+[[nodiscard]] loop::Request park_pop(const Keys& k, std::int64_t armed_ms,
+                                     std::int64_t timeout_ms);
+// CLIENT UNBLOCK <id> TIMEOUT: the parked pop answers nil, and the block behind it runs now.
+[[nodiscard]] loop::Request unpark(std::int64_t client_id);
+// CLIENT KILL ID <id>: a parking connection whose stream failed on our side, gone on the server
+// too before its waiter's claim is withdrawn (its parked block can then never run).
+[[nodiscard]] loop::Request kill_client(std::int64_t client_id);
+// The server's words when the pop or its arming was refused (an ACL without BZPOPMIN or ZADD,
+// a server without them), "" when it parked.
+[[nodiscard]] std::string park_refusal(const loop::Replies& r);
 
 // --- renew: WATCH ..; HEXISTS [EXISTS]  then  MULTI PEXPIRE [PEXPIRE GT] EXEC --------------------
 [[nodiscard]] loop::Request renew_watch(Kind kind, const Keys& k, std::string_view owner);
