@@ -760,6 +760,17 @@ Client::Core::Parker* Client::Core::take_parker() {
     warming = p.get();
   }
   if (warming != nullptr || parkers.size() >= kMaxParkers) return warming;
+  if (parkers.empty() && !park_checked) {
+    // Once per Core, before the first park: may this client unblock and kill (park_check)?
+    send(protocol::park_check(), guard([](Core* self, Ec ec, const loop::Replies& r) {
+           if (is_transport(ec)) return;  // asked again with the next parker made
+           if (std::string why = protocol::park_check_refusal(r); !why.empty()) {
+             self->refuse_parking(why);
+           } else {
+             self->park_checked = true;
+           }
+         }));
+  }
   auto& p = parkers.emplace_back(std::make_unique<Parker>());
   p->conn = std::make_unique<loop::Connection>(loop, park_options);
   p->conn->start();
@@ -777,7 +788,7 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
     return true;
   }
   Parker* p = take_parker();
-  if (p == nullptr || p->conn->state() != loop::ConnectionState::ready ||
+  if (p == nullptr || !park_checked || p->conn->state() != loop::ConnectionState::ready ||
       p->conn->client_id() <= 0 || p->conn->server_address() != conn->server_address()) {
     return true;
   }
@@ -798,11 +809,8 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
                   if (ec != loop::Errc::server_error) return;
                   // Refused (an ACL without BZPOPMIN or ZADD): the block behind it runs at
                   // once, as an attempt; from now on waiters wait for pushes instead.
-                  std::string why = protocol::park_refusal(r);
-                  if (why.empty() || !self->park_refused.empty()) return;
-                  self->park_refused = why;
-                  if (auto* m = self->metrics()) {
-                    m->on_degraded("parked hand-off refused: waiters wait for pushes", why);
+                  if (std::string why = protocol::park_refusal(r); !why.empty()) {
+                    self->refuse_parking(why);
                   }
                 }));
   if (auto* m = metrics()) m->on_request(7);
@@ -842,6 +850,19 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
   const protocol::AcquireReply a =
       protocol::parse_exclusive_acquire(r.back(), true, w->sent_fence_ttl_ms > 0);
   driven_reply(q, w, t_send, a, r);
+}
+
+// The server refused what parking needs (its words): nobody parks from now on, and the
+// parking connections go once idle; waiters wait for pushes, as without the option.
+void Client::Core::refuse_parking(const std::string& why) {
+  if (!park_refused.empty()) return;
+  park_refused = why;
+  for (auto& p : parkers) {
+    if (!p->busy) p->conn->close();
+  }
+  if (auto* m = metrics()) {
+    m->on_degraded("parked hand-off refused: waiters wait for pushes", why);
+  }
 }
 
 void Client::Core::driven_unpark(const QueuePtr& q) {

@@ -323,6 +323,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   static constexpr std::size_t kMaxParkers = 16;
   loop::ConnectionOptions park_options;
   std::string park_refused;  // the server's words: the pop was refused, nobody parks any more
+  bool park_checked = false;  // protocol::park_check answered: unblocking and killing allowed
   [[nodiscard]] bool parks() const noexcept;  // this Core's elected waiters park
   // One-shot acquires (not in `queues`), so that shutdown() answers them too.
   std::vector<std::weak_ptr<Waiter>> one_shots;
@@ -763,6 +764,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void driven_unpark(const QueuePtr& q);
   void on_unpark_timer(const QueuePtr& q);
   Parker* take_parker();
+  void refuse_parking(const std::string& why);
 
   static std::string registry_key(const std::string& holders, const std::string& owner) {
     std::string k = holders;

@@ -62,6 +62,22 @@ loop::Request kill_client(std::int64_t client_id) {
   return Builder().add("CLIENT", "KILL", "ID", client_id).done();
 }
 
+loop::Request park_check() {
+  return Builder()
+      .add("CLIENT", "UNBLOCK", "0", "TIMEOUT")
+      .add("CLIENT", "KILL", "ID", std::numeric_limits<std::int64_t>::max())
+      .done();
+}
+
+std::string park_check_refusal(const loop::Replies& r) {
+  if (r.size() != 2) return "malformed reply to CLIENT UNBLOCK / CLIENT KILL";
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const std::size_t v = resp::value_index(r[i]);
+    if (v < r[i].size() && resp::is_error(r[i][v])) return std::string(r[i][v].value);
+  }
+  return {};
+}
+
 std::string park_refusal(const loop::Replies& r) {
   for (std::size_t i = 0; i < r.size(); ++i) {
     const std::size_t v = resp::value_index(r[i]);

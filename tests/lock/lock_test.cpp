@@ -207,6 +207,109 @@ TEST_F(LockTest, AHandOffInsideOneClientGoesOutBehindTheRelease) {
   EXPECT_FALSE(release(*c, wb->acq.lease));
 }
 
+// The parked hand-off (ClientOptions::parked_handoff; docs/handoff-one-rtt.md) on a real server:
+// the elected waiter's acquire block waits in the server behind BZPOPMIN, and the holder's
+// release runs it there. The waiter sends nothing between the release and its grant — its
+// block was in the server already (without the option: one attempt, after the push).
+TEST_F(LockTest, AParkedWaiterIsGrantedByTheReleaseAlone) {
+  for (bool parked : {true, false}) {
+    ClientOptions co;
+    co.parked_handoff = parked;
+    auto a = make_client(co, conn_options());
+    auto mb = std::make_shared<CountingMetrics>();
+    co.metrics = mb;
+    auto b = make_client(co, conn_options());
+    auto la = acquire(*a, req("r", "a", 10s));
+    ASSERT_FALSE(la.ec);
+    auto wb = std::make_shared<Pending>();
+    std::uint64_t at_grant = 0;
+    b->lock(req("r", "b", 10s, 10s), [wb, mb, &at_grant](std::error_code ec, Lease l) {
+      at_grant = mb->requests.load();
+      wb->acq = {ec, std::move(l)};
+      wb->done = true;
+    });
+    sleep_loop(300ms);
+    ASSERT_FALSE(wb->done);
+    if (parked) {
+      // Its parking connection is blocked in BZPOPMIN on the wake key.
+      const std::string clients = server_.cli({"CLIENT", "LIST"});
+      EXPECT_NE(clients.find("cmd=bzpopmin"), std::string::npos) << clients;
+    }
+    const auto before = mb->requests.load();
+    EXPECT_FALSE(release(*a, la.lease));
+    run_until([&] { return wb->done; });
+    ASSERT_FALSE(wb->acq.ec) << wb->acq.ec.message();
+    EXPECT_EQ(at_grant, before + (parked ? 0 : 1)) << "parked " << parked;
+    EXPECT_GT(wb->acq.lease.token(), la.lease.token());
+    EXPECT_FALSE(release(*b, wb->acq.lease));
+    // What parking wrote expires by itself: the armed key within the pop's bound (+1 s), and a
+    // token copied from it with the same TTL.
+    for (const char* key : {"lockwire:{r}:armed", "lockwire:{r}:wake"}) {
+      const std::string pttl = server_.cli({"PTTL", key});
+      EXPECT_TRUE(pttl == "-2\n" || (std::stoll(pttl) > 0 && std::stoll(pttl) <= 11000))
+          << key << " " << pttl;
+    }
+  }
+}
+
+// A parked waiter whose wait ends: CLIENT UNBLOCK runs its block now, which loses (the lock is
+// held) and is withdrawn; the answer is timed_out and nothing of it stays blocked or claimed.
+TEST_F(LockTest, AParkedWaiterThatGivesUpLeavesNothing) {
+  ClientOptions co;
+  co.parked_handoff = true;
+  auto a = make_client(co, conn_options());
+  auto b = make_client(co, conn_options());
+  auto la = acquire(*a, req("r", "a", 10s));
+  ASSERT_FALSE(la.ec);
+  auto wb = start_lock(*b, req("r", "b", 10s, 600ms));
+  run_until([&] { return wb->done; });
+  EXPECT_EQ(wb->acq.ec, Errc::timed_out) << wb->acq.ec.message();
+  sleep_loop(50ms);
+  EXPECT_EQ(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
+  EXPECT_EQ(server_.cli({"HKEYS", "lockwire:{r}"}), "x:a\n");
+  // And a cancelled one.
+  auto wc = start_lock(*b, req("r", "c", 10s, 10s));
+  sleep_loop(300ms);
+  b->cancel("r", "c");
+  run_until([&] { return wc->done; });
+  EXPECT_EQ(wc->acq.ec, Errc::cancelled) << wc->acq.ec.message();
+  sleep_loop(50ms);
+  EXPECT_EQ(server_.cli({"HKEYS", "lockwire:{r}"}), "x:a\n");
+  EXPECT_FALSE(release(*a, la.lease));
+}
+
+// A user without @dangerous may not CLIENT UNBLOCK or CLIENT KILL, which a parked waiter needs
+// to stop waiting and to end a lost parking client: nobody parks, Metrics::on_degraded says
+// so with the server's words, and waiters are woken by their push as without the option.
+TEST_F(LockTest, ParkingRefusedByTheAclFallsBackToPushes) {
+  server_.cli({"ACL", "SETUSER", "locker", "on", ">pw", "~lockwire:*", "+@all", "-@dangerous"});
+  struct Degraded final : Metrics {
+    void on_degraded(std::string_view what, std::string_view words) noexcept override {
+      said.push_back(std::string(what) + " | " + std::string(words));
+    }
+    std::vector<std::string> said;
+  };
+  auto m = std::make_shared<Degraded>();
+  ClientOptions co;
+  co.parked_handoff = true;
+  co.metrics = m;
+  auto a = make_user_client("locker", co);
+  auto b = make_user_client("locker", co);
+  auto la = acquire(*a, req("r", "a", 10s));
+  ASSERT_FALSE(la.ec);
+  auto wb = start_lock(*b, req("r", "b", 10s, 10s));
+  sleep_loop(300ms);
+  EXPECT_EQ(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
+  EXPECT_FALSE(release(*a, la.lease));
+  run_until([&] { return wb->done; });
+  ASSERT_FALSE(wb->acq.ec) << wb->acq.ec.message();
+  bool told = false;
+  for (const auto& s : m->said) told |= s.find("parked hand-off refused") != std::string::npos &&
+                                        s.find("NOPERM") != std::string::npos;
+  EXPECT_TRUE(told);
+  EXPECT_FALSE(release(*b, wb->acq.lease));
+}
+
 TEST_F(LockTest, ManyWaitersShareOneInterest) {
   auto ma = std::make_shared<CountingMetrics>();
   auto a = make_client();

@@ -254,6 +254,13 @@ enum class ReleaseResult : std::uint8_t { released, not_held, bad_reply };
 // CLIENT KILL ID <id>: a parking connection whose stream failed on our side, gone on the server
 // too before its waiter's claim is withdrawn (its parked block can then never run).
 [[nodiscard]] loop::Request kill_client(std::int64_t client_id);
+// What a parked waiter needs besides the pop, asked once before the first park:
+// `CLIENT UNBLOCK 0 TIMEOUT` (to run a parked block now) and `CLIENT KILL ID <max>` (to end a
+// parking client whose stream failed on our side); both answer 0 where allowed. An ACL without
+// @dangerous refuses them (NOPERM): then nobody parks.
+[[nodiscard]] loop::Request park_check();
+// The server's words when park_check was refused, "" when both are allowed.
+[[nodiscard]] std::string park_check_refusal(const loop::Replies& r);
 // The server's words when the pop or its arming was refused (an ACL without BZPOPMIN or ZADD,
 // a server without them), "" when it parked.
 [[nodiscard]] std::string park_refusal(const loop::Replies& r);
