@@ -82,12 +82,61 @@ int throughput_rows(const loop::ConnectionOptions& conn, const char* url, double
 
 using namespace lockwire::bench;  // NOLINT: main uses the harness throughout
 
+// The hand-off rows: 8 and 64 waiters, each on a client of its own (default, then with the
+// parked hand-off: ClientOptions::parked_handoff), and all in one client.
+struct Many {
+  int waiters;
+  bool one_client;
+  bool parked;
+  std::vector<double> s;
+  double cpu;
+  std::pair<std::uint64_t, std::uint64_t> sent;  // requests, commands
+  ServerCost server;
+};
+std::vector<Many> handoff_rows(Bench& b, double row, double rtt_us) {
+  std::vector<Many> many;
+  for (int config : {0, 1, 2}) {  // a client each; a client each, parked; one client
+    const bool one_client = config == 2;
+    const bool parked = config == 1;
+    for (int waiters : {8, 64}) {
+      Many m{waiters, one_client, parked, {}, 0, {}, {}};
+      m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu, &m.sent, one_client,
+                           &m.server, parked);
+      std::sort(m.s.begin(), m.s.end());
+      char name[64];
+      std::snprintf(name, sizeof name, "hand-off, %d waiters%s (p50 / mean, us)", waiters,
+                    one_client ? ", one client" : parked ? ", parked" : "");
+      double mean = 0;
+      for (double x : m.s) mean += x;
+      mean /= static_cast<double>(m.s.size());
+      std::printf("%-44s %9.1f us %9.1f us %9.2fx RTT (p50)\n", name, quantile(m.s, 0.5) * 1e6,
+                  mean * 1e6, quantile(m.s, 0.5) * 1e6 / rtt_us);
+      std::printf("%-44s %12.2f %12.2f %10s\n", "  requests / commands per hand-off",
+                  static_cast<double>(m.sent.first) / static_cast<double>(m.s.size()),
+                  static_cast<double>(m.sent.second) / static_cast<double>(m.s.size()), "");
+      many.push_back(std::move(m));
+    }
+  }
+  return many;
+}
+
+// LOCKWIRE_BENCH_ROWS=handoff: only the hand-off rows, with the PING round trip they are read in.
+int handoff_only(const loop::ConnectionOptions& conn, const char* url, double row) {
+  Bench b(conn, row);
+  const Result ping1 = b.ping(1);
+  std::printf("lockwire bench_lock: hand-off rows (%s, PING %.1f us)\n\n", url,
+              ping1.us_per_op());
+  (void)handoff_rows(b, row, ping1.us_per_op());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   loop::ConnectionOptions conn;
   if (argc > 1 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
     std::printf(
         "usage: bench_lock [redis://127.0.0.1:6379] [seconds-per-row=2]\n"
         "  LOCKWIRE_BENCH_ROWS=throughput   only the 1/16/256-user rows on one connection\n"
+        "  LOCKWIRE_BENCH_ROWS=handoff      only the hand-off rows (default, parked, one client)\n"
         "  LOCKWIRE_BENCH_USERS=16,256      with ROWS=throughput: these user counts instead\n"
         "  LOCKWIRE_BENCH_FLOOR=0           with ROWS=throughput: no PING rows (profiling)\n"
         "  LOCKWIRE_BENCH_MIN_REPLICAS=N    the replica-acknowledged grant rows\n"
@@ -132,6 +181,10 @@ int main(int argc, char** argv) {
   if (const char* rows = std::getenv("LOCKWIRE_BENCH_ROWS");
       rows != nullptr && std::string_view(rows) == "throughput") {
     return throughput_rows(conn, url, row);
+  }
+  if (const char* rows = std::getenv("LOCKWIRE_BENCH_ROWS");
+      rows != nullptr && std::string_view(rows) == "handoff") {
+    return handoff_only(conn, url, row);
   }
   Bench b(conn, row);
 
@@ -197,32 +250,7 @@ int main(int argc, char** argv) {
   const Result h = b.handoff(200);
   std::printf("%-44s %9.1f us %9.1f us %9.2fx\n", "contended hand-off: release -> next holds",
               h.us_per_op(), rtt_us, h.us_per_op() / rtt_us);
-  struct Many {
-    int waiters;
-    bool one_client;
-    std::vector<double> s;
-    double cpu;
-    std::pair<std::uint64_t, std::uint64_t> sent;  // requests, commands
-    ServerCost server;
-  };
-  std::vector<Many> many;
-  for (bool one_client : {false, true}) {
-    for (int waiters : {8, 64}) {
-      Many m{waiters, one_client, {}, 0, {}, {}};
-      m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu, &m.sent, one_client,
-                           &m.server);
-      std::sort(m.s.begin(), m.s.end());
-      char name[64];
-      std::snprintf(name, sizeof name, "hand-off, %d waiters%s (p50 / mean, us)", waiters,
-                    one_client ? ", one client" : "");
-      double mean = 0;
-      for (double x : m.s) mean += x;
-      mean /= static_cast<double>(m.s.size());
-      std::printf("%-44s %9.1f us %9.1f us %9.2fx RTT (p50)\n", name, quantile(m.s, 0.5) * 1e6,
-                  mean * 1e6, quantile(m.s, 0.5) * 1e6 / rtt_us);
-      many.push_back(std::move(m));
-    }
-  }
+  const std::vector<Many> many = handoff_rows(b, row, rtt_us);
   std::printf("\nfloor = PING on the same kind of connection (pairs: two PINGs per pair)\n");
   if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
     // The peers' schema (bench/peers), for bench/report.
@@ -250,7 +278,8 @@ int main(int argc, char** argv) {
           kLib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()),
           static_cast<double>(m.sent.first) / static_cast<double>(m.s.size()),
           static_cast<double>(m.sent.second) / static_cast<double>(m.s.size()), rtt_us,
-          m.one_client ? "one-client" : "default", m.one_client ? 1 : m.waiters + 1,
+          m.one_client ? "one-client" : (m.parked ? "parked" : "default"),
+          m.one_client ? 1 : m.waiters + 1,
           server_json(m.server, static_cast<double>(m.s.size())).c_str(),
           latency_json(m.s).c_str());
     }

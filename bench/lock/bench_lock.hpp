@@ -471,11 +471,13 @@ class Bench {
   // waiters share one ioredis connection; otherwise one client each, as separate processes.
   std::vector<double> handoff_many(int waiters, int handoffs, loop::Nanos hold, double* cpu,
                                    std::pair<std::uint64_t, std::uint64_t>* sent,
-                                   bool one_client = false, ServerCost* server = nullptr) {
+                                   bool one_client = false, ServerCost* server = nullptr,
+                                   bool parked = false) {
     auto metrics = std::make_shared<lock::CountingMetrics>();
     lock::ClientOptions co;
     co.prefix = "bench:";
     co.metrics = metrics;
+    co.parked_handoff = parked;  // ClientOptions::parked_handoff (docs/handoff-one-rtt.md)
     std::vector<std::unique_ptr<lock::Client>> cs;
     for (int i = 0; i <= (one_client ? 0 : waiters); ++i) {
       cs.push_back(std::make_unique<lock::Client>(loop_, conn_, co));

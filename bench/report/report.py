@@ -772,7 +772,7 @@ class Report:
                "waiting strategy |")
         self.w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for c in present:
-            for variant in (("default", "one-client") if c == "lockwire"
+            for variant in (("default", "parked", "one-client") if c == "lockwire"
                             else ("default", "tuned")):
                 for n in (1, 8, 64):
                     mean = self.lock(c, "handoff", n, "latency_us", "mean", variant)
@@ -1197,6 +1197,10 @@ class Report:
             return f"poll after a random 0–{mx:g} ms; {conn} ({variant})"
         if variant == "one-client":
             return "woken by the server, no polling; all waiters in one client (one connection)"
+        if variant == "parked":
+            return ("parked hand-off (ClientOptions::parked_handoff): the first waiter's block "
+                    "waits in the server behind BZPOPMIN; one client (connection) each, plus a "
+                    "parking connection")
         return "woken by the server, no polling; one client (connection) each"
 
     def resp(self):
@@ -1566,6 +1570,10 @@ class Report:
                       for v in ("default", "tuned")
                       if self.lock(p, "handoff", n, "latency_us", "p50", v)] for p in peers}
             row(label, lw, pv, False)
+            parked_lw = self.lock("lockwire", "handoff", n, "latency_us", "p50", "parked")
+            if parked_lw:
+                row(f"hand-off p50 µs, {n} waiters (lockwire parked: a connection each)",
+                    parked_lw, pv, False)
             one_lw = self.lock("lockwire", "handoff", n, "latency_us", "p50", "one-client")
             if one_lw:
                 row(f"hand-off p50 µs, {n} waiters (lockwire: one connection)", one_lw, pv,
