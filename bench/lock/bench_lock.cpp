@@ -269,6 +269,27 @@ int main(int argc, char** argv) {
           kLib, kUsers[k], server_json(p.server, p.ops).c_str(), p.ops, p.seconds, p.per_sec(),
           p.cpu_us_per_op(), f.per_sec() / 2);
     }
+    // The same serial and throughput rows without fencing tokens (ClientOptions::
+    // fencing_tokens): the share of the gap to the unfenced Lua lock that is the token's.
+    b.set_tokens(false);
+    Bench::Sent usent;
+    std::vector<double> upair_s;
+    const Result upair = b.pairs(1, 0, &usent, &upair_s);
+    std::sort(upair_s.begin(), upair_s.end());
+    std::printf("%s\n", serial_json(upair, usent, ping1, rtt_p50_us, upair_s,
+                                     std::string("\"variant\": \"untokened\", ") +
+                                         server_json(upair.server, upair.ops))
+                             .c_str());
+    for (int users : kUsers) {
+      const Result p = b.pairs(users);
+      std::printf(
+          "{%s, \"mode\": \"throughput\", \"users\": %d, \"connections\": 1, "
+          "\"variant\": \"untokened\", %s\"ops\": %.0f, \"seconds\": %.6f, "
+          "\"ops_per_sec\": %.1f, \"cpu_us_per_op\": %.3f}\n",
+          kLib, users, server_json(p.server, p.ops).c_str(), p.ops, p.seconds, p.per_sec(),
+          p.cpu_us_per_op());
+    }
+    b.set_tokens(true);
     for (const Many& m : many) {
       std::printf(
           "{%s, \"mode\": \"handoff\", \"waiters\": %d, \"ops\": %zu, "

@@ -227,6 +227,9 @@ class Bench {
   // clients this bench makes from now on: what the vouch's polling costs (the cluster and
   // sentinel rows).
   void set_vouch(bool on) { vouch_ = on; }
+  // ClientOptions::fencing_tokens for the clients pairs() makes from now on (the untokened
+  // rows: what the fencing token costs).
+  void set_tokens(bool on) { tokens_ = on; }
 
   Result pairs(int users, int min_replicas = 0, Sent* sent = nullptr,
                std::vector<double>* samples = nullptr, Halves* halves = nullptr) {
@@ -237,6 +240,7 @@ class Bench {
     co.metrics = m;
     co.min_replicas = min_replicas;
     co.cluster_vouch = vouch_;
+    co.fencing_tokens = tokens_;
     loop::ConnectionOptions conn = conn_;
     if (conn.sentinel) conn.sentinel->vouch = vouch_;
     lock::Client cl(loop_, conn, co);
@@ -596,6 +600,7 @@ class Bench {
   loop::UvLoop loop_;
   loop::ConnectionOptions conn_;
   bool vouch_ = true;
+  bool tokens_ = true;
   double row_;
   std::vector<std::unique_ptr<loop::Connection>> info_;  // INFO, one per server
 };

@@ -157,7 +157,7 @@ def check(d):
                 if not (num(lat.get("p50")) and num(lat.get("p99")) and
                         len(r.get("quantiles_us", [])) == 101):
                     errs.append(f"{who}: no latency distribution (p50, p99, quantiles_us)")
-            if r.get("mode") == "serial":
+            if r.get("mode") == "serial" and r.get("variant", "default") == "default":
                 errs += halves_errors(r, who)
                 errs += [f"{who}: {k} not a number" for k in
                          ("ping_timed_wait_p50_us", "ping_untimed_wait_p50_us")
@@ -1559,6 +1559,20 @@ class Report:
             row("server CPU µs/pair, 16 users", self.lock("lockwire", "throughput", 16,
                                                           "server_cpu_us_per_op"),
                 one("throughput", 16, "server_cpu_us_per_op"), False)
+        # Without fencing tokens (ClientOptions::fencing_tokens = false), against the same
+        # peers: the unfenced Lua lock gives no token either.
+        if self.lock("lockwire", "throughput", 16, "ops_per_sec", None, "untokened"):
+            for n in (16, 256):
+                row(f"pairs/s, {n} users — lockwire without fencing tokens",
+                    self.lock("lockwire", "throughput", n, "ops_per_sec", None, "untokened"),
+                    one("throughput", n, "ops_per_sec"), True)
+            row("server CPU µs/pair, 16 users — lockwire without fencing tokens",
+                self.lock("lockwire", "throughput", 16, "server_cpu_us_per_op", None,
+                          "untokened"),
+                one("throughput", 16, "server_cpu_us_per_op"), False)
+            row("client CPU µs/pair, 16 users — lockwire without fencing tokens",
+                self.lock("lockwire", "throughput", 16, "cpu_us_per_op", None, "untokened"),
+                one("throughput", 16, "cpu_us_per_op"), False)
         for n in (8, 64):
             lw = self.lock("lockwire", "handoff", n, "latency_us", "p50")
             label = f"hand-off p50 µs, {n} waiters (lockwire: a connection each)"

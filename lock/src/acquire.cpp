@@ -318,6 +318,14 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
           guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
             self->driven_upgrade_read(q, w, t_send, ec, r, std::move(txn));
           }));
+  } else if (w->req.kind == Kind::exclusive && !opts.fencing_tokens) {
+    // No token (ClientOptions::fencing_tokens): no floor, nothing bound to this stream.
+    w->sent_floor = 0;
+    w->sent_fence_ttl_ms = 0;
+    send(protocol::exclusive_acquire_untokened(w->keys, w->field, w->ttl_ms),
+         guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
+           self->on_exclusive_reply(q, w, t_send, ec, r);
+         }));
   } else if (w->req.kind == Kind::exclusive) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).
     const loop::MonoTime* raised_when = raised_at(w->keys);
@@ -360,6 +368,11 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
   if (is_transport(ec) || r.size() == 0) {
     const Ec why = ec ? ec : make_error_code(loop::Errc::protocol_error);
     return drive(q, w, transport_event(why, ec == loop::Errc::outcome_unknown));
+  }
+  if (!opts.fencing_tokens) {
+    protocol::AcquireReply a = protocol::parse_exclusive_acquire_untokened(r.back());
+    if (a.outcome == protocol::Outcome::contended) a.token = queue_ticket();
+    return driven_reply(q, w, t_send, a, r);
   }
   const protocol::AcquireReply a =
       protocol::parse_exclusive_acquire(r.back(), w->raises_floor(), w->sent_fence_ttl_ms > 0);

@@ -801,7 +801,13 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
   q->park_id = p->conn->client_id();
   q->state = Queue::State::in_flight;
   w->sent_probe = probes;
-  const std::uint64_t floor = floor_for(*w);  // always raised: this is not the Core's stream
+  std::uint64_t floor = 0;
+  if (opts.fencing_tokens) {
+    floor = floor_for(*w);  // always raised: this is not the Core's stream
+  } else {
+    w->sent_floor = 0;
+    w->sent_fence_ttl_ms = 0;
+  }
   const loop::MonoTime t_send = loop.now();
   if (auto* m = metrics()) m->on_request(3);
   p->conn->send(protocol::park_pop(w->keys, timeout_ms + 1000, timeout_ms),
@@ -814,8 +820,10 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
                   }
                 }));
   if (auto* m = metrics()) m->on_request(7);
-  p->conn->send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, true,
-                                            w->sent_fence_ttl_ms),
+  p->conn->send(opts.fencing_tokens
+                    ? protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, true,
+                                                  w->sent_fence_ttl_ms)
+                    : protocol::exclusive_acquire_untokened(w->keys, w->field, w->ttl_ms),
                 [wk = weak(), q, w, t_send, p](Ec ec, const loop::Replies& r) {
                   auto self = wk.lock();
                   if (!self || self->closed) return;
@@ -847,8 +855,11 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
     e.error = lock_errc(map_transport(why));
     return drive(q, w, std::move(e));
   }
-  const protocol::AcquireReply a =
-      protocol::parse_exclusive_acquire(r.back(), true, w->sent_fence_ttl_ms > 0);
+  protocol::AcquireReply a =
+      opts.fencing_tokens
+          ? protocol::parse_exclusive_acquire(r.back(), true, w->sent_fence_ttl_ms > 0)
+          : protocol::parse_exclusive_acquire_untokened(r.back());
+  if (!opts.fencing_tokens && a.outcome == protocol::Outcome::contended) a.token = queue_ticket();
   driven_reply(q, w, t_send, a, r);
 }
 

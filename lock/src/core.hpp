@@ -602,6 +602,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   [[nodiscard]] std::int64_t fence_ttl_ms() const noexcept;
   // The floor for `w`'s grant block, noted in `w` (sent_floor...) for stale_grant.
   std::uint64_t floor_for(Waiter& w);
+  [[nodiscard]] std::uint64_t queue_ticket() const noexcept;
   // Why a granted token may not be handed over (docs/protocol.md, "Fencing tokens"):
   // floor_too_old — the floor may be fence_ttl old on the server's clock, so the fence key may
   // have expired and come back below earlier tokens; below_floor — a block without the ZADD GT

@@ -305,6 +305,14 @@ std::int64_t Client::Core::fence_ttl_ms() const noexcept {
   return std::chrono::duration_cast<std::chrono::milliseconds>(opts.fence_ttl).count();
 }
 
+// Without fencing tokens a loser's ticket in P{R}:q is no burnt token but the server's clock
+// as we reckon it (its TIME at the last read, plus our time since): arrival order, roughly,
+// across clients. The queue is a wake-up hint, so a rough order costs fairness, never safety.
+std::uint64_t Client::Core::queue_ticket() const noexcept {
+  const auto since = std::chrono::duration_cast<std::chrono::microseconds>(loop.now() - floor_read_at);
+  return server_us + static_cast<std::uint64_t>(std::max<std::int64_t>(since.count(), 0)) + 1;
+}
+
 std::uint64_t Client::Core::floor_for(Waiter& w) {
   w.sent_floor = fence_floor();
   w.sent_floor_read_at = floor_read_at;

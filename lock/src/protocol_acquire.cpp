@@ -56,6 +56,41 @@ AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor, bool fe
   return out;
 }
 
+loop::Request exclusive_acquire_untokened(const Keys& k, std::string_view fld,
+                                          std::int64_t ttl_ms) {
+  return Builder()
+      .add("MULTI")
+      .add("HSETNX", k.holders, fld, ttl_ms)
+      .add("HLEN", k.holders)
+      .add("PEXPIRE", k.holders, ttl_ms, "NX")
+      .add("EXEC")
+      .done();
+}
+
+AcquireReply parse_exclusive_acquire_untokened(resp::Frame exec) {
+  AcquireReply out;
+  std::array<std::size_t, 6> el{};
+  std::size_t n = 0;
+  bool aborted = false;
+  if (!exec_elements_fixed(exec, el, n, aborted)) return out;
+  if (aborted) {
+    out.outcome = Outcome::aborted;
+    return out;
+  }
+  if (n != 3) return out;
+  const auto setnx = int_at(exec, el[0]);
+  const auto len = int_at(exec, el[1]);
+  if (!setnx || !len || !int_at(exec, el[2])) return out;
+  if (*setnx == 0) {
+    out.outcome = Outcome::already_held;
+  } else if (*setnx == 1 && *len == 1) {
+    out.outcome = Outcome::granted;
+  } else if (*setnx == 1 && *len > 1) {
+    out.outcome = Outcome::contended;
+  }
+  return out;
+}
+
 loop::Request wait_read(const Keys& k, std::string_view own_field, bool track) {
   Builder b;
   b.add("MULTI");

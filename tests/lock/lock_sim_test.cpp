@@ -26,7 +26,8 @@ using testing::numbered;
 struct Env : testing::SyncCalls<Env> {
   explicit Env(std::uint64_t seed) : world(seed), redis(world, world.add_node("redis")) {}
 
-  Client& client(std::shared_ptr<Metrics> m = nullptr, bool parked_handoff = false) {
+  Client& client(std::shared_ptr<Metrics> m = nullptr, bool parked_handoff = false,
+                 bool fencing_tokens = true) {
     sim::Node& n = world.add_node(numbered("c", static_cast<int>(clients.size())));
     loop::ConnectionOptions o;
     o.endpoint = redis.endpoint();
@@ -36,6 +37,7 @@ struct Env : testing::SyncCalls<Env> {
     ClientOptions co;
     co.metrics = std::move(m);
     co.parked_handoff = parked_handoff;
+    co.fencing_tokens = fencing_tokens;
     clients.push_back(std::make_unique<Client>(n.loop(), o, co));
     clients.back()->start();
     return *clients.back();
@@ -384,6 +386,38 @@ TEST(LockSim, AParkedWaiterGivesUpCleanly) {
     // Nobody holds it: a fresh attempt of a third owner is granted at once.
     auto lc = e.acquire(a, req("r", "c", 10s, 0s));
     EXPECT_FALSE(lc.ec) << lc.ec.message();
+  }
+}
+
+TEST(LockSim, WithoutFencingTokensLocksStillExcludeAndHandOff) {
+  // ClientOptions::fencing_tokens = false: grants carry token 0 and the fence key is never
+  // written; exclusion, waiting in arrival order and the hand-off are unchanged.
+  for (std::uint64_t seed : kSeeds) {
+    for (bool parked : {false, true}) {
+      Env e(seed);
+      Client& a = e.client(nullptr, parked, false);
+      Client& b = e.client(nullptr, parked, false);
+      Client& c = e.client(nullptr, parked, false);
+      auto la = e.acquire(a, req("r", "a"));
+      ASSERT_FALSE(la.ec);
+      EXPECT_EQ(la.lease.token(), 0u);
+      auto wb = e.start(b, req("r", "b", 10s, 30s));
+      e.run_for(50ms);
+      auto wc = e.start(c, req("r", "c", 10s, 30s));
+      e.run_for(200ms);
+      EXPECT_FALSE(wb->done);
+      EXPECT_FALSE(wc->done);
+      EXPECT_FALSE(e.release(a, la.lease));
+      e.run_until([&] { return wb->done; });
+      ASSERT_FALSE(wb->ec) << wb->ec.message();
+      EXPECT_FALSE(wc->done);  // b arrived first
+      EXPECT_FALSE(e.release(b, wb->lease));
+      e.run_until([&] { return wc->done; });
+      ASSERT_FALSE(wc->ec) << wc->ec.message();
+      EXPECT_EQ(wc->lease.token(), 0u);
+      EXPECT_FALSE(e.release(c, wc->lease));
+      EXPECT_EQ(e.redis.model().exists("lockwire:{r}:fence"), false);
+    }
   }
 }
 

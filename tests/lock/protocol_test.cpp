@@ -104,6 +104,39 @@ TEST(ExclusiveAcquire, RequestIsOneAtomicBlock) {
   EXPECT_EQ(r.bytes.find("EVAL"), std::string::npos);
 }
 
+// Without fencing tokens (ClientOptions::fencing_tokens false): the fence key is not touched.
+TEST(ExclusiveAcquire, UntokenedBlockLeavesTheFenceAlone) {
+  const auto r = p::exclusive_acquire_untokened(p::make_keys("P", "R"), "x:o", 500);
+  EXPECT_EQ(r.commands, 5u);
+  EXPECT_EQ(r.bytes.find("fence"), std::string::npos);
+  EXPECT_EQ(r.bytes.find("ZADD"), std::string::npos);
+  {
+    Parsed f("*3\r\n:1\r\n:1\r\n:1\r\n");
+    const auto a = p::parse_exclusive_acquire_untokened(f.frame());
+    EXPECT_EQ(a.outcome, p::Outcome::granted);
+    EXPECT_EQ(a.token, 0u);
+  }
+  {
+    Parsed f("*3\r\n:1\r\n:2\r\n:0\r\n");
+    EXPECT_EQ(p::parse_exclusive_acquire_untokened(f.frame()).outcome, p::Outcome::contended);
+  }
+  {
+    Parsed f("*3\r\n:0\r\n:1\r\n:0\r\n");
+    EXPECT_EQ(p::parse_exclusive_acquire_untokened(f.frame()).outcome,
+              p::Outcome::already_held);
+  }
+  {
+    Parsed f("_\r\n");
+    EXPECT_EQ(p::parse_exclusive_acquire_untokened(f.frame()).outcome, p::Outcome::aborted);
+  }
+  for (const char* bad : {"*5\r\n:1\r\n:1\r\n:1\r\n:1\r\n,3\r\n", "*2\r\n:1\r\n:1\r\n",
+                          "*3\r\n:1\r\n:1\r\n-ERR x\r\n", "+OK\r\n"}) {
+    Parsed f(bad);
+    EXPECT_EQ(p::parse_exclusive_acquire_untokened(f.frame()).outcome, p::Outcome::bad_reply)
+        << bad;
+  }
+}
+
 // EXEC replies as redis-server 7.0.15 sends them (the token: a RESP3 double; RESP2: a blob).
 TEST(ExclusiveAcquire, InterpretsReplies) {
   {

@@ -181,6 +181,14 @@ struct ClientOptions {
   // At least 1 s. Where the server refuses TIME the key never expires (tokens come from the
   // counter alone then).
   Nanos fence_ttl = std::chrono::minutes(10);
+  // Fencing tokens on exclusive grants (Lease::token; docs/protocol.md, *Fencing tokens*). Off:
+  // an exclusive acquire in arrival order is MULTI HSETNX HLEN PEXPIRE EXEC — two or three
+  // commands fewer, the fence key untouched — and its lease's token is 0, so nothing can tell
+  // a stale holder's writes (a holder paused past its TTL) from the next holder's. For callers
+  // that guard nothing a token could fence (a job that must not run twice at once, where a
+  // late write is harmless): the unfenced Lua lock's trade. Shared leases, semaphores, fair
+  // order and upgrades keep their tokens.
+  bool fencing_tokens = true;
   // The parked hand-off (docs/handoff-one-rtt.md): the first waiter in a resource's wait queue
   // (exclusive, arrival order) keeps its acquire block in the server behind a blocking pop
   // (BZPOPMIN) on a connection of its own, and a release copies it a wake token, so the

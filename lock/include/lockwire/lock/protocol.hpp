@@ -78,6 +78,11 @@ struct AcquireReply {
 // one more with the raise, one more for a raise with a fence TTL).
 [[nodiscard]] AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor = true,
                                                    bool fence_expires = false);
+// Without fencing tokens (ClientOptions::fencing_tokens false): MULTI HSETNX HLEN PEXPIRE-NX
+// EXEC, the fence key untouched; its reply's token is 0.
+[[nodiscard]] loop::Request exclusive_acquire_untokened(const Keys& k, std::string_view field,
+                                                       std::int64_t ttl_ms);
+[[nodiscard]] AcquireReply parse_exclusive_acquire_untokened(resp::Frame exec);
 
 // --- wait read: MULTI [HDEL own] CLIENT CACHING YES, PTTL, HGETALL EXEC -----------------------
 // Removes our losing claim (if `own_field` is not empty) and registers tracking interest in the
