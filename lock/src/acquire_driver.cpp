@@ -128,7 +128,7 @@ Event event(Event::Kind k) {
     case K::send_park:
       return driven_park(q, w, next);
     case K::unpark:
-      driven_unpark(q);
+      driven_unpark(w);
       return false;
   }
   return false;
@@ -798,7 +798,7 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
   const std::int64_t timeout_ms =
       std::clamp<std::int64_t>(std::min<std::int64_t>(left.count(), w->ttl_ms / 2), 1, 10'000);
   p->busy = true;
-  q->park_id = p->conn->client_id();
+  w->park_id = p->conn->client_id();
   q->state = Queue::State::in_flight;
   w->sent_probe = probes;
   std::uint64_t floor = 0;
@@ -835,12 +835,14 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
 void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                                    Parker* p, Ec ec, const loop::Replies& r) {
   p->busy = false;
-  const std::int64_t id = q->park_id;
-  q->park_id = -1;
+  const std::int64_t id = w->park_id;
+  w->park_id = -1;
   if (is_transport(ec) || r.size() == 0) {
     const Ec why = ec ? ec : make_error_code(loop::Errc::protocol_error);
     const bool written = why != loop::Errc::not_sent;
-    if (written && id > 0) {
+    // Only on the connection the park was sent beside: a client id means nothing on another
+    // server (the main connection moved since), and there it could name someone else.
+    if (written && id > 0 && w->sent_probe == probes) {
       // The server may still hold that client, blocked with our block behind its pop (a
       // stream that failed on our side only): killed before anything else of this waiter is
       // sent, so that the block can never grant after its withdrawal.
@@ -853,6 +855,19 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
     e.maybe_applied = true;
     e.retryable = conn->state() != loop::ConnectionState::closed;
     e.error = lock_errc(map_transport(why));
+    return drive(q, w, std::move(e));
+  }
+  if (w->sent_probe != probes) {
+    // The main connection was made again while the block was parked (maybe on another server,
+    // after a failover): whatever the block did was on the server of the old connection, and
+    // is judged by nothing this Core knows now. As a lost stream: never handed over, withdrawn
+    // here; a claim left there expires with its TTL.
+    if (p->conn->state() != loop::ConnectionState::closed) p->conn->close();
+    Event e = event(Event::Kind::transport);
+    e.maybe_applied = true;
+    e.retryable = conn->state() != loop::ConnectionState::closed;
+    e.error = Errc::connection;
+    last_error = w->req.resource + ": the connection was made again while the acquire was parked";
     return drive(q, w, std::move(e));
   }
   protocol::AcquireReply a =
@@ -876,9 +891,9 @@ void Client::Core::refuse_parking(const std::string& why) {
   }
 }
 
-void Client::Core::driven_unpark(const QueuePtr& q) {
-  if (q->park_id <= 0) return;
-  send(protocol::unpark(q->park_id), [](Ec, const loop::Replies&) {});
+void Client::Core::driven_unpark(const WaiterPtr& w) {
+  if (w->park_id <= 0) return;
+  send(protocol::unpark(w->park_id), [](Ec, const loop::Replies&) {});
 }
 
 void Client::Core::on_unpark_timer(const QueuePtr& q) {

@@ -160,6 +160,8 @@ struct Waiter {
   // (acquire_driver.cpp). Set once lock() or upgrade() has made the waiter.
   std::optional<detail::AcquireMachine> machine;
   loop::MonoTime granted_sent{};  // machine: when the block whose grant is judged was sent
+  // Parked hand-off: the CLIENT ID of the connection this waiter's block is parked on (-1: none).
+  std::int64_t park_id = -1;
   // machine: the words of the last event that brought some (refused, unusable_grant), told
   // with its answer (Because::told_words); kept here so that the machine's events stay small.
   std::string told_words;
@@ -211,7 +213,6 @@ struct Queue {
   std::unique_ptr<loop::Timer> backstop;
   std::unique_ptr<loop::Timer> grace;  // not elected: re-check if the elected waiter is silent
   std::unique_ptr<loop::Timer> unpark;  // parked: a push's grace before unblocking
-  std::int64_t park_id = -1;  // parked: the CLIENT ID of the parking connection
   bool pooled = false;  // in Core::spare_queues
 
   [[nodiscard]] bool elected() const noexcept { return rank == 0; }
@@ -229,7 +230,6 @@ struct Queue {
     first.clear();
     suspect.clear();
     waiters.clear();
-    park_id = -1;
     stop_timers();
   }
 
@@ -762,7 +762,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   bool driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
   void on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                        Parker* p, Ec ec, const loop::Replies& r);
-  void driven_unpark(const QueuePtr& q);
+  void driven_unpark(const WaiterPtr& w);
   void on_unpark_timer(const QueuePtr& q);
   Parker* take_parker();
   void refuse_parking(const std::string& why);

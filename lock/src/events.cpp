@@ -257,6 +257,11 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p, loop::MonoTime sent
                      "maxmemory-policy " + caps.maxmemory_policy);
     }
   }
+  // Parked blocks were sent beside the old connection: they count for nothing now (their
+  // replies are withdrawn, on_parked_reply), so parking connections elsewhere go.
+  for (auto& pk : parkers) {
+    if (pk->conn->server_address() != conn->server_address()) pk->conn->close();
+  }
   // One parking connection made ready ahead of the first wait (parked hand-off), so that the
   // first elected waiter need not wait for its handshake.
   if (parks() && parkers.empty() && caps.push_wakeups) (void)take_parker();
