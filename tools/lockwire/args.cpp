@@ -309,6 +309,8 @@ ParseStatus parse_args(const std::vector<std::string>& args, Options& out, std::
       if (!flag(out.allow_eviction)) return fail("--allow-eviction takes no value");
     } else if (name == "--no-vouch") {
       if (!flag(out.no_vouch)) return fail("--no-vouch takes no value");
+    } else if (name == "--parked-handoff") {
+      if (!flag(out.parked_handoff)) return fail("--parked-handoff takes no value");
     } else if (name == "--min-replicas") {
       constexpr const char* kBad =
           "--min-replicas needs a number of replicas from 0 to 64, or 'majority'";
@@ -487,6 +489,8 @@ Options:
                        not noeviction): holders and fencing counters can then vanish
   --no-vouch           behind sentinels: count a lease up to its TTL even when the sentinels
                        no longer vouch for the primary (a partition can then give two holders)
+  --parked-handoff     wait first in line with the acquire parked in the server behind a
+                       blocking pop: granted as the holder's release lands (one round trip)
   --min-replicas N     report a grant or renewal only once N replicas have it (WAIT); else
                        the grant is withdrawn and tried again within --wait (then exit 69),
                        and a renewal does not count. 'majority': more than half of the

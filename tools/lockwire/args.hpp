@@ -64,6 +64,7 @@ struct Options {
   // Lock even on a server that may evict lock keys (maxmemory-policy other than noeviction).
   bool allow_eviction = false;
   bool no_vouch = false;  // SentinelOptions::vouch off
+  bool parked_handoff = false;  // ClientOptions::parked_handoff
   int min_replicas = 0;  // lock::ClientOptions::min_replicas (a count)
   bool min_replicas_majority = false;  // --min-replicas majority: ReplicaAcks::majority()
   int permits = 0;       // lock::LockRequest::permits (implies shared)

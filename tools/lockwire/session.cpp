@@ -11,6 +11,7 @@ int Session::run() {
   lock::ClientOptions copts;
   copts.prefix = o_.prefix;
   copts.allow_eviction = o_.allow_eviction;
+  copts.parked_handoff = o_.parked_handoff;
   copts.min_replicas = o_.min_replicas_majority ? lock::ReplicaAcks::majority()
                                                 : lock::ReplicaAcks::count(o_.min_replicas);
   copts.replica_timeout = o_.replica_timeout;
