@@ -128,7 +128,7 @@ Event event(Event::Kind k) {
     case K::send_park:
       return driven_park(q, w, next);
     case K::unpark:
-      driven_unpark(q);
+      driven_unpark(q, w);
       return false;
   }
   return false;
@@ -824,7 +824,7 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
   if (is_transport(ec) || r.size() == 0) {
     const Ec why = ec ? ec : make_error_code(loop::Errc::protocol_error);
     const bool written = why != loop::Errc::not_sent;
-    if (written && id > 0) {
+    if (written && id > 0 && !regressions.park_no_kill) {
       // The server may still hold that client, blocked with our block behind its pop (a
       // stream that failed on our side only): killed before anything else of this waiter is
       // sent, so that the block can never grant after its withdrawal.
@@ -834,19 +834,58 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
     if (!written) return drive(q, w, event(Event::Kind::not_sent));
     last_error = p->conn->last_error().empty() ? why.message() : p->conn->last_error();
     Event e = event(Event::Kind::transport);
-    e.maybe_applied = true;
+    e.maybe_applied = !regressions.park_drop_unapplied;
     e.retryable = conn->state() != loop::ConnectionState::closed;
     e.error = lock_errc(map_transport(why));
     return drive(q, w, std::move(e));
   }
+  if (regressions.park_drop_late_reply && w->machine->leaving()) {
+    // The bug: the caller has gone, so the block's outcome is dropped as if nothing had run.
+    Event e = event(Event::Kind::transport);
+    e.retryable = false;
+    return drive(q, w, std::move(e));
+  }
   const protocol::AcquireReply a =
       protocol::parse_exclusive_acquire(r.back(), true, w->sent_fence_ttl_ms > 0);
-  driven_reply(q, w, t_send, a, r);
+  driven_reply(q, w, regressions.park_lease_from_reply ? loop.now() : t_send, a, r);
 }
 
-void Client::Core::driven_unpark(const QueuePtr& q) {
+// CLIENT UNBLOCK of the parking client on the main connection: its block runs now. Once that
+// is answered (or failed), the block's reply is due: the server writes it before the UNBLOCK's
+// own reply, in the same pass. A parking connection that has not brought it within
+// kParkedReplyBound is stalled or half-open (it has no health check: a parked request waits
+// as long as its pop): it is closed on our side, and its handler CLIENT KILLs it on the server
+// and withdraws whatever the block may have left, as for any parking stream that failed.
+// Without this, a waiter whose parking connection went half-open waits for a reply that never
+// comes: answered at the settle bound with its queue stuck behind it, its grant (made when the
+// UNBLOCK ran the block) held on the server until its TTL.
+void Client::Core::driven_unpark(const QueuePtr& q, const WaiterPtr& w) {
   if (q->park_id <= 0) return;
-  send(protocol::unpark(q->park_id), [](Ec, const loop::Replies&) {});
+  // The bug: woken by a release's token alone (or the pop's own timeout) until the wait ends.
+  if (regressions.park_token_only && !w->machine->leaving()) return;
+  const std::int64_t id = q->park_id;
+  send(protocol::unpark(id), guard([q, id](Core* self, Ec, const loop::Replies&) {
+         if (q->park_id != id) return;  // its reply came
+         if (!q->park_watch) {
+           q->park_watch = self->loop.make_timer([wk = self->weak(), wq = std::weak_ptr<Queue>(q)] {
+             auto me = wk.lock();
+             auto qq = wq.lock();
+             if (me && qq && !me->closed) me->on_park_watch(qq);
+           });
+         }
+         q->park_watch_id = id;
+         q->park_watch->start(kParkedReplyBound);
+       }));
+}
+
+void Client::Core::on_park_watch(const QueuePtr& q) {
+  const std::int64_t id = q->park_watch_id;
+  if (id <= 0 || q->park_id != id) return;  // its reply came
+  for (auto& p : parkers) {
+    if (!p->busy || p->conn->client_id() != id) continue;
+    p->conn->close();  // its handler (on_parked_reply) kills it on the server and withdraws
+    return;
+  }
 }
 
 void Client::Core::on_unpark_timer(const QueuePtr& q) {

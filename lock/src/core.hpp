@@ -212,6 +212,9 @@ struct Queue {
   std::unique_ptr<loop::Timer> grace;  // not elected: re-check if the elected waiter is silent
   std::unique_ptr<loop::Timer> unpark;  // parked: a push's grace before unblocking
   std::int64_t park_id = -1;  // parked: the CLIENT ID of the parking connection
+  // Unblocked: the parked reply is due within kParkedReplyBound (driven_unpark).
+  std::unique_ptr<loop::Timer> park_watch;
+  std::int64_t park_watch_id = -1;  // the parking client that timer watches
   bool pooled = false;  // in Core::spare_queues
 
   [[nodiscard]] bool elected() const noexcept { return rank == 0; }
@@ -760,8 +763,12 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   bool driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
   void on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                        Parker* p, Ec ec, const loop::Replies& r);
-  void driven_unpark(const QueuePtr& q);
+  void driven_unpark(const QueuePtr& q, const WaiterPtr& w);
   void on_unpark_timer(const QueuePtr& q);
+  void on_park_watch(const QueuePtr& q);
+  // How long after its CLIENT UNBLOCK was answered a parked block's reply may take before its
+  // parking connection counts as stalled or half-open (driven_unpark).
+  static constexpr Nanos kParkedReplyBound = std::chrono::milliseconds(100);
   Parker* take_parker();
 
   static std::string registry_key(const std::string& holders, const std::string& owner) {
