@@ -788,6 +788,7 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
       std::clamp<std::int64_t>(std::min<std::int64_t>(left.count(), w->ttl_ms / 2), 1, 10'000);
   p->busy = true;
   q->park_id = p->conn->client_id();
+  q->park_server = conn->server_address();
   q->state = Queue::State::in_flight;
   w->sent_probe = probes;
   const std::uint64_t floor = floor_for(*w);  // always raised: this is not the Core's stream
@@ -820,11 +821,24 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
                                    Parker* p, Ec ec, const loop::Replies& r) {
   p->busy = false;
   const std::int64_t id = q->park_id;
+  const bool here = parked_here(*q, *w);
+  // The KILL goes wherever the main connection is not known to have moved from the parking
+  // client's server (queued while it reconnects: a parked block must never grant after its
+  // withdrawal, and a reconnect to the same server comes first).
+  const bool kill_there = conn->server_address() == q->park_server;
   q->park_id = -1;
+  if (!here && !is_transport(ec) && r.size() != 0) {
+    // The main connection moved (a reconnect, maybe to a promoted replica: the parking one
+    // does not follow +switch-master) after the park: this outcome is the old server's, whose
+    // grant the vouch does not cover and whose token may be below the new primary's. Settled
+    // as a parking stream that failed: withdrawn on the main connection, then tried again.
+    ec = make_error_code(loop::Errc::closed);
+  }
   if (is_transport(ec) || r.size() == 0) {
     const Ec why = ec ? ec : make_error_code(loop::Errc::protocol_error);
     const bool written = why != loop::Errc::not_sent;
-    if (written && id > 0 && !regressions.park_no_kill) {
+    // (A KILL of its ID on another server would kill some other client there.)
+    if (written && id > 0 && kill_there && !regressions.park_no_kill) {
       // The server may still hold that client, blocked with our block behind its pop (a
       // stream that failed on our side only): killed before anything else of this waiter is
       // sent, so that the block can never grant after its withdrawal.
@@ -864,18 +878,33 @@ void Client::Core::driven_unpark(const QueuePtr& q, const WaiterPtr& w) {
   // The bug: woken by a release's token alone (or the pop's own timeout) until the wait ends.
   if (regressions.park_token_only && !w->machine->leaving()) return;
   const std::int64_t id = q->park_id;
+  if (!parked_here(*q, *w) || conn->state() != loop::ConnectionState::ready) {
+    // The main connection is on another server now, came back since the park, or is not
+    // ready (its next stream may be another server's): an UNBLOCK of that ID there would
+    // unblock some other client. The parking connection is closed instead (from the loop, not
+    // inside this resume), and its block settled as one whose stream failed.
+    return watch_park(q, id, Nanos{0});
+  }
   send(protocol::unpark(id), guard([q, id](Core* self, Ec, const loop::Replies&) {
          if (q->park_id != id) return;  // its reply came
-         if (!q->park_watch) {
-           q->park_watch = self->loop.make_timer([wk = self->weak(), wq = std::weak_ptr<Queue>(q)] {
-             auto me = wk.lock();
-             auto qq = wq.lock();
-             if (me && qq && !me->closed) me->on_park_watch(qq);
-           });
-         }
-         q->park_watch_id = id;
-         q->park_watch->start(kParkedReplyBound);
+         self->watch_park(q, id, kParkedReplyBound);
        }));
+}
+
+bool Client::Core::parked_here(const Queue& q, const Waiter& w) const {
+  return w.sent_probe == probes && conn->server_address() == q.park_server;
+}
+
+void Client::Core::watch_park(const QueuePtr& q, std::int64_t id, Nanos after) {
+  if (!q->park_watch) {
+    q->park_watch = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
+      auto me = wk.lock();
+      auto qq = wq.lock();
+      if (me && qq && !me->closed) me->on_park_watch(qq);
+    });
+  }
+  q->park_watch_id = id;
+  q->park_watch->start(after);
 }
 
 void Client::Core::on_park_watch(const QueuePtr& q) {

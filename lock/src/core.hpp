@@ -215,6 +215,7 @@ struct Queue {
   // Unblocked: the parked reply is due within kParkedReplyBound (driven_unpark).
   std::unique_ptr<loop::Timer> park_watch;
   std::int64_t park_watch_id = -1;  // the parking client that timer watches
+  std::string park_server;  // parked: the main connection's server when the park was sent
   bool pooled = false;  // in Core::spare_queues
 
   [[nodiscard]] bool elected() const noexcept { return rank == 0; }
@@ -766,6 +767,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void driven_unpark(const QueuePtr& q, const WaiterPtr& w);
   void on_unpark_timer(const QueuePtr& q);
   void on_park_watch(const QueuePtr& q);
+  void watch_park(const QueuePtr& q, std::int64_t id, Nanos after);
+  // The parked block went to the server the main connection is on now, through the same
+  // probed connection: its outcome, an UNBLOCK or a KILL of its client ID are about that server.
+  [[nodiscard]] bool parked_here(const Queue& q, const Waiter& w) const;
   // How long after its CLIENT UNBLOCK was answered a parked block's reply may take before its
   // parking connection counts as stalled or half-open (driven_unpark).
   static constexpr Nanos kParkedReplyBound = std::chrono::milliseconds(100);
