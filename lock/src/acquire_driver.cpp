@@ -128,7 +128,7 @@ Event event(Event::Kind k) {
     case K::send_park:
       return driven_park(q, w, next);
     case K::unpark:
-      driven_unpark(w);
+      driven_unpark(q, w);
       return false;
   }
   return false;
@@ -798,7 +798,11 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
   const std::int64_t timeout_ms =
       std::clamp<std::int64_t>(std::min<std::int64_t>(left.count(), w->ttl_ms / 2), 1, 10'000);
   p->busy = true;
+  p->seq = ++park_seq;
+  // The waiter's, not the queue's: a late reply of its park must not touch the next waiter's.
   w->park_id = p->conn->client_id();
+  w->park_seq = p->seq;
+  w->park_server = conn->server_address();
   q->state = Queue::State::in_flight;
   w->sent_probe = probes;
   std::uint64_t floor = 0;
@@ -836,13 +840,25 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
                                    Parker* p, Ec ec, const loop::Replies& r) {
   p->busy = false;
   const std::int64_t id = w->park_id;
+  const bool here = parked_here(*w);
+  // The KILL goes wherever the main connection is not known to have moved from the parking
+  // client's server (queued while it reconnects: a parked block must never grant after its
+  // withdrawal, and a reconnect to the same server comes first).
+  const bool kill_there = conn->server_address() == w->park_server;
   w->park_id = -1;
+  w->park_seq = 0;
+  if (!here && !is_transport(ec) && r.size() != 0) {
+    // The main connection moved (a reconnect, maybe to a promoted replica: the parking one
+    // does not follow +switch-master) after the park: this outcome is the old server's, whose
+    // grant the vouch does not cover and whose token may be below the new primary's. Settled
+    // as a parking stream that failed: withdrawn on the main connection, then tried again.
+    ec = make_error_code(loop::Errc::closed);
+  }
   if (is_transport(ec) || r.size() == 0) {
     const Ec why = ec ? ec : make_error_code(loop::Errc::protocol_error);
     const bool written = why != loop::Errc::not_sent;
-    // Only on the connection the park was sent beside: a client id means nothing on another
-    // server (the main connection moved since), and there it could name someone else.
-    if (written && id > 0 && w->sent_probe == probes) {
+    // (A KILL of its ID on another server would kill some other client there.)
+    if (written && id > 0 && kill_there && !regressions.park_no_kill) {
       // The server may still hold that client, blocked with our block behind its pop (a
       // stream that failed on our side only): killed before anything else of this waiter is
       // sent, so that the block can never grant after its withdrawal.
@@ -852,22 +868,15 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
     if (!written) return drive(q, w, event(Event::Kind::not_sent));
     last_error = p->conn->last_error().empty() ? why.message() : p->conn->last_error();
     Event e = event(Event::Kind::transport);
-    e.maybe_applied = true;
+    e.maybe_applied = !regressions.park_drop_unapplied;
     e.retryable = conn->state() != loop::ConnectionState::closed;
     e.error = lock_errc(map_transport(why));
     return drive(q, w, std::move(e));
   }
-  if (w->sent_probe != probes) {
-    // The main connection was made again while the block was parked (maybe on another server,
-    // after a failover): whatever the block did was on the server of the old connection, and
-    // is judged by nothing this Core knows now. As a lost stream: never handed over, withdrawn
-    // here; a claim left there expires with its TTL.
-    if (p->conn->state() != loop::ConnectionState::closed) p->conn->close();
+  if (regressions.park_drop_late_reply && w->machine->leaving()) {
+    // The bug: the caller has gone, so the block's outcome is dropped as if nothing had run.
     Event e = event(Event::Kind::transport);
-    e.maybe_applied = true;
-    e.retryable = conn->state() != loop::ConnectionState::closed;
-    e.error = Errc::connection;
-    last_error = w->req.resource + ": the connection was made again while the acquire was parked";
+    e.retryable = false;
     return drive(q, w, std::move(e));
   }
   protocol::AcquireReply a =
@@ -875,7 +884,7 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
           ? protocol::parse_exclusive_acquire(r.back(), true, w->sent_fence_ttl_ms > 0)
           : protocol::parse_exclusive_acquire_untokened(r.back());
   if (!opts.fencing_tokens && a.outcome == protocol::Outcome::contended) a.token = queue_ticket();
-  driven_reply(q, w, t_send, a, r);
+  driven_reply(q, w, regressions.park_lease_from_reply ? loop.now() : t_send, a, r);
 }
 
 // The server refused what parking needs (its words): nobody parks from now on, and the
@@ -891,9 +900,59 @@ void Client::Core::refuse_parking(const std::string& why) {
   }
 }
 
-void Client::Core::driven_unpark(const WaiterPtr& w) {
+// CLIENT UNBLOCK of the parking client on the main connection: its block runs now. Once that
+// is answered (or failed), the block's reply is due: the server writes it before the UNBLOCK's
+// own reply, in the same pass. A parking connection that has not brought it within
+// kParkedReplyBound is stalled or half-open (it has no health check: a parked request waits
+// as long as its pop): it is closed on our side, and its handler CLIENT KILLs it on the server
+// and withdraws whatever the block may have left, as for any parking stream that failed.
+// Without this, a waiter whose parking connection went half-open waits for a reply that never
+// comes: answered at the settle bound with its queue stuck behind it, its grant (made when the
+// UNBLOCK ran the block) held on the server until its TTL.
+void Client::Core::driven_unpark(const QueuePtr& q, const WaiterPtr& w) {
   if (w->park_id <= 0) return;
-  send(protocol::unpark(w->park_id), [](Ec, const loop::Replies&) {});
+  // The bug: woken by a release's token alone (or the pop's own timeout) until the wait ends.
+  if (regressions.park_token_only && !w->machine->leaving()) return;
+  const std::int64_t id = w->park_id;
+  const std::uint64_t seq = w->park_seq;
+  if (!parked_here(*w) || conn->state() != loop::ConnectionState::ready) {
+    // The main connection is on another server now, came back since the park, or is not
+    // ready (its next stream may be another server's): an UNBLOCK of that ID there would
+    // unblock some other client. The parking connection is closed instead (from the loop, not
+    // inside this resume), and its block settled as one whose stream failed.
+    return watch_park(q, seq, Nanos{0});
+  }
+  send(protocol::unpark(id), guard([q, w, seq](Core* self, Ec, const loop::Replies&) {
+         if (w->park_seq != seq) return;  // its reply came
+         self->watch_park(q, seq, kParkedReplyBound);
+       }));
+}
+
+bool Client::Core::parked_here(const Waiter& w) const {
+  return w.sent_probe == probes && conn->server_address() == w.park_server;
+}
+
+void Client::Core::watch_park(const QueuePtr& q, std::uint64_t seq, Nanos after) {
+  if (!q->park_watch) {
+    q->park_watch = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
+      auto me = wk.lock();
+      auto qq = wq.lock();
+      if (me && qq && !me->closed) me->on_park_watch(qq);
+    });
+  }
+  q->park_watch_seq = seq;
+  q->park_watch->start(after);
+}
+
+void Client::Core::on_park_watch(const QueuePtr& q) {
+  const std::uint64_t seq = q->park_watch_seq;
+  if (seq == 0) return;
+  for (auto& p : parkers) {
+    // Still that park (a parker reused for a later one has another number).
+    if (!p->busy || p->seq != seq) continue;
+    p->conn->close();  // its handler (on_parked_reply) kills it on the server and withdraws
+    return;
+  }
 }
 
 void Client::Core::on_unpark_timer(const QueuePtr& q) {

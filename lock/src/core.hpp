@@ -160,8 +160,11 @@ struct Waiter {
   // (acquire_driver.cpp). Set once lock() or upgrade() has made the waiter.
   std::optional<detail::AcquireMachine> machine;
   loop::MonoTime granted_sent{};  // machine: when the block whose grant is judged was sent
-  // Parked hand-off: the CLIENT ID of the connection this waiter's block is parked on (-1: none).
+  // Parked hand-off: the CLIENT ID of the connection this waiter's block is parked on (-1:
+  // none), the park's number (Core::park_seq), and the main connection's server then.
   std::int64_t park_id = -1;
+  std::uint64_t park_seq = 0;
+  std::string park_server;
   // machine: the words of the last event that brought some (refused, unusable_grant), told
   // with its answer (Because::told_words); kept here so that the machine's events stay small.
   std::string told_words;
@@ -213,6 +216,9 @@ struct Queue {
   std::unique_ptr<loop::Timer> backstop;
   std::unique_ptr<loop::Timer> grace;  // not elected: re-check if the elected waiter is silent
   std::unique_ptr<loop::Timer> unpark;  // parked: a push's grace before unblocking
+  // Unblocked: the parked reply is due within kParkedReplyBound (driven_unpark).
+  std::unique_ptr<loop::Timer> park_watch;
+  std::uint64_t park_watch_seq = 0;  // the park (Core::park_seq) that timer watches
   bool pooled = false;  // in Core::spare_queues
 
   [[nodiscard]] bool elected() const noexcept { return rank == 0; }
@@ -318,7 +324,9 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   struct Parker {
     std::unique_ptr<loop::Connection> conn;
     bool busy = false;  // a parked block is on it
+    std::uint64_t seq = 0;  // which park (Core::park_seq), while busy
   };
+  std::uint64_t park_seq = 0;  // parks sent so far: each one's number
   std::vector<std::unique_ptr<Parker>> parkers;
   static constexpr std::size_t kMaxParkers = 16;
   loop::ConnectionOptions park_options;
@@ -762,8 +770,16 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   bool driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
   void on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                        Parker* p, Ec ec, const loop::Replies& r);
-  void driven_unpark(const WaiterPtr& w);
+  void driven_unpark(const QueuePtr& q, const WaiterPtr& w);
   void on_unpark_timer(const QueuePtr& q);
+  void on_park_watch(const QueuePtr& q);
+  void watch_park(const QueuePtr& q, std::uint64_t seq, Nanos after);
+  // The parked block went to the server the main connection is on now, through the same
+  // probed connection: its outcome, an UNBLOCK or a KILL of its client ID are about that server.
+  [[nodiscard]] bool parked_here(const Waiter& w) const;
+  // How long after its CLIENT UNBLOCK was answered a parked block's reply may take before its
+  // parking connection counts as stalled or half-open (driven_unpark).
+  static constexpr Nanos kParkedReplyBound = std::chrono::milliseconds(100);
   Parker* take_parker();
   void refuse_parking(const std::string& why);
 

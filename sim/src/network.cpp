@@ -50,6 +50,7 @@ struct Conn {
   // When the oldest bytes (or FIN/RST) held by a partition each way were first sent: the
   // retransmission timer runs from there (-1: nothing held).
   Nanos held_since[2] = {Nanos(-1), Nanos(-1)};
+  Nanos clogged_until{0};  // clog_connection: this connection alone stalls until then
 };
 
 // ---- SimStream ----
@@ -202,10 +203,10 @@ Nanos Network::retransmit_at(const Node& from, const Node& to, Nanos first_sent)
 static Nanos held_floor(Network& net, Conn& c, int dir, Nanos now) {
   const Node& from = *c.node[dir];
   const Node& to = *c.node[1 - dir];
-  if (net.reachable(from, to)) return now;
+  if (net.reachable(from, to)) return std::max(now, c.clogged_until);
   // Nothing earlier is still waiting: a new retransmission series starts with these bytes.
   if (c.held_since[dir] < Nanos(0) || c.last_at[dir] <= now) c.held_since[dir] = now;
-  return net.retransmit_at(from, to, c.held_since[dir]);
+  return std::max(net.retransmit_at(from, to, c.held_since[dir]), c.clogged_until);
 }
 
 Nanos Network::arrival(const Node& from, const Node& to, Nanos base_min) {
@@ -484,6 +485,14 @@ void Network::cut_after(std::uint64_t conn, bool to_server, std::uint64_t after_
     return;
   }
   c->cut_budget[side] = after_bytes;
+}
+
+void Network::clog_connection(std::uint64_t conn, Nanos d) {
+  auto it = conns_.find(conn);
+  if (it == conns_.end()) return;
+  auto& c = *it->second;
+  c.clogged_until = std::max(c.clogged_until, world_.now() + d);
+  world_.trace().record(world_.now(), c.name, "clog", std::to_string(d.count()) + "ns");
 }
 
 void Network::reset(std::uint64_t conn) {

@@ -8,6 +8,7 @@
 #include "clusters.hpp"
 #include "conditions.hpp"
 #include "failovers.hpp"
+#include "parked.hpp"
 #include "partitions.hpp"
 #include "semantics.hpp"
 #include "lockwire/races/races.hpp"
@@ -504,6 +505,98 @@ const std::vector<Scenario>& all() {
        {},
        semantics::fair_fresh_attempt,
        3},
+      // Issue #30: the parked hand-off. parked::configure turns ClientOptions::parked_handoff on
+      // for every client, so `lockwire` here is `lockwire-parked`. Each names the park-*
+      // regression it defeats.
+      {"parked-stale-wake-token",
+       "a withdrawal leaves a wake token nobody pops; the next parker pops it at once, loses "
+       "(the holder holds), re-parks, and must be woken at the holder's expiry (no token)",
+       "park-token-only",
+       "stale-wake-token-at-park",
+       {},
+       parked::stale_wake_token,
+       3,
+       {},
+       {},
+       parked::configure},
+      {"parked-wait-cancelled",
+       "a parked waiter is cancelled: its unblocked block leaves a losing claim, to be withdrawn "
+       "before the answer",
+       "park-drop-late-reply",
+       "cancelled-while-parked",
+       {},
+       parked::wait_cancelled,
+       3,
+       {},
+       {},
+       parked::configure},
+      {"parked-wait-deadline",
+       "a parked waiter's wait ends as the holder's release lands: the token or the unblock runs "
+       "its block after the deadline; the grant or claim must be withdrawn",
+       "park-drop-late-reply",
+       "release-at-parked-deadline",
+       {},
+       parked::wait_deadline,
+       3,
+       {},
+       {},
+       parked::configure},
+      {"parked-release-lost",
+       "the holder's release (HDEL + COPY) is lost in flight with its connection and machine: no "
+       "wake token; the parked waiter must be unblocked by the expiry's push",
+       "park-token-only",
+       "release-lost-while-parked",
+       {},
+       parked::release_lost,
+       2,
+       {},
+       {},
+       parked::configure},
+      {"parked-connection-dropped",
+       "the parking connection is reset after the release's token ran its block (a grant), "
+       "before the reply: the grant must be withdrawn, then taken again",
+       "park-drop-unapplied",
+       "parking-connection-dropped-after-grant",
+       {},
+       parked::connection_dropped,
+       2,
+       {},
+       {},
+       parked::configure},
+      {"parked-connection-half-open",
+       "the parking connection goes half-open (the server keeps its blocked client, nothing "
+       "passes): the release's token grants into it; the waiter must detect it after its unblock, "
+       "kill it, withdraw and take the lock again (found with this scenario, fixed)",
+       "park-drop-unapplied",
+       "granted-into-half-open-parking-connection",
+       {},
+       parked::connection_half_open,
+       2,
+       {},
+       {},
+       parked::configure},
+      {"parked-connection-stalled",
+       "the parking connection's flow stalls for 1 s while its pop and block are on the wire; "
+       "the wait ends; they arrive after a stale token was left: the client must be killed first",
+       "park-no-kill",
+       "parked-bytes-after-give-up",
+       {},
+       parked::connection_stalled,
+       3,
+       {},
+       {},
+       parked::configure},
+      {"parked-grant-reply-held-by-pause",
+       "the parked waiter's process is paused as the release runs its block, and resumed after "
+       "the lease's end: the lease counts from when the park was sent",
+       "park-lease-from-reply",
+       "parked-grant-reply-held-by-pause",
+       {},
+       parked::grant_reply_held_by_pause,
+       3,
+       {},
+       {},
+       parked::configure},
   };
   return v;
 }

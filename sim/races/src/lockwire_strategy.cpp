@@ -38,6 +38,7 @@ class LockwireStrategy final : public Strategy {
                                         : lock::ReplicaAcks::count(t.min_replicas);
     if (t.fence_ttl > Nanos{0}) o.fence_ttl = t.fence_ttl;
     o.cluster_vouch = t.cluster_vouch;
+    o.parked_handoff = t.parked;
     return o;
   }
 
@@ -137,6 +138,9 @@ class LockwireStrategy final : public Strategy {
     auto it = leases_.find(lease);
     if (it == leases_.end()) return done(lock::Errc::invalid_argument);
     client_->renew(it->second, std::move(done));
+  }
+  void cancel(const std::string& resource, const std::string& owner) override {
+    client_->cancel(resource, owner);
   }
   void force_release(const std::string& resource, std::function<void(Ec)> done) override {
     client_->force_release(resource, [done = std::move(done)](Ec ec, std::size_t) { done(ec); });

@@ -33,6 +33,8 @@ struct LockwireTweaks {
   // `no-vouch` (with cluster_vouch off): SentinelOptions::vouch off, as lockwire was before
   // issue #28 — a holder cut off with the old primary keeps counting on its lease up to its TTL.
   bool vouch = true;
+  // `lockwire-parked` and the park-* broken strategies: ClientOptions::parked_handoff (#30).
+  bool parked = false;
 };
 
 [[nodiscard]] std::unique_ptr<Strategy> make_lockwire_strategy(sim::Node& node,

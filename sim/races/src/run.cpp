@@ -362,6 +362,14 @@ void Run::write_latest(int c) {
   if (li >= 0) impl_->write(li);
 }
 
+void Run::cancel(int c, std::string resource, std::string label) {
+  std::string owner = label;
+  for (const auto& a : impl_->attempts)
+    if (a.label == label) owner = a.owner;
+  note("cancel", owner + " (" + resource + ")");
+  strategy(c).cancel(resource, owner);
+}
+
 void Run::force_release(int c, std::string resource) {
   note("force-release", resource);
   impl_->dirty = true;

@@ -23,6 +23,14 @@ struct Entry {
   LockwireTweaks lw{};  // lockwire only
 };
 
+// A parked hand-off strategy (ClientOptions::parked_handoff) with safeguard `m` switched off.
+LockwireTweaks parked(bool lock::testing::Regressions::*m) {
+  LockwireTweaks t;
+  t.parked = true;
+  t.regressions.*m = true;
+  return t;
+}
+
 LockwireTweaks regression(bool lock::testing::Regressions::*m, bool cluster_vouch = true) {
   LockwireTweaks t;
   t.regressions.*m = true;
@@ -175,6 +183,42 @@ const std::vector<Entry>& entries() {
        true,
        {},
        regression(&lock::testing::Regressions::no_ask)},
+      {{"lockwire-parked",
+        "lockwire with ClientOptions::parked_handoff: the elected waiter parks its acquire block "
+        "behind a blocking pop a release's wake token runs (#30)"},
+       true,
+       {},
+       LockwireTweaks{.parked = true}},
+      {{"park-no-kill",
+        "lockwire-parked without the CLIENT KILL of a parking connection that failed on our "
+        "side: a block the server still holds can grant after the claim's withdrawal (#30)"},
+       true,
+       {},
+       parked(&lock::testing::Regressions::park_no_kill)},
+      {{"park-token-only",
+        "lockwire-parked unblocking a parked waiter only when its wait ends: a push without a "
+        "wake token (an expiry, a release lost) leaves it asleep until its pop's timeout (#30)"},
+       true,
+       {},
+       parked(&lock::testing::Regressions::park_token_only)},
+      {{"park-drop-unapplied",
+        "lockwire-parked counting a parking connection that dropped after writing as never "
+        "applied: no withdrawal of what its block may have granted (#30)"},
+       true,
+       {},
+       parked(&lock::testing::Regressions::park_drop_unapplied)},
+      {{"park-drop-late-reply",
+        "lockwire-parked dropping the parked block's reply once the wait ended (cancel, "
+        "deadline) instead of settling it: a late grant is not withdrawn (#30)"},
+       true,
+       {},
+       parked(&lock::testing::Regressions::park_drop_late_reply)},
+      {{"park-lease-from-reply",
+        "lockwire-parked counting a parked grant's lease from its reply's arrival instead of "
+        "from when the park was sent (#30)"},
+       true,
+       {},
+       parked(&lock::testing::Regressions::park_lease_from_reply)},
       {{"single-node",
         "lockwire's lock::Client without sentinel discovery: connects to the service address "
         "(re-pointed at +switch-master) and stays on the old primary while it answers"},
@@ -277,6 +321,7 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, sim::Node& node,
       t.min_replicas = so.min_replicas;
       t.replica_majority = so.replica_majority;
       if (so.fence_ttl > Nanos{0}) t.fence_ttl = so.fence_ttl;
+      if (so.parked_handoff) t.parked = true;
       return make_lockwire_strategy(node, std::move(options), t);
     }
     return make_naive_strategy(node, std::move(options), e.flaws);

@@ -251,6 +251,10 @@ class Network {
   // the server side: those bytes arrive, later ones are lost, and both ends see a reset.
   void cut_after(std::uint64_t conn, bool to_server, std::uint64_t after_bytes);
   void reset(std::uint64_t conn);  // both ends see a reset; bytes in flight are lost
+  // This connection alone stalls for `d` from now (both directions): what is sent on it
+  // arrives only after, in order, as clog() does for a pair of nodes. A flow whose path fails
+  // while the pair's other connections, hashed onto other paths (ECMP), still pass.
+  void clog_connection(std::uint64_t conn, Nanos d);
   // The server end silently forgets the connection: nobody is told, bytes vanish.
   void half_open(std::uint64_t conn);
   // Also after the connection ended (kept per id; 0 for an unknown id).

@@ -34,6 +34,22 @@ struct Regressions {
   // The fence key expires (ClientOptions::fence_ttl) but floors are neither kept young (no
   // re-read of TIME) nor checked: a grant after a long pause can carry a token below earlier ones.
   bool stale_floor = false;
+  // The parked hand-off (ClientOptions::parked_handoff, issue #30); each honoured by the
+  // parked section of acquire_driver.cpp only:
+  // a parking stream that failed on our side is not CLIENT KILLed before the withdrawal, so a
+  // block the server still holds behind its pop can grant after it.
+  bool park_no_kill = false;
+  // a push while parked (an expiry, a release without a wake token) does not unblock the pop:
+  // the parked block waits for a token or its pop's timeout (unblocked only when the wait ends).
+  bool park_token_only = false;
+  // a parking stream that failed after writing counts as never applied: no withdrawal, the
+  // attempt is made again on the main connection.
+  bool park_drop_unapplied = false;
+  // the parked block's reply after the wait ended is dropped (the caller has gone) instead of
+  // settled: a late grant is not withdrawn.
+  bool park_drop_late_reply = false;
+  // a parked grant's lease counted from its reply's arrival, not from when the park was sent.
+  bool park_lease_from_reply = false;
 };
 
 // A lock::Client (not started) with the safeguards `broken` names switched off, on every Core it

@@ -76,6 +76,12 @@ class Strategy {
     done(r);
   }
   virtual void renew(int lease, std::function<void(std::error_code)> done) = 0;
+  // Gives up `owner`'s wait for `resource` (lock::Client::cancel); the acquire is answered.
+  // Strategies without it ignore it.
+  virtual void cancel(const std::string& resource, const std::string& owner) {
+    (void)resource;
+    (void)owner;
+  }
   // Administrative: removes every holder of `resource`.
   virtual void force_release(const std::string& resource,
                              std::function<void(std::error_code)> done) = 0;
@@ -112,6 +118,9 @@ struct StrategyOptions {
   int min_replicas = 0;  // lockwire: lock::ClientOptions::min_replicas (a count)
   bool replica_majority = false;  // lockwire: min_replicas = ReplicaAcks::majority() instead
   Nanos fence_ttl{0};    // lockwire: lock::ClientOptions::fence_ttl (0: the library's default)
+  // lockwire: lock::ClientOptions::parked_handoff on (the parked-* scenarios: `lockwire` there
+  // is `lockwire-parked`).
+  bool parked_handoff = false;
 };
 
 struct StrategyInfo {
@@ -244,6 +253,8 @@ class Run {
   void renew(std::string_view label);  // the lease of that attempt (if granted)
   void write_latest(int c);
   void force_release(int c, std::string resource);
+  // Client c gives up the wait of attempt `label` (its owner) for `resource` (Strategy::cancel).
+  void cancel(int c, std::string resource, std::string label);
   // An operator's own connection to the primary (node "ops", the default user, made at first
   // use): sends `args` as one command; `done` gets the reply as text ("-ERR ..." for an error,
   // "" for nil) or a transport error. Closed by finish().
