@@ -27,17 +27,37 @@ loop::Request exclusive_acquire(const Keys& k, std::string_view fld, std::int64_
   return add_fence(b, k, floor_us, raise_floor, fence_ttl_ms).add("EXEC").done();
 }
 
+namespace {
+
+// The EXEC reply's elements, when it is an array of `want` of them (out: bad_reply), or a nil
+// EXEC (out: aborted).
+bool acquire_elements(resp::Frame exec, std::size_t want, std::array<std::size_t, 6>& el,
+                      AcquireReply& out) {
+  std::size_t n = 0;
+  bool aborted = false;
+  if (!exec_elements_fixed(exec, el, n, aborted)) return false;
+  if (aborted) {
+    out.outcome = Outcome::aborted;
+    return false;
+  }
+  return n == want;
+}
+
+// What HSETNX's and HLEN's replies say (bad_reply for any other pair of values).
+Outcome holder_outcome(std::int64_t setnx, std::int64_t len) {
+  if (setnx == 0) return Outcome::already_held;
+  if (setnx == 1 && len == 1) return Outcome::granted;
+  if (setnx == 1 && len > 1) return Outcome::contended;
+  return Outcome::bad_reply;
+}
+
+}  // namespace
+
 AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor, bool fence_expires) {
   AcquireReply out;
   std::array<std::size_t, 6> el{};
-  std::size_t n = 0;
-  bool aborted = false;
-  if (!exec_elements_fixed(exec, el, n, aborted)) return out;
-  if (aborted) {
-    out.outcome = Outcome::aborted;
-    return out;
-  }
-  if (n != 3 + fence_replies(raise_floor, fence_expires)) return out;
+  const std::size_t n = 3 + fence_replies(raise_floor, fence_expires);
+  if (!acquire_elements(exec, n, el, out)) return out;
   const auto setnx = int_at(exec, el[0]);
   const auto len = int_at(exec, el[1]);
   const auto tok = token_at(exec, el[raise_floor ? 4 : 3]);  // HSETNX HLEN PEXPIRE [GT] INCR
@@ -46,13 +66,7 @@ AcquireReply parse_exclusive_acquire(resp::Frame exec, bool raise_floor, bool fe
     return out;  // the fence's PEXPIRE: set
   }
   out.token = *tok;  // a loser's burnt token is its queue ticket
-  if (*setnx == 0) {
-    out.outcome = Outcome::already_held;
-  } else if (*setnx == 1 && *len == 1) {
-    out.outcome = Outcome::granted;
-  } else if (*setnx == 1 && *len > 1) {
-    out.outcome = Outcome::contended;
-  }
+  out.outcome = holder_outcome(*setnx, *len);
   return out;
 }
 
@@ -70,24 +84,11 @@ loop::Request exclusive_acquire_untokened(const Keys& k, std::string_view fld,
 AcquireReply parse_exclusive_acquire_untokened(resp::Frame exec) {
   AcquireReply out;
   std::array<std::size_t, 6> el{};
-  std::size_t n = 0;
-  bool aborted = false;
-  if (!exec_elements_fixed(exec, el, n, aborted)) return out;
-  if (aborted) {
-    out.outcome = Outcome::aborted;
-    return out;
-  }
-  if (n != 3) return out;
+  if (!acquire_elements(exec, 3, el, out)) return out;
   const auto setnx = int_at(exec, el[0]);
   const auto len = int_at(exec, el[1]);
   if (!setnx || !len || !int_at(exec, el[2])) return out;
-  if (*setnx == 0) {
-    out.outcome = Outcome::already_held;
-  } else if (*setnx == 1 && *len == 1) {
-    out.outcome = Outcome::granted;
-  } else if (*setnx == 1 && *len > 1) {
-    out.outcome = Outcome::contended;
-  }
+  out.outcome = holder_outcome(*setnx, *len);
   return out;
 }
 
