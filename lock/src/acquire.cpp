@@ -198,7 +198,7 @@ void Client::Core::withdraw(const QueuePtr& q, const WaiterPtr& w,
                             std::function<void(bool absent)> then, int tries) {
   q->state = Queue::State::in_flight;
   send(
-      protocol::release(w->req.kind, w->keys, w->req.owner, opts.parked_handoff),
+      release_request(w->req.kind, w->keys, w->req.owner),
       guard([q, w, then = std::move(then), tries](Core* self, Ec ec, const loop::Replies&) mutable {
         if (is_transport(ec) && retryable(ec) && tries > 1 &&
             self->conn->state() != loop::ConnectionState::closed) {
@@ -320,8 +320,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
           }));
   } else if (w->req.kind == Kind::exclusive && !opts.fencing_tokens) {
     // No token (ClientOptions::fencing_tokens): no floor, nothing bound to this stream.
-    w->sent_floor = 0;
-    w->sent_fence_ttl_ms = 0;
+    no_floor(*w);
     send(protocol::exclusive_acquire_untokened(w->keys, w->field, w->ttl_ms),
          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
@@ -369,14 +368,8 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
     const Ec why = ec ? ec : make_error_code(loop::Errc::protocol_error);
     return drive(q, w, transport_event(why, ec == loop::Errc::outcome_unknown));
   }
-  if (!opts.fencing_tokens) {
-    protocol::AcquireReply a = protocol::parse_exclusive_acquire_untokened(r.back());
-    if (a.outcome == protocol::Outcome::contended) a.token = queue_ticket();
-    return driven_reply(q, w, t_send, a, r);
-  }
-  const protocol::AcquireReply a =
-      protocol::parse_exclusive_acquire(r.back(), w->raises_floor(), w->sent_fence_ttl_ms > 0);
-  if (w->raises_floor() && w->sent_probe == probes &&
+  const protocol::AcquireReply a = acquire_reply(*w, w->raises_floor(), r);
+  if (opts.fencing_tokens && w->raises_floor() && w->sent_probe == probes &&
       (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
        a.outcome == protocol::Outcome::already_held) &&
       !regressions.counter_tokens) {
@@ -388,6 +381,15 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
   // Every sender of this block is driven by the machine (an exclusive lock, fair or not, that
   // is not an upgrade).
   driven_reply(q, w, t_send, a, r);
+}
+
+// The exclusive acquire block's reply, read as the block was built: with the token (raising the
+// floor or not), or without (ClientOptions::fencing_tokens).
+protocol::AcquireReply Client::Core::acquire_reply(const Waiter& w, bool raise_floor,
+                                                   const loop::Replies& r) const {
+  return opts.fencing_tokens
+             ? protocol::parse_exclusive_acquire(r.back(), raise_floor, w.sent_fence_ttl_ms > 0)
+             : protocol::parse_exclusive_acquire_untokened(r.back());
 }
 
 // Our place in the server's wait queue as the last wait block read it.

@@ -69,18 +69,12 @@ Event event(Event::Kind k) {
           arm_backstop(q, w, a);
           break;
         case T::grace:
-          ensure_grace(q);
-          if (!q->grace->active()) q->grace->start(a.after);
+          if (auto& t = queue_timer(q, &Queue::grace, &Core::on_grace); !t.active()) {
+            t.start(a.after);
+          }
           break;
         case T::unpark:
-          if (!q->unpark) {
-            q->unpark = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
-              auto self = wk.lock();
-              auto qq = wq.lock();
-              if (self && qq && !self->closed) self->on_unpark_timer(qq);
-            });
-          }
-          q->unpark->start(a.after);
+          queue_timer(q, &Queue::unpark, &Core::on_unpark_timer).start(a.after);
           break;
       }
       return false;
@@ -169,10 +163,9 @@ bool Client::Core::driven_read_floor(const QueuePtr& q, const WaiterPtr& w, Mach
 void Client::Core::arm_backstop(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a) {
   w->waited = true;
   q->state = Queue::State::waiting;
-  ensure_backstop(q);
   Nanos delay = a.after;
   if (a.poll_index >= 0) delay = std::min(delay, poll_delay(a.poll_index));
-  q->backstop->start(delay);
+  queue_timer(q, &Queue::backstop, &Core::on_backstop).start(delay);
 }
 
 // Its own copies of the queue and the waiter: the caller's may be the head of q->waiters,
@@ -215,22 +208,19 @@ void Client::Core::move_on(const QueuePtr& q, const WaiterPtr& w) {
   }
 }
 
-void Client::Core::ensure_backstop(const QueuePtr& q) {
-  if (q->backstop) return;
-  q->backstop = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
-    auto self = wk.lock();
-    auto qq = wq.lock();
-    if (self && qq && !self->closed) self->on_backstop(qq);
-  });
-}
-
-void Client::Core::ensure_grace(const QueuePtr& q) {
-  if (q->grace) return;
-  q->grace = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
-    auto self = wk.lock();
-    auto qq = wq.lock();
-    if (self && qq && !self->closed) self->on_grace(qq);
-  });
+// A queue's timer, made once (it acts for whichever waiter is head) and kept with the queue:
+// `on` runs from the loop while the Core, open, and the queue live.
+loop::Timer& Client::Core::queue_timer(const QueuePtr& q, std::unique_ptr<loop::Timer> Queue::*slot,
+                                       void (Core::*on)(const QueuePtr&)) {
+  auto& t = (*q).*slot;
+  if (!t) {
+    t = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q), on] {
+      auto self = wk.lock();
+      auto qq = wq.lock();
+      if (self && qq && !self->closed) ((*self).*on)(qq);
+    });
+  }
+  return *t;
 }
 
 void Client::Core::on_backstop(const QueuePtr& q) {
@@ -595,7 +585,9 @@ void Client::Core::driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::Mon
       return drive(q, w, event(Event::Kind::already_held));
     case protocol::Outcome::contended:
       if (auto* m = metrics()) m->on_contended(w->req.resource);
-      if (w->ticket == 0) w->ticket = a.token;
+      // The token this losing attempt burnt is its ticket in P{R}:q; without tokens (0), the
+      // server's clock as we reckon it.
+      if (w->ticket == 0) w->ticket = a.token != 0 ? a.token : queue_ticket();
       return drive(q, w, event(Event::Kind::contended));
     case protocol::Outcome::aborted:
     case protocol::Outcome::bad_reply: {
@@ -805,13 +797,8 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
   w->park_server = conn->server_address();
   q->state = Queue::State::in_flight;
   w->sent_probe = probes;
-  std::uint64_t floor = 0;
-  if (opts.fencing_tokens) {
-    floor = floor_for(*w);  // always raised: this is not the Core's stream
-  } else {
-    w->sent_floor = 0;
-    w->sent_fence_ttl_ms = 0;
-  }
+  // With a token, always raised: this is not the Core's stream.
+  const std::uint64_t floor = opts.fencing_tokens ? floor_for(*w) : no_floor(*w);
   const loop::MonoTime t_send = loop.now();
   if (auto* m = metrics()) m->on_request(3);
   p->conn->send(protocol::park_pop(w->keys, timeout_ms + 1000, timeout_ms),
@@ -879,12 +866,8 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
     e.retryable = false;
     return drive(q, w, std::move(e));
   }
-  protocol::AcquireReply a =
-      opts.fencing_tokens
-          ? protocol::parse_exclusive_acquire(r.back(), true, w->sent_fence_ttl_ms > 0)
-          : protocol::parse_exclusive_acquire_untokened(r.back());
-  if (!opts.fencing_tokens && a.outcome == protocol::Outcome::contended) a.token = queue_ticket();
-  driven_reply(q, w, regressions.park_lease_from_reply ? loop.now() : t_send, a, r);
+  driven_reply(q, w, regressions.park_lease_from_reply ? loop.now() : t_send,
+               acquire_reply(*w, true, r), r);
 }
 
 // The server refused what parking needs (its words): nobody parks from now on, and the
@@ -933,15 +916,8 @@ bool Client::Core::parked_here(const Waiter& w) const {
 }
 
 void Client::Core::watch_park(const QueuePtr& q, std::uint64_t seq, Nanos after) {
-  if (!q->park_watch) {
-    q->park_watch = loop.make_timer([wk = weak(), wq = std::weak_ptr<Queue>(q)] {
-      auto me = wk.lock();
-      auto qq = wq.lock();
-      if (me && qq && !me->closed) me->on_park_watch(qq);
-    });
-  }
   q->park_watch_seq = seq;
-  q->park_watch->start(after);
+  queue_timer(q, &Queue::park_watch, &Core::on_park_watch).start(after);
 }
 
 void Client::Core::on_park_watch(const QueuePtr& q) {

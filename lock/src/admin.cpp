@@ -42,7 +42,7 @@ void Client::Core::release(std::string resource, std::string owner, std::optiona
   tally->left = kinds.size();
   tally->h = std::move(handler);
   for (Kind k : kinds) {
-    c.send(protocol::release(k, keys, owner, c.opts.parked_handoff),
+    c.send(c.release_request(k, keys, owner),
            c.guard([k, tally, resource, t0](Core* self, Ec ec2, const loop::Replies& r) {
              if (!tally->error.ec) {
                if (is_transport(ec2) || r.size() == 0) {

@@ -494,6 +494,12 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     });
   }
   Metrics* metrics() const { return opts.metrics.get(); }
+  // A release (or a withdrawal) of `owner`'s lease of `kind` as this client sends it: with the
+  // parked hand-off's wake token (ClientOptions::parked_handoff), so a parked waiter's block runs.
+  [[nodiscard]] loop::Request release_request(Kind kind, const protocol::Keys& k,
+                                              std::string_view owner) const {
+    return protocol::release(kind, k, owner, opts.parked_handoff);
+  }
 
   void send(loop::Request r, loop::ReplyHandler h, loop::RequestOptions o = {}) {
     if (auto* m = metrics()) m->on_request(r.commands);
@@ -610,6 +616,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   [[nodiscard]] std::int64_t fence_ttl_ms() const noexcept;
   // The floor for `w`'s grant block, noted in `w` (sent_floor...) for stale_grant.
   std::uint64_t floor_for(Waiter& w);
+  std::uint64_t no_floor(Waiter& w);
   [[nodiscard]] std::uint64_t queue_ticket() const noexcept;
   // Why a granted token may not be handed over (docs/protocol.md, "Fencing tokens"):
   // floor_too_old — the floor may be fence_ttl old on the server's clock, so the fence key may
@@ -684,6 +691,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   [[nodiscard]] static std::optional<loop::cluster::Redirect> moved_in(const loop::Replies& r);
 
 
+  [[nodiscard]] protocol::AcquireReply acquire_reply(const Waiter& w, bool raise_floor,
+                                                    const loop::Replies& r) const;
   void on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
                           const loop::Replies& r);
 
@@ -761,9 +770,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
     Waiter* w = q.waiters.front().get();
     return w->machine && !w->done ? w : nullptr;
   }
-  // The queue's backstop and grace timers (made once; they act for whichever waiter is head).
-  void ensure_backstop(const QueuePtr& q);
-  void ensure_grace(const QueuePtr& q);
+  // A queue's timer (backstop, grace, unpark, park watch), made once: each acts for whichever
+  // waiter is head.
+  loop::Timer& queue_timer(const QueuePtr& q, std::unique_ptr<loop::Timer> Queue::*slot,
+                           void (Core::*on)(const QueuePtr&));
   void on_backstop(const QueuePtr& q);
   void on_grace(const QueuePtr& q);
   // The parked hand-off (acquire_driver.cpp): the park, its reply, unblocking, the push grace.

@@ -318,6 +318,13 @@ std::uint64_t Client::Core::queue_ticket() const noexcept {
   return server_us + static_cast<std::uint64_t>(std::max<std::int64_t>(since.count(), 0)) + 1;
 }
 
+// A block without a token (ClientOptions::fencing_tokens): no floor, nothing for stale_grant.
+std::uint64_t Client::Core::no_floor(Waiter& w) {
+  w.sent_floor = 0;
+  w.sent_fence_ttl_ms = 0;
+  return 0;
+}
+
 std::uint64_t Client::Core::floor_for(Waiter& w) {
   w.sent_floor = fence_floor();
   w.sent_floor_read_at = floor_read_at;

@@ -71,18 +71,11 @@ loop::Request park_check() {
 
 std::string park_check_refusal(const loop::Replies& r) {
   if (r.size() != 2) return "malformed reply to CLIENT UNBLOCK / CLIENT KILL";
-  for (std::size_t i = 0; i < r.size(); ++i) {
-    const std::size_t v = resp::value_index(r[i]);
-    if (v < r[i].size() && resp::is_error(r[i][v])) return std::string(r[i][v].value);
-  }
-  return {};
+  return server_words(r);
 }
 
 std::string park_refusal(const loop::Replies& r) {
-  for (std::size_t i = 0; i < r.size(); ++i) {
-    const std::size_t v = resp::value_index(r[i]);
-    if (v < r[i].size() && resp::is_error(r[i][v])) return std::string(r[i][v].value);
-  }
+  if (std::string words = server_words(r); !words.empty()) return words;
   return r.size() == 3 ? std::string() : std::string("malformed reply to the parking pop");
 }
 
