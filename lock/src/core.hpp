@@ -7,6 +7,7 @@
 //                settling a wait that ends with a step in flight, withdrawing claims
 //   acquire_driver.cpp  Core as the driver of the acquire machine (acquire_machine.hpp): every
 //                lock, upgrades included (their own steps in upgrade.cpp)
+//   park.cpp     the parked hand-off's actions: parking connections, the park, unblocking
 //   lease.cpp    leases: expiry and renew timers, renew, release, loss
 //   admin.cpp    force_release, inspect, release/renew by owner id
 //   client.cpp   the Client facade, metrics, shutdown
@@ -776,7 +777,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
                            void (Core::*on)(const QueuePtr&));
   void on_backstop(const QueuePtr& q);
   void on_grace(const QueuePtr& q);
-  // The parked hand-off (acquire_driver.cpp): the park, its reply, unblocking, the push grace.
+  // The parked hand-off (park.cpp): the park, its reply, unblocking, the push grace.
   bool driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
   void on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
                        Parker* p, Ec ec, const loop::Replies& r);

@@ -34,8 +34,8 @@ struct Regressions {
   // The fence key expires (ClientOptions::fence_ttl) but floors are neither kept young (no
   // re-read of TIME) nor checked: a grant after a long pause can carry a token below earlier ones.
   bool stale_floor = false;
-  // The parked hand-off (ClientOptions::parked_handoff, issue #30); each honoured by the
-  // parked section of acquire_driver.cpp only:
+  // The parked hand-off (ClientOptions::parked_handoff, issue #30); each honoured in
+  // lock/src/park.cpp only:
   // a parking stream that failed on our side is not CLIENT KILLed before the withdrawal, so a
   // block the server still holds behind its pop can grant after it.
   bool park_no_kill = false;
