@@ -84,7 +84,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::granted:
-      if (!attempt_in_flight(out)) break;
+      if (!takes_attempt_outcome(out)) break;
       if (leaving_) {
         withdraw_then(out, give_up_);  // the caller gave up: the late grant is withdrawn
       } else {
@@ -93,7 +93,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::unusable_grant:
-      if (!attempt_in_flight(out)) break;
+      if (!takes_attempt_outcome(out)) break;
       if (leaving_) {
         withdraw_then(out, give_up_);
       } else if (one_shot_ && (e.retry == Retry::once_vouched || e.retry == Retry::polled)) {
@@ -107,7 +107,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::contended:
-      if (!attempt_in_flight(out)) break;
+      if (!takes_attempt_outcome(out)) break;
       // The block wrote our claim before it lost: it is removed before the answer, or by the
       // wait block that follows (its HDEL).
       if (leaving_) {
@@ -120,12 +120,12 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       break;
 
     case E::Kind::already_held:
-      if (!attempt_in_flight(out)) break;
+      if (!takes_attempt_outcome(out)) break;
       finish(out, Errc::already_held);  // even after the wait ended: it is the answer
       break;
 
     case E::Kind::refused:
-      if (state_ != State::reading && !attempt_in_flight(out)) break;
+      if (state_ != State::reading && !takes_attempt_outcome(out)) break;
       // No claim outlives a failed block: withdraw it, then answer with the server's words
       // (even after the wait ended: they say more than the deadline).
       if (e.may_claim) {
@@ -137,7 +137,7 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
 
     case E::Kind::transport:
       if (state_ != State::reading && state_ != State::checking &&
-          state_ != State::checking_head && !attempt_in_flight(out)) {
+          state_ != State::checking_head && !takes_attempt_outcome(out)) {
         break;
       }
       if (e.maybe_applied) {
@@ -521,7 +521,7 @@ void AcquireMachine::unpark(Actions& out) {
   out.add(A::Kind::unpark);
 }
 
-bool AcquireMachine::attempt_in_flight(Actions& out) {
+bool AcquireMachine::takes_attempt_outcome(Actions& out) {
   if (state_ == State::attempting) return true;
   if (state_ != State::parked) return false;
   disarm(out, T::backstop);

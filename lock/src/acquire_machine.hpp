@@ -274,8 +274,9 @@ class AcquireMachine {
   void check_head(Actions& out, std::int64_t own_doorbell_pttl, bool tracked);
   void park(Actions& out, std::int64_t pttl_ms);
   void unpark(Actions& out);
-  // The step in flight is an attempt: the acquire block (attempting), or parked behind a pop.
-  [[nodiscard]] bool attempt_in_flight(Actions& out);
+  // Whether an outcome event belongs to the step in flight: the acquire block (attempting), or
+  // one parked behind a pop, whose timers are then disarmed and which becomes that attempt.
+  [[nodiscard]] bool takes_attempt_outcome(Actions& out);
 
   Options opts_;
   State state_ = State::idle;
