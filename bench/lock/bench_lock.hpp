@@ -171,12 +171,20 @@ class Bench {
     loop::Connection c(loop_, conn_);
     c.start();
     warm(c);
-    std::vector<loop::MonoTime> t0(static_cast<std::size_t>(users));
+    struct Pings {
+      Bench* b;
+      std::vector<double>* samples;
+      std::vector<loop::MonoTime> t0;
+      std::vector<const std::function<void()>*> done;
+    } p{this, samples, std::vector<loop::MonoTime>(static_cast<std::size_t>(users)),
+        std::vector<const std::function<void()>*>(static_cast<std::size_t>(users))};
     return run_users(users, [&](int u, const std::function<void()>& done) {
-      if (samples != nullptr) t0[u] = loop_.now();
-      c.command({"PING"}, [&, u, done](std::error_code, const loop::Replies&) {
-        if (samples != nullptr) samples->push_back(seconds_since(t0[u]));
-        done();
+      const auto i = static_cast<std::size_t>(u);
+      if (samples != nullptr) p.t0[i] = loop_.now();
+      p.done[i] = &done;  // the same object for the whole row (run_users)
+      c.command({"PING"}, [ps = &p, i](std::error_code, const loop::Replies&) {
+        if (ps->samples != nullptr) ps->samples->push_back(ps->b->seconds_since(ps->t0[i]));
+        (*ps->done[i])();
       });
     });
   }
@@ -280,42 +288,58 @@ class Bench {
     const auto before_retries = m->cluster_retries.load();
     const auto before_contended = m->contended.load();
     const auto before_waits = m->waits.load();
-    std::vector<loop::MonoTime> t0(static_cast<std::size_t>(users));
-    std::vector<loop::MonoTime> t_granted(static_cast<std::size_t>(users));
-    std::uint64_t not_replicated = 0;
-    std::function<void(int, const std::function<void()>&)> pair =
-        [&](int u, const std::function<void()>& done) {
-          cl.lock(reqs[u], [&, u, done](std::error_code ec, const lock::Lease& l) {
-            if (ec == lock::Errc::not_replicated && ++not_replicated <= kMaxNotReplicated) {
-              pair(u, done);
-              return;
-            }
-            if (ec) {
-              std::fprintf(stderr, "acquire failed: %s (%s)\n", ec.message().c_str(),
-                           cl.last_error().c_str());
-              std::exit(1);
-            }
-            if (halves != nullptr) t_granted[u] = loop_.now();
-            cl.release(l, [&, u, done](std::error_code rec) {
-              if (rec) {
-                std::fprintf(stderr, "release failed: %s\n", rec.message().c_str());
-                std::exit(1);
-              }
-              if (samples != nullptr) samples->push_back(seconds_since(t0[u]));
-              if (halves != nullptr) {
-                halves->acquire.push_back(
-                    std::chrono::duration<double>(t_granted[u] - t0[u]).count());
-                halves->release.push_back(seconds_since(t_granted[u]));
-              }
-              done();
-            });
-          });
-        };
+    // The row's state, reached through one pointer: each callback captures it and the user's
+    // index, which std::function keeps inline (run_users: no allocation of the harness's own).
+    struct Pairs {
+      Bench* b;
+      lock::Client* cl;
+      std::vector<lock::LockRequest>* reqs;
+      std::vector<double>* samples;
+      Halves* halves;
+      std::vector<loop::MonoTime> t0, t_granted;
+      std::vector<const std::function<void()>*> done;
+      std::uint64_t not_replicated = 0;
+      void start(std::size_t i) {
+        cl->lock((*reqs)[i], [p = this, i](std::error_code ec, const lock::Lease& l) {
+          p->granted(i, ec, l);
+        });
+      }
+      void granted(std::size_t i, std::error_code ec, const lock::Lease& l) {
+        if (ec == lock::Errc::not_replicated && ++not_replicated <= kMaxNotReplicated) {
+          return start(i);
+        }
+        if (ec) {
+          std::fprintf(stderr, "acquire failed: %s (%s)\n", ec.message().c_str(),
+                       cl->last_error().c_str());
+          std::exit(1);
+        }
+        if (halves != nullptr) t_granted[i] = b->loop_.now();
+        cl->release(l, [p = this, i](std::error_code rec) { p->released(i, rec); });
+      }
+      void released(std::size_t i, std::error_code rec) {
+        if (rec) {
+          std::fprintf(stderr, "release failed: %s\n", rec.message().c_str());
+          std::exit(1);
+        }
+        if (samples != nullptr) samples->push_back(b->seconds_since(t0[i]));
+        if (halves != nullptr) {
+          halves->acquire.push_back(std::chrono::duration<double>(t_granted[i] - t0[i]).count());
+          halves->release.push_back(b->seconds_since(t_granted[i]));
+        }
+        (*done[i])();
+      }
+    };
+    const auto n = static_cast<std::size_t>(users);
+    Pairs p{this, &cl, &reqs, samples, halves, std::vector<loop::MonoTime>(n),
+            std::vector<loop::MonoTime>(n), std::vector<const std::function<void()>*>(n), 0};
     const ServerCost s0 = server_now();
     Result r = run_users(users, [&](int u, const std::function<void()>& done) {
-      if (samples != nullptr || halves != nullptr) t0[u] = loop_.now();
-      pair(u, done);
+      const auto i = static_cast<std::size_t>(u);
+      if (samples != nullptr || halves != nullptr) p.t0[i] = loop_.now();
+      p.done[i] = &done;  // the same object for the whole row (run_users)
+      p.start(i);
     });
+    const std::uint64_t not_replicated = p.not_replicated;
     r.server = minus(server_now(), s0);
     if (sent != nullptr) {
       sent->requests += m->requests.load() - before;
@@ -566,35 +590,44 @@ class Bench {
     spin([&] { return ok; });
   }
 
-  // Runs `users` closed loops of `op` for row_ seconds.
+  // Runs `users` closed loops of `op` for row_ seconds. `op(u, done)` starts user u's next
+  // operation; `done` is the same object for the whole row (op's callbacks may keep a pointer
+  // to it instead of a copy).
   // The row ends on the clock, read as each user starts its next op, not on a timer: an armed
   // timer makes every epoll_wait of the loop a timed one, which costs a few µs per wake-up on
   // an idle VM (docs/design.md, *Throughput and the serial pair*), and the harness must not add
-  // that to what it measures.
+  // that to what it measures. Nor its own allocations: every callback here captures at most a
+  // pointer and an index, which std::function keeps inline (a copied std::function, or a
+  // lambda capturing more, costs a malloc and a free per op, charged to the client's CPU).
   Result run_users(int users, const std::function<void(int, const std::function<void()>&)>& op) {
-    std::uint64_t count = 0;
-    int active = users;
-    loop::MonoTime end{};
-    std::vector<std::function<void()>> next(static_cast<std::size_t>(users));
-    for (int u = 0; u < users; ++u) {
-      next[u] = [&, u] {
-        if (loop_.now() >= end) {
+    struct Users {
+      Bench* b;
+      const std::function<void(int, const std::function<void()>&)>* op;
+      std::uint64_t count = 0;
+      int active = 0;
+      loop::MonoTime end{};
+      std::vector<std::function<void()>> done;
+      void next(int u) {
+        if (b->loop_.now() >= end) {
           --active;
           return;
         }
-        op(u, [&, u] {
-          ++count;
-          next[u]();
-        });
+        (*op)(u, done[static_cast<std::size_t>(u)]);
+      }
+    } all{this, &op, 0, users, {}, std::vector<std::function<void()>>(static_cast<std::size_t>(users))};
+    for (int u = 0; u < users; ++u) {
+      all.done[static_cast<std::size_t>(u)] = [a = &all, u] {
+        ++a->count;
+        a->next(u);
       };
     }
     const double cpu0 = cpu_seconds();
     const loop::MonoTime t0 = loop_.now();
-    end = t0 + std::chrono::duration_cast<loop::Nanos>(std::chrono::duration<double>(row_));
-    for (auto& n : next) n();
-    spin([&] { return active == 0; });
+    all.end = t0 + std::chrono::duration_cast<loop::Nanos>(std::chrono::duration<double>(row_));
+    for (int u = 0; u < users; ++u) all.next(u);
+    spin([&] { return all.active == 0; });
     const double secs = std::chrono::duration<double>(loop_.now() - t0).count();
-    return Result{static_cast<double>(count), secs, cpu_seconds() - cpu0, {}};
+    return Result{static_cast<double>(all.count), secs, cpu_seconds() - cpu0, {}};
   }
 
   loop::UvLoop loop_;
