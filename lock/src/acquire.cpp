@@ -393,10 +393,12 @@ protocol::AcquireReply Client::Core::acquire_reply(const Waiter& w, bool raise_f
 }
 
 // Our place in the server's wait queue as the last wait block read it.
-void Client::Core::note_place(Queue& q, std::string first, std::int64_t rank) {
+void Client::Core::note_place(Queue& q, std::string first, std::int64_t rank,
+                              std::vector<std::string> behind) {
   q.rank = rank;
   if (first != q.suspect) q.suspect.clear();
   q.first = std::move(first);
+  q.behind = std::move(behind);
 }
 
 // Caching refused inside a wait block although the probe accepted it: waiters poll from now on.

@@ -349,7 +349,7 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
   }
   Event e = event(Event::Kind::wait_read);
   if (!w->machine->leaving()) {
-    if (exclusive) note_place(*q, std::move(wr.first), wr.rank);
+    if (exclusive) note_place(*q, std::move(wr.first), wr.rank, std::move(wr.behind));
     if (!wr.tracked && regressions.ignore_refused_tracking) {
       return wait_read(q, w, false);  // the bug: a read that was not tracked is simply read again
     }

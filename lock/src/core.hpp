@@ -212,6 +212,9 @@ struct Queue {
   // two now first, so the backup learns its place too.
   std::int64_t rank = -1;
   std::string first;    // the first waiter's owner at the last wait read
+  // When we were first at the last wait read: the (at most two) waiters right behind us, whom
+  // our leave expects to find first (their doorbells ring in the leave's own request).
+  std::vector<std::string> behind;
   std::string suspect;  // the first waiter did not act within the grace: dropped when we leave
   std::deque<WaiterPtr> waiters;
   std::unique_ptr<loop::Timer> backstop;
@@ -235,6 +238,7 @@ struct Queue {
     queued.clear();
     rank = -1;
     first.clear();
+    behind.clear();
     suspect.clear();
     waiters.clear();
     stop_timers();
@@ -573,7 +577,13 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void replay_leaves();
 
   // `plain`: without MULTI, after the server refused the block (see leave_queue_plain).
-  void hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget, bool plain = false);
+  // `expected`: the waiters expected to be first once we are gone (Queue::behind), whose
+  // doorbells ring in the leave's own request; the rest of the two found first ring after.
+  void hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget, bool plain = false,
+               std::vector<std::string> expected = {});
+  // Rings the doorbells of `first` (the waiters now first); one that is gone is dropped from
+  // the queue, and the next ones are rung, within `budget`.
+  void ring_first(const QueuePtr& q, std::vector<std::string> first, int budget);
   void leave_later(const QueuePtr& q, std::vector<std::string> leaving, int budget);
   std::vector<std::unique_ptr<loop::Timer>> leave_timers;  // leaves refused for now
 
@@ -697,7 +707,8 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,
                           const loop::Replies& r);
 
-  static void note_place(Queue& q, std::string first, std::int64_t rank);
+  static void note_place(Queue& q, std::string first, std::int64_t rank,
+                         std::vector<std::string> behind);
   void tracking_refused_in_block(const loop::Replies& r);
 
   // The n-th poll's delay: poll_initial * 2^n, at most poll_max, jittered to [d/2, d].

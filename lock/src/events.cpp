@@ -1,5 +1,7 @@
 // Connection events of the lock client: the connect probe (what the server allows), tracking
 // pushes (holder sets, doorbells, the force-release notice) and lease checks.
+#include <algorithm>
+
 #include "core.hpp"
 #include "shard_link.hpp"
 #include "lockwire/resp/reply.hpp"
@@ -79,15 +81,35 @@ void Client::Core::on_doorbell(const QueuePtr& q, std::string_view owner) {
   drive(q, q->waiters.front(), std::move(e));
 }
 
+namespace {
+// An error reply among `r` (what the connection's server_error says of a whole request).
+bool any_error(const loop::Replies& r) {
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const resp::Frame f = r[i];
+    const std::size_t v = resp::value_index(f);
+    if (v < f.size() && resp::is_error(f[v])) return true;
+  }
+  return false;
+}
+}  // namespace
+
 // Leaves the server's wait queue and rings the doorbells of the two waiters now first (the
 // elected one and its backup). Off the hand-off's critical path: it runs while our grant is
 // held or after we gave up. A doorbell that is gone means its waiter is too: drop it and ring
 // the next ones.
 void Client::Core::leave_queue(const QueuePtr& q) {
+  // First at the last read: the waiters behind us then are the ones our leave should find
+  // first, and their doorbells go out with it (one request per hand-on, not two).
+  std::vector<std::string> expected;
+  if (q->rank == 0) expected = std::exchange(q->behind, {});
   q->rank = -1;
+  q->behind.clear();
   if (q->queued.empty()) return;
   std::vector<std::string> leaving{std::exchange(q->queued, {})};
   if (!q->suspect.empty() && q->suspect != leaving.front()) leaving.push_back(q->suspect);
+  std::erase_if(expected, [&](const std::string& o) {
+    return std::find(leaving.begin(), leaving.end(), o) != leaving.end();
+  });
   q->suspect.clear();
   // Kept for the queue's TTL: a failover can bring the entry back (replayed_leaves).
   const loop::MonoTime now = loop.now();
@@ -95,7 +117,7 @@ void Client::Core::leave_queue(const QueuePtr& q) {
     return now - l.at > std::chrono::milliseconds(protocol::kQueueTtlMs);
   });
   if (recent_leaves.size() < kMaxRecentLeaves) recent_leaves.push_back({q->keys, leaving, now});
-  hand_on(q, std::move(leaving), kMaxRings);
+  hand_on(q, std::move(leaving), kMaxRings, false, std::move(expected));
 }
 
 // On a new primary the wait-queue entries this client removed may be back (the removals went
@@ -129,10 +151,12 @@ void Client::Core::leave_later(const QueuePtr& q, std::vector<std::string> leavi
 }
 
 void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, int budget,
-                           bool plain) {
+                           bool plain, std::vector<std::string> expected) {
+  if (plain) expected.clear();
   auto req = plain ? protocol::leave_queue_plain(q->keys, leaving)
-                   : protocol::leave_queue(q->keys, leaving);
-  send(std::move(req), [wk = weak(), q, leaving, budget, plain](Ec ec, const loop::Replies& r) {
+                   : protocol::leave_queue(q->keys, leaving, expected);
+  send(std::move(req), [wk = weak(), q, leaving, budget, plain,
+                        expected = std::move(expected)](Ec ec, const loop::Replies& all) {
     auto self = wk.lock();
     std::vector<std::string> first;
     if (!self || self->closed) return;
@@ -142,7 +166,10 @@ void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, 
       if (retryable(ec) && budget > 1) self->hand_on(q, leaving, budget - 1, plain);
       return;
     }
-    if (r.size() == 0) return;
+    if (all.size() == 0) return;
+    // The leave's own replies, then the expected doorbells' (when all came).
+    const bool rang = !expected.empty() && all.size() == protocol::kLeaveReplies + expected.size();
+    const loop::Replies r = rang ? all.first(protocol::kLeaveReplies) : all;
     if (ec && self->link && budget > 1) {
       // Refused with MOVED: nothing ran here, and the entries are on the slot's new owner
       // (cluster swarm, seeds 3006614, 3011685: leaves lost after a migration left two stale
@@ -155,7 +182,12 @@ void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, 
         return self->link->leave_moved(*moved, q->keys, leaving, budget - 1);
       }
     }
-    if (!plain && (ec || !protocol::parse_leave_queue(r.back(), first))) {
+    if (!plain && (!rang && !expected.empty())) {
+      // Not the replies this request brings: read as a refused block, left without MULTI.
+      if (budget > 1) self->hand_on(q, leaving, budget - 1, true);
+      return;
+    }
+    if (!plain && ((rang ? any_error(r) : bool(ec)) || !protocol::parse_leave_queue(r.back(), first))) {
       // The server refused the block (EXECABORT: a full server refuses every command queued in
       // MULTI): leave without it. An entry left behind stays for the queue's TTL, and two of
       // them ahead of a waiter keep it from being elected or backup, so that it waits for its
@@ -174,16 +206,36 @@ void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, 
       }
       return;
     }
-    if (first.empty()) return;
-    self->send(protocol::ring(q->keys, first), [wk, q, first, budget](Ec, const loop::Replies& r2) {
-      auto s2 = wk.lock();
-      if (!s2 || s2->closed || r2.size() != first.size() || budget <= 1) return;
-      std::vector<std::string> gone;
-      for (std::size_t i = 0; i < first.size(); ++i) {
-        if (protocol::parse_ring(r2[i]) == protocol::Ring::gone) gone.push_back(first[i]);
+    // The expected doorbells rang with the leave; a gone one is dropped (its hand-on rings
+    // the waiters first then), and the waiters found first that did not ring now ring.
+    std::vector<std::string> gone, unrung;
+    for (std::size_t i = 0; rang && i < expected.size(); ++i) {
+      if (protocol::parse_ring(all[protocol::kLeaveReplies + i]) == protocol::Ring::gone) {
+        gone.push_back(expected[i]);
       }
-      if (!gone.empty()) s2->hand_on(q, std::move(gone), budget - 1);
-    });
+    }
+    for (std::string& o : first) {
+      if (std::find(expected.begin(), expected.end(), o) == expected.end() || !rang) {
+        unrung.push_back(std::move(o));
+      }
+    }
+    if (!gone.empty()) {
+      if (budget > 1) self->hand_on(q, std::move(gone), budget - 1);
+      return;
+    }
+    if (!unrung.empty()) self->ring_first(q, std::move(unrung), budget);
+  });
+}
+
+void Client::Core::ring_first(const QueuePtr& q, std::vector<std::string> first, int budget) {
+  send(protocol::ring(q->keys, first), [wk = weak(), q, first, budget](Ec, const loop::Replies& r2) {
+    auto s2 = wk.lock();
+    if (!s2 || s2->closed || r2.size() != first.size() || budget <= 1) return;
+    std::vector<std::string> gone;
+    for (std::size_t i = 0; i < first.size(); ++i) {
+      if (protocol::parse_ring(r2[i]) == protocol::Ring::gone) gone.push_back(first[i]);
+    }
+    if (!gone.empty()) s2->hand_on(q, std::move(gone), budget - 1);
   });
 }
 

@@ -87,26 +87,25 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
   // With a token, always raised: this is not the Core's stream.
   const std::uint64_t floor = opts.fencing_tokens ? floor_for(*w) : no_floor(*w);
   const loop::MonoTime t_send = loop.now();
-  if (auto* m = metrics()) m->on_request(3);
-  p->conn->send(protocol::park_pop(w->keys, timeout_ms + 1000, timeout_ms),
-                guard([](Core* self, Ec ec, const loop::Replies& r) {
-                  if (ec != loop::Errc::server_error) return;
-                  // Refused (an ACL without BZPOPMIN or ZADD): the block behind it runs at
-                  // once, as an attempt; from now on waiters wait for pushes instead.
-                  if (std::string why = protocol::park_refusal(r); !why.empty()) {
-                    self->refuse_parking(why);
-                  }
-                }));
-  if (auto* m = metrics()) m->on_request(7);
-  p->conn->send(opts.fencing_tokens
-                    ? protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, true,
-                                                  w->sent_fence_ttl_ms)
-                    : protocol::exclusive_acquire_untokened(w->keys, w->field, w->ttl_ms),
-                [wk = weak(), q, w, t_send, p](Ec ec, const loop::Replies& r) {
-                  auto self = wk.lock();
-                  if (!self || self->closed) return;
-                  self->on_parked_reply(q, w, t_send, p, ec, r);
-                });
+  loop::Request block = opts.fencing_tokens
+                            ? protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, true,
+                                                          w->sent_fence_ttl_ms)
+                            : protocol::exclusive_acquire_untokened(w->keys, w->field, w->ttl_ms);
+  // One request: the pop and the block behind it are written together and answered together.
+  loop::Request parked = protocol::park(w->keys, timeout_ms + 1000, timeout_ms, block);
+  if (auto* m = metrics()) m->on_request(parked.commands);
+  p->conn->send(std::move(parked), [wk = weak(), q, w, t_send, p](Ec ec, const loop::Replies& r) {
+    auto self = wk.lock();
+    if (!self || self->closed) return;
+    if (ec == loop::Errc::server_error) {
+      // Refused (an ACL without BZPOPMIN or ZADD): the block behind it ran at once, as an
+      // attempt; from now on waiters wait for pushes instead.
+      const loop::Replies pop = r.first(protocol::kParkPopReplies);
+      if (std::string why = protocol::park_refusal(pop); !why.empty()) self->refuse_parking(why);
+    }
+    // The connection hands over every reply of the request, or none (a failed stream).
+    self->on_parked_reply(q, w, t_send, p, ec, r.from(protocol::kParkPopReplies));
+  });
   return false;
 }
 

@@ -132,7 +132,7 @@ loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field, std
   b.add("ZADD", k.queue, "NX", ticket, owner)
       .add("PEXPIRE", k.queue, kQueueTtlMs)
       .add("SET", doorbell, "1", "NX", "PX", doorbell_ttl_ms)
-      .add("ZRANGE", k.queue, 0, 1);  // before CACHING: inside EXEC the flag lasts to the end
+      .add("ZRANGE", k.queue, 0, 2);  // before CACHING: inside EXEC the flag lasts to the end
   if (track) b.add("CLIENT", "CACHING", "YES");
   b.add("PTTL", doorbell);
   if (track) b.add("CLIENT", "CACHING", "YES");
@@ -146,7 +146,7 @@ WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string
   if (!wait_elements(exec, with_hdel, track ? 9 : 7, el)) return out;
   std::size_t i = (with_hdel ? 1 : 0) + 3;  // ZADD, PEXPIRE, SET NX: nothing we need
   std::vector<std::string> first;
-  if (!strings_at(exec, el[i++], first) || first.size() > 2) return out;
+  if (!strings_at(exec, el[i++], first) || first.size() > 3) return out;
   // Both CLIENT CACHING replies are stepped over whatever the first said (a short-circuit
   // here once left the index on the second one when the first was an error).
   bool tracked = track;
@@ -156,8 +156,9 @@ WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string
   const auto pttl = int_at(exec, el[i++]);
   if (!doorbell_pttl || !pttl) return out;
   out.rank = !first.empty() && first[0] == owner      ? 0
-             : first.size() == 2 && first[1] == owner ? 1
+             : first.size() >= 2 && first[1] == owner ? 1
                                                       : 2;
+  if (out.rank == 0) out.behind.assign(first.begin() + 1, first.end());
   if (!first.empty()) out.first = std::move(first[0]);
   out.tracked = tracked;
   out.doorbell_pttl = *doorbell_pttl;
@@ -167,13 +168,16 @@ WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string
   return out;
 }
 
-loop::Request leave_queue(const Keys& k, const std::vector<std::string>& owners) {
+loop::Request leave_queue(const Keys& k, const std::vector<std::string>& owners,
+                          const std::vector<std::string>& ring_too) {
   Builder b;
   b.add("MULTI");
   std::vector<std::string_view> zrem{"ZREM", k.queue};
   for (const std::string& o : owners) zrem.push_back(o);
   b.add(zrem);
-  return b.add("ZRANGE", k.queue, 0, 1).add("EXEC").done();
+  b.add("ZRANGE", k.queue, 0, 1).add("EXEC");
+  for (const std::string& o : ring_too) b.add("SET", k.doorbell(o), "1", "XX", "KEEPTTL");
+  return b.done();
 }
 
 bool parse_leave_queue(resp::Frame exec, std::vector<std::string>& first) {

@@ -350,7 +350,7 @@ void Connection::Impl::txn_exec(std::uint64_t id, Request block, ReplyHandler ha
                                 RequestOptions options) {
   RequestShape scratch;
   const RequestShape& s = shape_of(block, scratch);
-  if (s.error() != nullptr || s.kind() != RequestKind::atomic) {
+  if (s.error() != nullptr || !s.block_only()) {
     last_error = s.error() != nullptr ? s.error() : "WatchTxn::exec needs one MULTI ... EXEC block";
     fail_later(std::move(handler), Errc::bad_request);
     txn_unwatch(id);

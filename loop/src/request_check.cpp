@@ -153,6 +153,7 @@ void RequestShape::add(std::string_view name, std::string_view arg1, std::size_t
       return;
     case Cmd::subscribe:
     case Cmd::unsubscribe:
+      if (c == Cmd::unsubscribe) unsubscribes_ = true;
       if (in_multi_) {
         why_ = "subscribe commands inside MULTI are not supported";
         return;
@@ -172,12 +173,14 @@ void RequestShape::add(std::string_view name, std::string_view arg1, std::size_t
       return;  // UNSUBSCRIBE: acknowledged by push frames only, no reply
     case Cmd::multi:
       ++multis_;
+      if (in_multi_) misordered_ = true;  // MULTI inside MULTI
       in_multi_ = true;
       ++replies_;
       return;
     case Cmd::exec:
     case Cmd::discard:
       ++ends_;
+      if (!in_multi_) misordered_ = true;  // EXEC or DISCARD before any MULTI
       in_multi_ = false;
       ++replies_;
       return;
@@ -227,21 +230,30 @@ RequestKind RequestShape::kind() const noexcept {
   if (error() != nullptr || multis_ + ends_ + unwatches_ + watches_ == 0) {
     return RequestKind::plain;
   }
-  return static_cast<Cmd>(first_) == Cmd::multi ? RequestKind::atomic : RequestKind::watch;
+  return multis_ != 0 ? RequestKind::atomic : RequestKind::watch;
+}
+
+bool RequestShape::block_only() const noexcept {
+  const Cmd last = static_cast<Cmd>(last_);
+  return kind() == RequestKind::atomic && static_cast<Cmd>(first_) == Cmd::multi &&
+         (last == Cmd::exec || last == Cmd::discard);
 }
 
 const char* RequestShape::error() const noexcept {
   if (why_ != nullptr) return why_;
   if (commands_ == 0) return "empty request";
   if (multis_ + ends_ + unwatches_ + watches_ == 0) return nullptr;
-  const Cmd first = static_cast<Cmd>(first_), last = static_cast<Cmd>(last_);
-  if (first == Cmd::multi && (last == Cmd::exec || last == Cmd::discard) && multis_ == 1 &&
-      ends_ == 1 && watches_ == 0 && unwatches_ == 0) {
-    return nullptr;  // atomic
+  const Cmd first = static_cast<Cmd>(first_);
+  // atomic: one MULTI ... EXEC (or DISCARD) block, closed, with plain commands (no subscribe)
+  // before or after it. The connection writes a request contiguously, so nothing of another
+  // caller's can land inside the block; its plain commands wait for the lane with it.
+  if (multis_ == 1 && ends_ == 1 && !misordered_ && !in_multi_ && watches_ == 0 &&
+      unwatches_ == 0 && nsubs_ == 0 && !unsubscribes_) {
+    return nullptr;
   }
   if (first == Cmd::watch && multis_ + ends_ + unwatches_ == 0) return nullptr;  // watch
-  return "transaction-state commands must form one MULTI..EXEC block (send) or start with WATCH "
-         "(watch)";
+  return "transaction-state commands must form one MULTI..EXEC block, with plain commands before "
+         "or after it (send), or start with WATCH (watch)";
 }
 
 bool RequestShape::describes(const Request& r) const noexcept {

@@ -263,10 +263,24 @@ TEST(ExclusiveWaitRead, ParsesPlaceInTheQueue) {
   EXPECT_FALSE(p::parse_exclusive_wait_read(first.frame(), true, "me").ok);
   Parsed bad("*9\r\n:0\r\n:1\r\n_\r\n:0\r\n+OK\r\n:1598\r\n+OK\r\n:4397\r\n%0\r\n");
   EXPECT_FALSE(p::parse_exclusive_wait_read(bad.frame(), false, "me").ok);
+  Parsed four(
+      "*9\r\n:0\r\n:1\r\n_\r\n*4\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n+OK\r\n:1\r\n+"
+      "OK\r\n:1\r\n%0\r\n");
+  EXPECT_FALSE(p::parse_exclusive_wait_read(four.frame(), false, "me").ok);
+  // ZRANGE 0 2: the first three. The first learns the two behind it (whose doorbells its leave
+  // rings); the second is the backup whatever follows it; the third is further back.
   Parsed three(
       "*9\r\n:0\r\n:1\r\n_\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n+OK\r\n:1\r\n+OK\r\n:1\r\n%"
       "0\r\n");
-  EXPECT_FALSE(p::parse_exclusive_wait_read(three.frame(), false, "me").ok);
+  const auto ta = p::parse_exclusive_wait_read(three.frame(), false, "a");
+  ASSERT_TRUE(ta.ok);
+  EXPECT_EQ(ta.rank, 0);
+  EXPECT_EQ(ta.behind, (std::vector<std::string>{"b", "c"}));
+  const auto tb = p::parse_exclusive_wait_read(three.frame(), false, "b");
+  EXPECT_EQ(tb.rank, 1);
+  EXPECT_TRUE(tb.behind.empty());
+  EXPECT_EQ(p::parse_exclusive_wait_read(three.frame(), false, "c").rank, 2);
+  EXPECT_TRUE(f.behind.empty());  // alone in the queue
   Parsed nil("_\r\n");
   EXPECT_FALSE(p::parse_exclusive_wait_read(nil.frame(), false, "me").ok);
 }
@@ -289,6 +303,17 @@ TEST(LeaveQueue, ParsesTheNewFirstWaitersAndTheRing) {
   EXPECT_EQ(p::parse_ring(rung.frame()), p::Ring::rung);
   EXPECT_EQ(p::parse_ring(gone.frame()), p::Ring::gone);
   EXPECT_EQ(p::parse_ring(bad.frame()), p::Ring::bad_reply);
+}
+
+TEST(LeaveQueue, RingsTheExpectedDoorbellsInTheSameRequest) {
+  const p::Keys k = p::make_keys("lockwire:", "r");
+  const loop::Request alone = p::leave_queue(k, {"me"});
+  const loop::Request both = p::leave_queue(k, {"me"}, {"b", "c"});
+  EXPECT_EQ(both.bytes, alone.bytes + p::ring(k, {"b", "c"}).bytes);
+  EXPECT_EQ(both.commands, p::kLeaveReplies + 2);
+  EXPECT_EQ(both.kind, loop::RequestKind::atomic);
+  EXPECT_EQ(both.shape().error(), nullptr);
+  EXPECT_EQ(alone.commands, p::kLeaveReplies);
 }
 
 TEST(LeaveQueue, PlainFallbackWithoutMulti) {
@@ -736,6 +761,43 @@ TEST(FenceTtl, FairTicketIsRaisedToTheFloorAndExpires) {
   EXPECT_TRUE(pr.ok);
   EXPECT_EQ(pr.head, "h");
   EXPECT_EQ(pr.ticket, 7u);
+}
+
+// The park is one request: the pop's three commands, then the block, whose replies are the
+// request's from kParkPopReplies on.
+TEST(Park, PopAndBlockAreOneRequest) {
+  const p::Keys k = p::make_keys("lockwire:", "r");
+  const loop::Request block = p::exclusive_acquire_untokened(k, "x:o", 1000);
+  const loop::Request parked = p::park(k, 2000, 1000, block);
+  EXPECT_EQ(parked.bytes, p::park_pop(k, 2000, 1000).bytes + block.bytes);
+  EXPECT_EQ(parked.commands, p::kParkPopReplies + block.commands);
+  const loop::RequestShape shape = loop::RequestShape::of(parked.bytes);
+  EXPECT_EQ(shape.error(), nullptr);
+  EXPECT_EQ(shape.kind(), loop::RequestKind::atomic);
+  const ParsedReplies r({":1\r\n", ":1\r\n", "*3\r\n$10\r\nlockwire:w\r\n$1\r\nt\r\n,0\r\n",
+                         "+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n",
+                         "*3\r\n:1\r\n:1\r\n:1\r\n"});
+  const loop::Replies all = r.replies();
+  EXPECT_EQ(p::park_refusal(all.first(p::kParkPopReplies)), "");
+  const loop::Replies tail = all.from(p::kParkPopReplies);
+  ASSERT_EQ(tail.size(), 5u);
+  EXPECT_EQ(p::parse_exclusive_acquire_untokened(tail.back()).outcome, p::Outcome::granted);
+}
+
+// Only a refusal that stays ends parking: the ACL's, or a command the server lacks. A full
+// server refusing the arming ZADD (the pop still ran) does not.
+TEST(Park, OnlyALastingRefusalEndsParking) {
+  const ParsedReplies noperm(
+      {"-NOPERM User u has no permissions to run the 'bzpopmin' command\r\n", ":1\r\n", "_\r\n"});
+  EXPECT_EQ(p::park_refusal(noperm.replies()),
+            "NOPERM User u has no permissions to run the 'bzpopmin' command");
+  const ParsedReplies unknown({":1\r\n", ":1\r\n", "-ERR unknown command 'BZPOPMIN'\r\n"});
+  EXPECT_EQ(p::park_refusal(unknown.replies()), "ERR unknown command 'BZPOPMIN'");
+  const ParsedReplies oom(
+      {"-OOM command not allowed when used memory > 'maxmemory'.\r\n", ":0\r\n", "_\r\n"});
+  EXPECT_EQ(p::park_refusal(oom.replies()), "");
+  const ParsedReplies short_reply({":1\r\n"});
+  EXPECT_NE(p::park_refusal(short_reply.replies()), "");
 }
 
 }  // namespace

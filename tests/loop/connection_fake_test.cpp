@@ -353,6 +353,37 @@ TEST_F(Fixture, TransactionLaneSerialisesWatchersButNotPlainCommands) {
   EXPECT_EQ(atomic.values.size(), 3u);
 }
 
+// Plain commands around a block travel with it: the whole request waits for the lane, is
+// written in one piece and answered with all its replies in one call. WatchTxn::exec takes
+// the block alone.
+TEST_F(Fixture, PlainCommandsAroundABlockWaitForTheLaneWithIt) {
+  up();
+  WatchTxn held;
+  c->watch(req(cmd({"WATCH", "k"}), 1),
+           [&](std::error_code, const Replies&, WatchTxn txn) { held = std::move(txn); });
+  EXPECT_EQ(L.take(), cmd({"WATCH", "k"}));
+  L.feed("+OK\r\n");
+  ASSERT_TRUE(held.valid());
+  const std::string mixed =
+      cmd({"ZADD", "a", "0", "t"}) + cmd({"MULTI"}) + cmd({"INCR", "z"}) + cmd({"EXEC"}) +
+      cmd({"SET", "d", "1", "XX"});
+  Result whole, plain;
+  c->send(req(mixed, 5), rec(whole));
+  c->command({"GET", "p"}, rec(plain));
+  EXPECT_EQ(L.take(), cmd({"GET", "p"}));  // the mixed request waits for the lane, all of it
+  L.feed("$1\r\np\r\n");
+  Result refused;
+  held.exec(req(cmd({"GET", "k"}) + cmd({"MULTI"}) + cmd({"EXEC"}), 3), rec(refused));
+  L.drain();
+  EXPECT_EQ(refused.ec, Errc::bad_request);
+  held = WatchTxn{};
+  EXPECT_EQ(L.take(), cmd({"UNWATCH"}) + mixed);
+  L.feed("+OK\r\n:1\r\n+OK\r\n+QUEUED\r\n*1\r\n:1\r\n$-1\r\n");
+  EXPECT_EQ(whole.calls, 1);
+  EXPECT_FALSE(whole.ec);
+  EXPECT_EQ(whole.values.size(), 5u);
+}
+
 // A request whose bytes were built for this stream's server (the lock layer's fencing floor)
 // never goes out on the next stream: queued behind the lane when the stream drops, it fails
 // not_sent; an unbound one waits and is written after the reconnect.

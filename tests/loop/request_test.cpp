@@ -60,6 +60,39 @@ TEST(Request, BuilderInfersTheKind) {
   EXPECT_EQ(RequestBuilder().add("PING").done().kind, RequestKind::plain);
 }
 
+// Plain commands may come before or after the one block (a pipelined "pop, then the block"
+// is one request); the block must be closed and single, and WatchTxn::exec takes it alone.
+TEST(Request, PlainCommandsAroundOneBlockMakeOneAtomicRequest) {
+  const Request around = RequestBuilder()
+                             .add("ZADD", "a", "0", "t")
+                             .add("BZPOPMIN", "w", "1")
+                             .add("MULTI")
+                             .add("INCR", "n")
+                             .add("EXEC")
+                             .add("SET", "d", "1", "XX")
+                             .done();
+  EXPECT_EQ(around.shape().error(), nullptr);
+  EXPECT_EQ(around.kind, RequestKind::atomic);
+  EXPECT_EQ(around.shape().replies(), 6u);
+  EXPECT_FALSE(around.shape().block_only());
+  EXPECT_TRUE(RequestBuilder().add("MULTI").add("INCR", "n").add("EXEC").done().shape().block_only());
+  EXPECT_TRUE(RequestBuilder().add("MULTI").add("DISCARD").done().shape().block_only());
+  const std::vector<Cmds> refused = {
+      {{"GET", "k"}, {"MULTI"}, {"GET", "k"}},            // never closed
+      {{"EXEC"}, {"MULTI"}, {"EXEC"}},                    // an EXEC before the block
+      {{"MULTI"}, {"MULTI"}, {"EXEC"}},                   // nested
+      {{"MULTI"}, {"EXEC"}, {"GET", "k"}, {"MULTI"}, {"EXEC"}},  // two blocks
+      {{"SUBSCRIBE", "c"}, {"MULTI"}, {"EXEC"}},          // a subscribe beside the block
+      {{"MULTI"}, {"EXEC"}, {"UNSUBSCRIBE"}},
+      {{"GET", "k"}, {"MULTI"}, {"EXEC"}, {"UNWATCH"}},
+  };
+  for (const Cmds& c : refused) {
+    SCOPED_TRACE(encode(c));
+    EXPECT_NE(build(c).shape().error(), nullptr);
+    EXPECT_NE(RequestShape::of(encode(c)).error(), nullptr);
+  }
+}
+
 TEST(Request, BuilderStartsOverAfterDone) {
   RequestBuilder b;
   b.add("PING");
@@ -93,7 +126,8 @@ TEST(Request, RecordedShapeEqualsTheShapeOfTheBytes) {
       {{"SUBSCRIBE"}},
       {{"EXEC"}},
       {{"MULTI"}, {"GET", "k"}},
-      {{"GET", "k"}, {"MULTI"}, {"EXEC"}},
+      {{"GET", "k"}, {"MULTI"}, {"EXEC"}},  // accepted: plain commands around one block
+      {{"MULTI"}, {"INCR", "n"}, {"EXEC"}, {"SET", "d", "1"}},
       {{"MULTI"}, {"EXEC"}, {"MULTI"}, {"EXEC"}},
       {{"MULTI"}, {"WATCH", "k"}, {"EXEC"}},
       {{"WATCH", "k"}, {"UNWATCH"}},

@@ -101,12 +101,15 @@ struct WaitRead {
   std::int64_t rank = -1;
   std::string first;
   std::int64_t doorbell_pttl = -2;
+  // When we are first: the (at most two) waiters right behind us, the two our leave will find
+  // first (its doorbells are rung in the leave's own request).
+  std::vector<std::string> behind;
   [[nodiscard]] bool elected() const noexcept { return rank == 0; }
 };
 [[nodiscard]] WaitRead parse_wait_read(resp::Frame exec, bool with_hdel, bool track = true);
 
 // --- exclusive wait read: MULTI [HDEL own] ZADD queue NX ticket owner; PEXPIRE queue; SET
-// doorbell NX PX; ZRANGE queue 0 1; CACHING YES; PTTL doorbell; CACHING YES; PTTL holders;
+// doorbell NX PX; ZRANGE queue 0 2; CACHING YES; PTTL doorbell; CACHING YES; PTTL holders;
 // HGETALL holders EXEC -------------------------------------------------------------------------
 // Joins the wait queue P{R}:q (score = `ticket`, the token our first losing attempt burnt, so
 // the queue is in order of arrival at the server) and tracks our own doorbell P{R}:w:<owner>,
@@ -117,8 +120,13 @@ struct WaitRead {
                                                 std::int64_t doorbell_ttl_ms, bool track = true);
 [[nodiscard]] WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel,
                                                  std::string_view owner, bool track = true);
-// Leaving the queue: MULTI ZREM queue <owners>; ZRANGE queue 0 1 EXEC -> the two now first.
-[[nodiscard]] loop::Request leave_queue(const Keys& k, const std::vector<std::string>& owners);
+// Leaving the queue: MULTI ZREM queue <owners>; ZRANGE queue 0 1 EXEC -> the two now first;
+// then, in the same request, ring(ring_too): the doorbells of the two expected to be first
+// (WaitRead::behind), so that a hand-on usually takes one request. Their replies follow the
+// block's kLeaveReplies.
+inline constexpr std::size_t kLeaveReplies = 4;  // MULTI, ZREM, ZRANGE, EXEC
+[[nodiscard]] loop::Request leave_queue(const Keys& k, const std::vector<std::string>& owners,
+                                        const std::vector<std::string>& ring_too = {});
 // The (at most two) first waiters, in order; false on a malformed reply.
 [[nodiscard]] bool parse_leave_queue(resp::Frame exec, std::vector<std::string>& first);
 // The same without MULTI (ZREM, then ZRANGE queue 0 1, pipelined): where the server refuses the
@@ -254,6 +262,11 @@ enum class ReleaseResult : std::uint8_t { released, not_held, bad_reply };
 // token, CLIENT UNBLOCK or the timeout ends the pop, and runs in the same event-loop pass.
 [[nodiscard]] loop::Request park_pop(const Keys& k, std::int64_t armed_ms,
                                      std::int64_t timeout_ms);
+// The park as one request (one write, one reply handler): park_pop's commands, then `block`.
+// The block's replies are the request's from kParkPopReplies on (loop::Replies::from).
+inline constexpr std::size_t kParkPopReplies = 3;
+[[nodiscard]] loop::Request park(const Keys& k, std::int64_t armed_ms, std::int64_t timeout_ms,
+                                 const loop::Request& block);
 // CLIENT UNBLOCK <id> TIMEOUT: the parked pop answers nil, and the block behind it runs now.
 [[nodiscard]] loop::Request unpark(std::int64_t client_id);
 // CLIENT KILL ID <id>: a parking connection whose stream failed on our side, gone on the server
@@ -266,8 +279,8 @@ enum class ReleaseResult : std::uint8_t { released, not_held, bad_reply };
 [[nodiscard]] loop::Request park_check();
 // The server's words when park_check was refused, "" when both are allowed.
 [[nodiscard]] std::string park_check_refusal(const loop::Replies& r);
-// The server's words when the pop or its arming was refused (an ACL without BZPOPMIN or ZADD,
-// a server without them), "" when it parked.
+// The server's words when the pop or its arming was refused for good (NOPERM: an ACL without
+// BZPOPMIN or ZADD; a server without them), "" otherwise (parked, or refused for now: OOM).
 [[nodiscard]] std::string park_refusal(const loop::Replies& r);
 
 // --- renew: WATCH ..; HEXISTS [EXISTS]  then  MULTI PEXPIRE [PEXPIRE GT] EXEC --------------------

@@ -8,8 +8,9 @@
 // - Transaction lane: Redis keeps WATCH state per connection and EXEC/UNWATCH clear *all* of it, so
 //   while one caller holds a watch transaction (WATCH sent, EXEC/UNWATCH not yet sent) no other
 //   request that touches transaction state (MULTI/EXEC/WATCH/UNWATCH/DISCARD/RESET) is written;
-//   such requests wait in order. Plain commands keep flowing. A self-contained MULTI..EXEC block is
-//   always written contiguously, so nothing else is ever queued inside it.
+//   such requests wait in order. Plain commands keep flowing. A request holding a MULTI..EXEC block
+//   (and any plain commands around it) is always written contiguously, so nothing else is ever
+//   queued inside the block.
 // - Honest deadlines: a request whose deadline passes before it was written is removed and fails
 //   with Errc::not_sent; one already written fails with Errc::outcome_unknown and its eventual
 //   reply is still read (keeping the stream in sync) and handed to RequestOptions::on_late_reply.
@@ -22,8 +23,8 @@
 //   the queued backlog: re-subscribe / re-enable tracking there).
 // - Every request is checked (request.hpp: RESP arrays of blob strings, command count, MULTI/
 //   EXEC/WATCH placement; a RequestBuilder's record is used, any other request's bytes are
-//   walked): send() takes plain requests and one self-contained MULTI..EXEC block, watch()
-//   takes WATCH + reads. RESET, HELLO, MONITOR and CLIENT REPLY are refused
+//   walked): send() takes plain requests and one MULTI..EXEC block with plain commands around it,
+//   watch() takes WATCH + reads. RESET, HELLO, MONITOR and CLIENT REPLY are refused
 //   (Errc::bad_request): they would break RESP3 or reply matching. In RESP3 a (P|S)SUBSCRIBE
 //   is acknowledged by one push per channel, or refused with an error reply (NOPERM where the
 //   ACL grants no channel access, the default for new Redis 7 users): its reply is the first

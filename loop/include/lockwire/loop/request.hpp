@@ -10,14 +10,17 @@
 // The rules (why: the connection shares one stream among many callers and matches replies in
 // order): every command is a RESP array of blob strings; RESET, HELLO, MONITOR and CLIENT REPLY
 // are refused; transaction-state commands (MULTI EXEC DISCARD WATCH UNWATCH) either form one
-// self-contained MULTI ... EXEC (or DISCARD) block with nothing outside it (kind atomic), or the
-// request starts with WATCH and holds no other transaction-state command (kind watch, for
-// Connection::watch); (P|S)SUBSCRIBE needs a channel, is not allowed inside MULTI, and at most 8
-// of them fit in one request.
+// closed MULTI ... EXEC (or DISCARD) block, with only plain commands (no subscribe) before or
+// after it (kind atomic: a pipelined step such as "pop, then the block" goes out as one request
+// with one reply handler), or the request starts with WATCH and holds no other
+// transaction-state command (kind watch, for Connection::watch); (P|S)SUBSCRIBE needs a
+// channel, is not allowed inside MULTI, and at most 8 of them fit in one request.
+// WatchTxn::exec takes the block alone (RequestShape::block_only).
 //
 // Implemented in loop/src/request_check.cpp (target lockwire_loop); owned by loop/.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -34,7 +37,7 @@ namespace lockwire::loop {
 
 enum class RequestKind : std::uint8_t {
   plain,   // no transaction-state commands
-  atomic,  // a self-contained MULTI ... EXEC (or DISCARD) block, no WATCH
+  atomic,  // one MULTI ... EXEC (or DISCARD) block, plain commands around it, no WATCH
   watch,   // WATCH first, then reads (Connection::watch); set by RequestBuilder only
 };
 
@@ -70,6 +73,8 @@ class RequestShape {
   }
   // plain / atomic / watch; plain while error() is set.
   [[nodiscard]] RequestKind kind() const noexcept;
+  // atomic, and nothing but the block: MULTI first, EXEC (or DISCARD) last (WatchTxn::exec).
+  [[nodiscard]] bool block_only() const noexcept;
   // nullptr, or why no connection accepts these commands (a static string).
   [[nodiscard]] const char* error() const noexcept;
 
@@ -86,6 +91,8 @@ class RequestShape {
   std::uint32_t multis_ = 0, ends_ = 0, unwatches_ = 0, watches_ = 0;
   std::uint8_t first_ = 0, last_ = 0;  // classes of the first and the last command
   bool in_multi_ = false;
+  bool misordered_ = false;    // an EXEC/DISCARD outside MULTI, or a MULTI inside one
+  bool unsubscribes_ = false;  // (P|S)UNSUBSCRIBE, which an atomic request may not hold
   const char* why_ = nullptr;    // a command-level error (the request-level one is derived)
   std::size_t built_bytes_ = 0;  // RequestBuilder: the size of the bytes this shape describes
   bool built_ = false;
@@ -197,6 +204,16 @@ class Replies {
     return nodes_.subspan(b, e - b);
   }
   [[nodiscard]] resp::Frame back() const noexcept { return (*this)[size() - 1]; }
+  // The first n replies, and the replies from the i-th on (empty past the end): the parts of
+  // a request's replies that answer its earlier and its later commands (a pop, the block
+  // pipelined behind it).
+  [[nodiscard]] Replies first(std::size_t n) const noexcept {
+    if (n >= size()) return *this;
+    return Replies(nodes_.first(starts_[n]), starts_.first(n));
+  }
+  [[nodiscard]] Replies from(std::size_t i) const noexcept {
+    return Replies(nodes_, starts_.subspan(std::min(i, starts_.size())));
+  }
 
  private:
   std::span<const resp::Node> nodes_;
