@@ -359,10 +359,7 @@ TEST_F(Fixture, TransactionLaneSerialisesWatchersButNotPlainCommands) {
 TEST_F(Fixture, PlainCommandsAroundABlockWaitForTheLaneWithIt) {
   up();
   WatchTxn held;
-  c->watch(req(cmd({"WATCH", "k"}), 1),
-           [&](std::error_code, const Replies&, WatchTxn txn) { held = std::move(txn); });
-  EXPECT_EQ(L.take(), cmd({"WATCH", "k"}));
-  L.feed("+OK\r\n");
+  hold_lane(held);
   ASSERT_TRUE(held.valid());
   const std::string mixed =
       cmd({"ZADD", "a", "0", "t"}) + cmd({"MULTI"}) + cmd({"INCR", "z"}) + cmd({"EXEC"}) +
@@ -392,10 +389,7 @@ TEST_F(Fixture, ThisStreamOnlyRequestsAreNotCarriedToTheNextStream) {
   opt.reconnect.max = 10ms;
   up();
   WatchTxn held;
-  c->watch(req(cmd({"WATCH", "k"}), 1),
-           [&](std::error_code, const Replies&, WatchTxn txn) { held = std::move(txn); });
-  EXPECT_EQ(L.take(), cmd({"WATCH", "k"}));
-  L.feed("+OK\r\n");
+  hold_lane(held);
   ASSERT_TRUE(held.valid());
   Result bound, unbound;
   RequestOptions o;

@@ -184,6 +184,14 @@ struct Fixture : ::testing::Test {
     if (opt.db != 0) L.feed("+OK\r\n");
     ASSERT_EQ(c->state(), ConnectionState::ready);
   }
+  // Takes the transaction lane: WATCH k, answered; the caller holds the WatchTxn.
+  void hold_lane(WatchTxn& held) {
+    c->watch(req(cmd({"WATCH", "k"}), 1),
+             [&held](std::error_code, const Replies&, WatchTxn txn) { held = std::move(txn); });
+    EXPECT_EQ(L.take(), cmd({"WATCH", "k"}));
+    L.feed("+OK\r\n");
+    ASSERT_TRUE(held.valid());
+  }
 };
 
 struct Result {
