@@ -156,8 +156,7 @@ void Client::Core::arm_deadline(const QueuePtr& q, const WaiterPtr& w) {
 }
 
 void Client::Core::settle_due(const WaiterPtr& wt, const QueuePtr& qq) {
-  MachineEvent e;
-  e.kind = MachineEvent::Kind::timer;
+  MachineEvent e = event(MachineEvent::Kind::timer);
   e.timer = detail::AcquireMachine::Timer::settle;
   drive(qq, wt, std::move(e));
 }
@@ -261,9 +260,7 @@ void Client::Core::attempt(const QueuePtr& q) {
   if (closed) return;
   q->stop_timers();
   // Woken (our turn, the connection ready, the vouch back): the machine decides.
-  MachineEvent e;
-  e.kind = MachineEvent::Kind::wake;
-  drive(q, q->waiters.front(), std::move(e));
+  drive(q, q->waiters.front(), event(MachineEvent::Kind::wake));
 }
 
 // Lock keys may vanish on this live connection (the fence key evicted): the floor must be the

@@ -19,12 +19,6 @@ using Machine = detail::AcquireMachine;
 using Event = Machine::Event;
 using Action = Machine::Action;
 
-Event event(Event::Kind k) {
-  Event e;
-  e.kind = k;
-  return e;
-}
-
 }  // namespace
 
 // Inlined into drive()'s loop (a call per action cost more than most actions): the longer

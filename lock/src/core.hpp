@@ -720,6 +720,12 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // ---- the acquire machine's driver (acquire_driver.cpp) ------------------------------------
   using MachineEvent = detail::AcquireMachine::Event;
   using MachineAction = detail::AcquireMachine::Action;
+  // An event of kind `k`, its other fields as the machine defaults them.
+  static MachineEvent event(MachineEvent::Kind k) noexcept {
+    MachineEvent e;
+    e.kind = k;
+    return e;
+  }
   // Feeds `e` to w's machine and carries out its actions, and the events they give at once.
   void drive(QueuePtr q, WaiterPtr w, MachineEvent e);
   // drive() for a caller whose `q` and `w` outlive the call whatever the answer's callback

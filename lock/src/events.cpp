@@ -64,9 +64,7 @@ void Client::Core::check_holders_of(std::string_view holders_key) {
 // grace, the others wait for their doorbell); an upgrade reads again.
 void Client::Core::on_holders_changed(const QueuePtr& q) {
   if (driven_head(*q) != nullptr) {
-    MachineEvent e;
-    e.kind = MachineEvent::Kind::holders_push;
-    return drive(q, q->waiters.front(), std::move(e));
+    return drive(q, q->waiters.front(), event(MachineEvent::Kind::holders_push));
   }
   if (q->state != Queue::State::waiting) return;
   wake(q);
@@ -76,18 +74,15 @@ void Client::Core::on_holders_changed(const QueuePtr& q) {
 void Client::Core::on_doorbell(const QueuePtr& q, std::string_view owner) {
   Waiter* h = driven_head(*q);
   if (h == nullptr || h->req.owner != owner) return;  // an upgrade rings no doorbell
-  MachineEvent e;
-  e.kind = MachineEvent::Kind::doorbell_push;
-  drive(q, q->waiters.front(), std::move(e));
+  drive(q, q->waiters.front(), event(MachineEvent::Kind::doorbell_push));
 }
 
 namespace {
-// An error reply among `r` (what the connection's server_error says of a whole request).
+// An error reply among `r`: what the connection's server_error says of a whole request (the
+// same test, resp::is_error of each frame), for a part of one.
 bool any_error(const loop::Replies& r) {
   for (std::size_t i = 0; i < r.size(); ++i) {
-    const resp::Frame f = r[i];
-    const std::size_t v = resp::value_index(f);
-    if (v < f.size() && resp::is_error(f[v])) return true;
+    if (resp::is_error(r[i])) return true;
   }
   return false;
 }
@@ -100,10 +95,9 @@ bool any_error(const loop::Replies& r) {
 void Client::Core::leave_queue(const QueuePtr& q) {
   // First at the last read: the waiters behind us then are the ones our leave should find
   // first, and their doorbells go out with it (one request per hand-on, not two).
-  std::vector<std::string> expected;
-  if (q->rank == 0) expected = std::exchange(q->behind, {});
+  // (`behind` is only ever filled by a read that found us first.)
+  std::vector<std::string> expected = std::exchange(q->behind, {});
   q->rank = -1;
-  q->behind.clear();
   if (q->queued.empty()) return;
   std::vector<std::string> leaving{std::exchange(q->queued, {})};
   if (!q->suspect.empty() && q->suspect != leaving.front()) leaving.push_back(q->suspect);
@@ -182,12 +176,10 @@ void Client::Core::hand_on(const QueuePtr& q, std::vector<std::string> leaving, 
         return self->link->leave_moved(*moved, q->keys, leaving, budget - 1);
       }
     }
-    if (!plain && (!rang && !expected.empty())) {
-      // Not the replies this request brings: read as a refused block, left without MULTI.
-      if (budget > 1) self->hand_on(q, leaving, budget - 1, true);
-      return;
-    }
-    if (!plain && ((rang ? any_error(r) : bool(ec)) || !protocol::parse_leave_queue(r.back(), first))) {
+    // The block's own replies carry the error, if any (a ring's refusal is the ring's); with
+    // expected doorbells, a reply count short of the request's is read as a refusal too.
+    const bool refused = rang ? any_error(r) : !expected.empty() || bool(ec);
+    if (!plain && (refused || !protocol::parse_leave_queue(r.back(), first))) {
       // The server refused the block (EXECABORT: a full server refuses every command queued in
       // MULTI): leave without it. An entry left behind stays for the queue's TTL, and two of
       // them ahead of a waiter keep it from being elected or backup, so that it waits for its
@@ -540,9 +532,7 @@ void Client::Core::wake_all() {
 
 void Client::Core::wake(const QueuePtr& q) {
   if (driven_head(*q) != nullptr) {
-    MachineEvent e;
-    e.kind = MachineEvent::Kind::wake;
-    return drive(q, q->waiters.front(), std::move(e));
+    return drive(q, q->waiters.front(), event(MachineEvent::Kind::wake));
   }
   if (q->state != Queue::State::waiting && q->state != Queue::State::need_ready) return;
   attempt(q);

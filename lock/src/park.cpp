@@ -13,12 +13,6 @@ namespace {
 using Machine = detail::AcquireMachine;
 using Event = Machine::Event;
 
-Event event(Event::Kind k) {
-  Event e;
-  e.kind = k;
-  return e;
-}
-
 }  // namespace
 
 bool Client::Core::parks() const noexcept {

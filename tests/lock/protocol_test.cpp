@@ -1,5 +1,7 @@
 // Pure protocol units: request bytes and reply interpretation over RESP frames captured from
-// redis-server 7.0.15. No server needed.
+// redis-server 7.0.15. No server needed. One file of about 800 lines because it follows
+// lockwire/lock/protocol.hpp, one header, operation by operation (a suite each), with the two
+// frame-parsing helpers below shared by all; it splits when that header does.
 #include "lockwire/lock/protocol.hpp"
 
 #include <gtest/gtest.h>
