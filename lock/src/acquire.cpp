@@ -44,8 +44,8 @@ void Client::Core::complete(const WaiterPtr& w, Ec ec, Lease lease) {
     w->settle_armed = false;
     drop_settled();
   }
-  const Nanos took = loop.now() - w->start;
   if (auto* m = metrics()) {
+    const Nanos took = loop.now() - w->start;
     m->on_op(Op::acquire, w->req.kind, w->req.resource, ec, took);
     if (w->waited) m->on_wait(took, !ec);
   }
@@ -288,7 +288,8 @@ void Client::Core::read_floor_now(std::function<void(Core*, Ec)> then) {
        this_stream_only());
 }
 
-const loop::MonoTime* Client::Core::raised_at(const protocol::Keys& k) const {
+const loop::MonoTime* Client::Core::raised_at(const protocol::Keys& k,
+                                              loop::MonoTime now) const {
   // Where keys may vanish on a live connection the floor is read before every attempt; where
   // the block may be sent on to another node (ASK) that node's counter is not ours to know.
   if ((opts.allow_eviction && caps.may_evict()) || link) return nullptr;
@@ -297,12 +298,11 @@ const loop::MonoTime* Client::Core::raised_at(const protocol::Keys& k) const {
   // Raised again (with the key's PEXPIRE) a quarter of fence_ttl on: the reply of a block that
   // leaves both out must come within a third of it (stale_grant), and seldom fails to.
   const std::int64_t ms = fence_ttl_ms();
-  if (ms > 0 && loop.now() - it->second >= std::chrono::milliseconds(ms) / 4) return nullptr;
+  if (ms > 0 && now - it->second >= std::chrono::milliseconds(ms) / 4) return nullptr;
   return &it->second;
 }
 
-void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
-  const loop::MonoTime t_send = loop.now();
+void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send) {
   w->watch_moved.reset();  // of an earlier step
   if (fair(*w) && !(regressions.fair_fresh_jumps && !w->waited && w->ticket == 0)) {
     const std::uint64_t ticket_floor = floor_for(*w);
@@ -324,7 +324,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w) {
          }));
   } else if (w->req.kind == Kind::exclusive) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).
-    const loop::MonoTime* raised_when = raised_at(w->keys);
+    const loop::MonoTime* raised_when = raised_at(w->keys, t_send);
     w->sent_probe = probes;
     const std::uint64_t floor = floor_for(*w);
     if (raised_when != nullptr) w->sent_raised_at = *raised_when;

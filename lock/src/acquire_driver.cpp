@@ -250,8 +250,11 @@ void Client::Core::on_grace(const QueuePtr& q) {
 //   when its reply is read (else it is withdrawn: stale_grant).
 bool Client::Core::try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next) {
   if (closed || w->done) return false;
+  // One reading for the checks and the send: taken before it, it is no later than the send,
+  // which is all the lease's start needs; no caller's code runs in between.
+  const loop::MonoTime now = loop.now();
   if (w->machine->leaving() ||  // nothing more is sent
-      !caps.probed || conn->state() != loop::ConnectionState::ready || !vouched()) {
+      !caps.probed || conn->state() != loop::ConnectionState::ready || !vouched(now)) {
     next = event(Event::Kind::not_sent);  // held until probed and vouched (above)
     return true;
   }
@@ -269,11 +272,11 @@ bool Client::Core::try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEve
     read_floor_now([q, w](Core* self, Ec ec) {
       if (ec) return self->drive(q, w, self->transport_event(ec, false));
       if (w->machine->leaving()) return self->drive(q, w, event(Event::Kind::not_sent));
-      self->send_attempt(q, w);
+      self->send_attempt(q, w, self->loop.now());
     });
     return false;
   }
-  if (floor_aging()) {
+  if (floor_aging(now)) {
     // TIME first (above); the checks run again once it is answered.
     refresh_floor([self = this, q, w] {
       MachineEvent e;
@@ -281,7 +284,7 @@ bool Client::Core::try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEve
     });
     return false;
   }
-  send_attempt(q, w);
+  send_attempt(q, w, now);
   return false;
 }
 
@@ -650,7 +653,7 @@ void Client::Core::driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std
     e.may_claim = false;
     return drive(q, w, std::move(e));
   }
-  if (!w->leaving() && vouched_until() <= loop.now() && !regressions.grant_unvouched) {
+  if (!w->leaving() && passed(vouched_until()) && !regressions.grant_unvouched) {
     Event e = event(Event::Kind::unusable_grant);
     e.retry = Machine::Retry::once_vouched;
     e.error = Errc::server_unavailable;

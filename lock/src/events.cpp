@@ -420,10 +420,10 @@ void Client::Core::refresh_floor(std::function<void()> then) {
        this_stream_only());
 }
 
-bool Client::Core::floor_aging() const {
+bool Client::Core::floor_aging(loop::MonoTime now) const {
   const std::int64_t ms = fence_ttl_ms();
   if (ms <= 0 || regressions.stale_floor) return false;
-  return loop.now() - floor_asked_at >= std::chrono::milliseconds(ms) / 3;
+  return now - floor_asked_at >= std::chrono::milliseconds(ms) / 3;
 }
 
 void Client::Core::suspend_leases() {

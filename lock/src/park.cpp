@@ -57,7 +57,7 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
   next = event(Event::Kind::not_sent);
   if (closed || w->done || !parks() || !caps.probed ||
       conn->state() != loop::ConnectionState::ready || !vouched() || !refusal().empty() ||
-      floor_read_every_attempt() || floor_aging()) {
+      floor_read_every_attempt() || floor_aging(loop.now())) {
     return true;
   }
   Parker* p = take_parker();

@@ -45,10 +45,11 @@ void Client::Core::on_vouch() {
 // after the lease stopped counting). Called for every lease that starts or moves to a Core.
 void Client::Core::arm_horizon() {
   const loop::MonoTime until = vouched_until();
+  if (until == kNever) return;  // no vouch in play: no clock reading either
   const loop::MonoTime now = loop.now();
   // Not vouched now (a lease just moved here from another shard's Core, say): nothing to end
   // yet; on_vouch arms the timer once answers vouch for this primary.
-  if (until == kNever || until <= now) return;
+  if (until <= now) return;
   if (horizon_timer && horizon_timer->active() && horizon == until) return;
   horizon = until;
   start_horizon_timer(until - now);
