@@ -150,20 +150,26 @@ class Bench {
   // The servers' cumulative cost now (summed over every server).
   ServerCost server_now() {
     ServerCost sum;
-    int pending = static_cast<int>(info_.size());
+    int pending = 0;
+    server_soon(&sum, &pending);
+    spin([&] { return pending == 0; });
+    return sum;
+  }
+  // The same reading, asked now and read as the loop runs on (from inside a callback, where
+  // the loop cannot be run): *sum is complete once *pending is back to 0.
+  void server_soon(ServerCost* sum, int* pending) {
+    *pending += static_cast<int>(info_.size());
     for (auto& c : info_) {
       c->command({"INFO", "cpu", "commandstats"},
-                 [&](std::error_code ec, const loop::Replies& r) {
+                 [sum, pending](std::error_code ec, const loop::Replies& r) {
                    if (ec || r.size() == 0 || r[0].empty()) {
                      std::fprintf(stderr, "INFO failed: %s\n", ec.message().c_str());
                      std::exit(1);
                    }
-                   sum += parse_info(r[0][0].value);
-                   --pending;
+                   *sum += parse_info(r[0][0].value);
+                   --*pending;
                  });
     }
-    spin([&] { return pending == 0; });
-    return sum;
   }
 
   // `users` concurrent PING loops on one connection; `samples` (seconds per PING) when given.
@@ -495,6 +501,9 @@ class Bench {
   // resource; each holds for `hold`, releases, and rejoins after the next grant. Latency: from a
   // holder starting its release until the next client holds. Returns the samples (seconds).
   // `sent` gets the requests and the commands in them that all clients wrote (metrics hook).
+  // What is sent and spent is counted up to the last hand-off counted, as the peers count it
+  // (they abandon their waiters then): the contenders still queued are drained after it, a
+  // grant each with no arrival behind it, and those grants are no hand-offs of the row.
   // one_client: all contenders share one lock::Client (one connection), the way node-redlock's
   // waiters share one ioredis connection; otherwise one client each, as separate processes.
   std::vector<double> handoff_many(int waiters, int handoffs, loop::Nanos hold, double* cpu,
@@ -519,6 +528,12 @@ class Bench {
     bool done = false;
     int active = waiters + 1;
     std::vector<std::unique_ptr<loop::Timer>> timers(static_cast<std::size_t>(waiters) + 1);
+    struct Counted {
+      double cpu;
+      std::uint64_t requests, commands;
+    } at_done{};
+    ServerCost server_at_done;
+    int server_pending = 0;
     std::function<void(int)> contend = [&](int i) {
       lock::LockRequest r;
       r.resource = "handoff-many";
@@ -531,10 +546,14 @@ class Bench {
           std::exit(1);
         }
         const loop::MonoTime got = loop_.now();
-        if (release_started) {
+        if (release_started && !done) {  // the drain's grants are not the row's hand-offs
           samples.push_back(std::chrono::duration<double>(got - *release_started).count());
         }
-        if (static_cast<int>(samples.size()) >= handoffs) done = true;
+        if (!done && static_cast<int>(samples.size()) >= handoffs) {
+          done = true;
+          at_done = {cpu_seconds(), metrics->requests.load(), metrics->commands.load()};
+          if (server != nullptr) server_soon(&server_at_done, &server_pending);
+        }
         for (int j : std::exchange(pending, {})) {
           if (done) {
             --active;
@@ -560,10 +579,12 @@ class Bench {
     const std::uint64_t req0 = metrics->requests.load(), cmd0 = metrics->commands.load();
     const ServerCost s0 = server_now();
     for (int i = 0; i <= waiters; ++i) contend(i);
-    spin([&] { return done && active <= static_cast<int>(pending.size()); });
-    *cpu = cpu_seconds() - cpu0;
-    if (server != nullptr) *server = minus(server_now(), s0);
-    *sent = {metrics->requests.load() - req0, metrics->commands.load() - cmd0};
+    spin([&] {
+      return done && active <= static_cast<int>(pending.size()) && server_pending == 0;
+    });
+    *cpu = at_done.cpu - cpu0;
+    if (server != nullptr) *server = minus(server_at_done, s0);
+    *sent = {at_done.requests - req0, at_done.commands - cmd0};
     timers.clear();
     return samples;
   }

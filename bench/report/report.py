@@ -799,8 +799,11 @@ class Report:
                "default, redis-plus-plus's, already polls after 0–5 ms) after 0–1 ms; tuned "
                "means more requests per hand-off. p50 ÷ lockwire's: against lockwire's row "
                "with a connection per waiter. Requests per hand-off: everything all "
-               "contenders sent during the row ÷ hand-offs (lockwire: counted by its metrics "
-               "hook; hiredis peers: their writes; redis-py, node-redlock: commands sent). " +
+               "contenders sent from the row's start to its last counted hand-off ÷ hand-offs "
+               "(the contenders' first arrival included; after the last one the peers abandon "
+               "their waiters and lockwire drains them uncounted; lockwire: counted by its "
+               "metrics hook; hiredis peers: their writes; redis-py, node-redlock: commands "
+               "sent). " +
                ("lockwire (bench_lock): waiters+1 clients, one connection each (as separate "
                 "processes would have), same hold and rejoin rule, woken by the server (no "
                 "polling); then all waiters in one client on one connection (one-client), like "
