@@ -195,6 +195,17 @@ class Bench {
     });
   }
 
+  // Serial PINGs for `seconds` on a connection of their own: their p50 in µs.
+  double ping_p50_us(double seconds) {
+    std::vector<double> s;
+    const double saved = row_;
+    row_ = seconds;
+    ping(1, &s);
+    row_ = saved;
+    std::sort(s.begin(), s.end());
+    return s.empty() ? 0 : quantile(s, 0.5) * 1e6;
+  }
+
   // Serial PING p50s (µs) on one connection, in `chunks` alternating pairs of
   // `seconds_each`: {without, with} a far-away timer armed on the loop. With one, every wait
   // of the loop is a timed epoll_wait; lockwire's own loop has one whenever a lease is held or

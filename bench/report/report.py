@@ -528,6 +528,34 @@ class Report:
                     out.append((c + sv) * tp / 1e6)
         return out
 
+    def handoff_in_rtt(self):
+        """lockwire's hand-off p50 in PING round trips, each row against the serial PING p50
+        bench_lock measured right before and after it (issue #30's "hand-off p50 <= 1.5 PING
+        round trips"): median [min-max] of the rounds' ratios."""
+        rows = []
+        for variant in ("default", "parked", "one-client"):
+            for n in (8, 64):
+                ratios = [r["latency_us"]["p50"] / r["ping_around_p50_us"]
+                          for r in self.lock_runs
+                          if self.match(r, "lockwire", "handoff", n, variant)
+                          and num((r.get("latency_us") or {}).get("p50"))
+                          and num(r.get("ping_around_p50_us")) and r["ping_around_p50_us"] > 0]
+                pings = self.lock("lockwire", "handoff", n, "ping_around_p50_us", None, variant)
+                if ratios:
+                    rows.append((variant, n, ratios, pings))
+        if not rows:
+            return
+        self.w("lockwire's hand-off p50 in PING round trips: each row's p50 ÷ the serial PING p50 "
+               "bench_lock measured on its own connection right before and right after that row "
+               "(their mean), so that both are read on the machine as it was then; median "
+               "[min–max] of the rounds' ratios.")
+        self.w()
+        self.w("| lockwire | waiters | PING p50 µs around the row | hand-off p50 ÷ PING p50 |")
+        self.w("| --- | --- | --- | --- |")
+        for variant, n, ratios, pings in rows:
+            self.w(f"| {variant} | {n} | {cell(pings)} | {cell(ratios, '', 2)} |")
+        self.w()
+
     def half(self, who, key, rtt_p50):
         """A serial pair's half (acquire_us or release_us): the p50 [min–max over rounds], and
         its median ÷ the median PING p50 (— for a contender that does not report it)."""
@@ -792,6 +820,7 @@ class Report:
                            f"{cell(self.lock(c, 'handoff', n, 'server_cpu_us_per_op', None, variant))}"
                            f" | {self.strategy(c, variant)} |")
         self.w()
+        self.handoff_in_rtt()
         self.w("Peers: waiters+1 contenders on one resource; each holds 2 ms, releases, and "
                "rejoins as a waiter after the next grant plus a random arrival delay within one "
                "polling interval. First with the libraries' default polling, then tuned: "
