@@ -12,27 +12,20 @@ it ran (EXEC: the queued commands; EVALSHA: the commands its script called), whi
 also lists under their own names. Prints a Markdown table of medians. No timing assertions:
 figures depend on the machine; compare the contenders of one run.
 """
-import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collect import SETUP_CMDS, Redis, stats_delta  # noqa: E402  (the harness's own pieces)
+from collect import SETUP_CMDS, stats_delta  # noqa: E402  (the harness's own pieces)
+from profiling import arguments, private_redis  # noqa: E402
 
 # Left out of a pair's cost: the harness's set-up commands, lockwire's connect probe (TIME, the
 # notice's HMGET) and the peers' SCRIPT LOAD.
 SETUP = SETUP_CMDS | {"script", "time", "hmget"}
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def delta(a, b):
@@ -62,24 +55,8 @@ def run_peer(binary, lock, port, users, seconds):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--users", type=int, default=16)
-    ap.add_argument("--seconds", type=float, default=3)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--bin", default="build/release/bin")
-    a = ap.parse_args()
-    port = free_port()
-    srv = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port),
-                            "--save", "", "--appendonly", "no"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        r = Redis(port)
-        for _ in range(100):
-            try:
-                r.call("PING")
-                break
-            except OSError:
-                time.sleep(0.05)
+    a = arguments(__doc__)
+    with private_redis() as (port, r):
         peers = f"{a.bin}/bench_hiredis_peers"
         # name: (the command counted once per pair, the wrapper, the commands run inside it, run)
         contenders = {
@@ -112,9 +89,6 @@ def main():
                 rows[name].append({"rate": rate, "cli": cli, "cpu": cpu * 1e6 / pairs,
                                    "per": per})
         report(rows, a)
-    finally:
-        srv.terminate()
-        srv.wait(timeout=10)
 
 
 def med(xs):

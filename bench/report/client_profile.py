@@ -19,30 +19,23 @@ callgrind simulates one process: the server's code, which shares the cores, is n
 Prints a Markdown table. No timing assertions: compare the contenders of one run.
 Needs perf (Debian: linux-perf) and valgrind; installs them when missing.
 """
-import argparse
 import collections
 import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collect import Redis, stats_delta  # noqa: E402  (the harness's own pieces)
+from collect import stats_delta  # noqa: E402  (the harness's own pieces)
+from profiling import arguments, private_redis  # noqa: E402
 
 SAMPLE_NS = 100_000  # perf: one cpu-clock sample per 100 µs of CPU time
 LINE = 64            # bytes per cache line
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def ensure_tools():
@@ -174,37 +167,20 @@ def read_callgrind(path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--users", type=int, default=16)
-    ap.add_argument("--seconds", type=float, default=3)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--bin", default="build/release/bin")
-    a = ap.parse_args()
+    a = arguments(__doc__)
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     ensure_tools()
-    port = free_port()
-    srv = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port),
-                            "--save", "", "--appendonly", "no"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     tmp = tempfile.mkdtemp(prefix="lockwire-client-profile.")
     try:
-        r = Redis(port)
-        for _ in range(100):
-            try:
-                r.call("PING")
-                break
-            except OSError:
-                time.sleep(0.05)
-        names = list(PAIR_CMD)
-        split = {n: [] for n in names}
-        for rnd in range(a.rounds):
-            for name in names[rnd % len(names):] + names[:rnd % len(names)]:
-                split[name].append(perf_split(a, name, port, r, tmp))
-        model = {n: callgrind(a, n, port, r, tmp) for n in names}
-        report(a, split, model)
+        with private_redis() as (port, r):
+            names = list(PAIR_CMD)
+            split = {n: [] for n in names}
+            for rnd in range(a.rounds):
+                for name in names[rnd % len(names):] + names[:rnd % len(names)]:
+                    split[name].append(perf_split(a, name, port, r, tmp))
+            model = {n: callgrind(a, n, port, r, tmp) for n in names}
+            report(a, split, model)
     finally:
-        srv.terminate()
-        srv.wait(timeout=10)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
