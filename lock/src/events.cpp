@@ -97,6 +97,13 @@ void Client::Core::leave_queue(const QueuePtr& q) {
   // first, and their doorbells go out with it (one request per hand-on, not two).
   // (`behind` is only ever filled by a read that found us first.)
   std::vector<std::string> expected = std::exchange(q->behind, {});
+  // With the parked hand-off the ring waits for the leave's reply (two requests per hand-on):
+  // rung a round trip earlier, the next first parks while the rejoining contenders' claims
+  // still move the holder set, their pushes run its grace out (kParkedPushGrace) near the next
+  // release, and the hand-off is slower. bench_lock's parked rows, 5 in-process alternations:
+  // CLIENT UNBLOCKs 168 -> 78 per run, p50 -20% at 8 and at 64 waiters, +0.5 requests per
+  // hand-off (docs/handoff-one-rtt.md). The simulator's links do not show it.
+  if (parks()) expected.clear();
   q->rank = -1;
   if (q->queued.empty()) return;
   std::vector<std::string> leaving{std::exchange(q->queued, {})};
