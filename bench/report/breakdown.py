@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from collect import SETUP_CMDS, stats_delta  # noqa: E402  (the harness's own pieces)
-from profiling import arguments, private_redis  # noqa: E402
+from profiling import arguments, private_redis, throughput_run  # noqa: E402
 
 # Left out of a pair's cost: the harness's set-up commands, lockwire's connect probe (TIME, the
 # notice's HMGET) and the peers' SCRIPT LOAD.
@@ -34,39 +34,31 @@ def delta(a, b):
     return b[0] - a[0], calls, {k: b[2][k] - a[2].get(k, 0) for k in calls}
 
 
-def run_lockwire(binary, port, users, seconds):
-    env = dict(os.environ, LOCKWIRE_BENCH_ROWS="throughput", LOCKWIRE_BENCH_USERS=str(users),
-               LOCKWIRE_BENCH_FLOOR="0")
-    out = subprocess.run([binary, f"redis://127.0.0.1:{port}", str(seconds)], env=env,
-                         capture_output=True, text=True, timeout=120 + 4 * seconds, check=True)
+def run(a, lock, port):
+    """One throughput row: (pairs/s, client CPU µs per pair)."""
+    argv, env = throughput_run(a, lock, port)
+    out = subprocess.run(argv, env=env, capture_output=True, text=True,
+                         timeout=120 + 4 * a.seconds, check=True)
+    if lock != "lockwire":
+        d = json.loads(out.stdout.strip().splitlines()[-1])
+        return d["ops_per_sec"], d["cpu_us_per_op"]
     for line in out.stdout.splitlines():
         f = line.split()
-        if len(f) >= 4 and f[0] == str(users):
+        if len(f) >= 4 and f[0] == str(a.users):
             return float(f[1]), float(f[3])  # pairs/s, client CPU us/pair
     raise RuntimeError("bench_lock printed no row:\n" + out.stdout[-2000:])
-
-
-def run_peer(binary, lock, port, users, seconds):
-    out = subprocess.run([binary, "--lock", lock, "--port", str(port), "--mode", "throughput",
-                          "--users", str(users), "--duration", str(seconds)],
-                         capture_output=True, text=True, timeout=120 + 4 * seconds, check=True)
-    d = json.loads(out.stdout.strip().splitlines()[-1])
-    return d["ops_per_sec"], d["cpu_us_per_op"]
 
 
 def main():
     a = arguments(__doc__)
     with private_redis() as (port, r):
-        peers = f"{a.bin}/bench_hiredis_peers"
         # name: (the command counted once per pair, the wrapper, the commands run inside it, run)
         contenders = {
             "lockwire": ("hdel", "exec", {"hsetnx", "hlen", "pexpire", "zadd"},
-                         lambda: run_lockwire(f"{a.bin}/bench_lock", port, a.users, a.seconds)),
-            "hiredis-lua": ("set", "evalsha", {"get", "del"},
-                            lambda: run_peer(peers, "lua", port, a.users, a.seconds)),
+                         lambda: run(a, "lockwire", port)),
+            "hiredis-lua": ("set", "evalsha", {"get", "del"}, lambda: run(a, "lua", port)),
             "hiredis-lua-fenced": ("set", "evalsha", {"set", "incr", "get", "del"},
-                                   lambda: run_peer(peers, "lua-fenced", port, a.users,
-                                                    a.seconds)),
+                                   lambda: run(a, "lua-fenced", port)),
         }
         rows = {name: [] for name in contenders}
         names = list(contenders)

@@ -31,11 +31,12 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from collect import stats_delta  # noqa: E402  (the harness's own pieces)
-from profiling import arguments, private_redis  # noqa: E402
+from profiling import arguments, private_redis, throughput_run  # noqa: E402
 
 SAMPLE_NS = 100_000  # perf: one cpu-clock sample per 100 µs of CPU time
 LINE = 64            # bytes per cache line
-
+# The contenders, by the lock throughput_run runs.
+LOCK = {"lockwire": "lockwire", "hiredis-lua": "lua"}
 
 
 def ensure_tools():
@@ -43,16 +44,6 @@ def ensure_tools():
                if shutil.which(t) is None]
     if missing:
         subprocess.run(["scripts/deps.sh", *missing], check=True)
-
-
-def commands(a, name, port):
-    """The command line and environment of one contender's throughput run."""
-    if name == "lockwire":
-        env = dict(os.environ, LOCKWIRE_BENCH_ROWS="throughput",
-                   LOCKWIRE_BENCH_USERS=str(a.users), LOCKWIRE_BENCH_FLOOR="0")
-        return [f"{a.bin}/bench_lock", f"redis://127.0.0.1:{port}", str(a.seconds)], env
-    return [f"{a.bin}/bench_hiredis_peers", "--lock", "lua", "--port", str(port), "--mode",
-            "throughput", "--users", str(a.users), "--duration", str(a.seconds)], dict(os.environ)
 
 
 PAIR_CMD = {"lockwire": "hdel", "hiredis-lua": "set"}
@@ -76,7 +67,7 @@ def pairs_of(r, name, run):
 def perf_split(a, name, port, r, tmp):
     """(user µs, kernel µs) of client CPU per pair, from perf's cpu-clock samples."""
     data = os.path.join(tmp, f"{name}.perf")
-    argv, env = commands(a, name, port)
+    argv, env = throughput_run(a, LOCK[name], port)
     n = pairs_of(r, name, lambda: subprocess.run(
         ["perf", "record", "-q", "-e", "cpu-clock", "-c", str(SAMPLE_NS), "-o", data, *argv],
         env=env, check=True, capture_output=True, timeout=120 + 4 * a.seconds))
@@ -97,7 +88,7 @@ def perf_split(a, name, port, r, tmp):
 def callgrind(a, name, port, r, tmp):
     """Per pair: instructions, L1i misses, L1d misses, mispredicts, footprint lines."""
     out = os.path.join(tmp, f"{name}.cg")
-    argv, env = commands(a, name, port)
+    argv, env = throughput_run(a, LOCK[name], port)
     n = pairs_of(r, name, lambda: subprocess.run(
         ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes",
          "--dump-instr=yes", "--dump-line=no", f"--toggle-collect={LOOP_TURN[name]}",

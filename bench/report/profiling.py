@@ -23,6 +23,18 @@ def arguments(doc):
     return ap.parse_args()
 
 
+def throughput_run(a, lock, port):
+    """The command line and environment of one throughput row at a.users: lockwire's
+    (bench_lock's throughput row, no PING floor) or a bench_hiredis_peers lock's ("lua",
+    "lua-fenced"). bench_lock prints a table row, the peers one JSON object."""
+    if lock == "lockwire":
+        env = dict(os.environ, LOCKWIRE_BENCH_ROWS="throughput",
+                   LOCKWIRE_BENCH_USERS=str(a.users), LOCKWIRE_BENCH_FLOOR="0")
+        return [f"{a.bin}/bench_lock", f"redis://127.0.0.1:{port}", str(a.seconds)], env
+    return [f"{a.bin}/bench_hiredis_peers", "--lock", lock, "--port", str(port), "--mode",
+            "throughput", "--users", str(a.users), "--duration", str(a.seconds)], dict(os.environ)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
