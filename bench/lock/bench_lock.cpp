@@ -96,17 +96,20 @@ struct Many {
   // trip the row's p50 is read in (issue #30: "hand-off p50 <= 1.5 PING round trips"), on the
   // machine as it was then, not at the run's start.
   double ping_p50_us;
+  bool rejoin_at_once = false;  // LOCKWIRE_BENCH_REJOIN=at-once
 };
 std::vector<Many> handoff_rows(Bench& b, double row, double rtt_us) {
   std::vector<Many> many;
+  const char* rejoin = std::getenv("LOCKWIRE_BENCH_REJOIN");
+  const bool rejoin_at_once = rejoin != nullptr && std::string_view(rejoin) == "at-once";
   for (int config : {0, 1, 2}) {  // a client each; a client each, parked; one client
     const bool one_client = config == 2;
     const bool parked = config == 1;
     for (int waiters : {8, 64}) {
-      Many m{waiters, one_client, parked, {}, 0, {}, {}, 0};
+      Many m{waiters, one_client, parked, {}, 0, {}, {}, 0, rejoin_at_once};
       const double ping_before = b.ping_p50_us(row / 8);
       m.s = b.handoff_many(waiters, row < 1 ? 20 : 100, 2ms, &m.cpu, &m.sent, one_client,
-                           &m.server, parked);
+                           &m.server, parked, rejoin_at_once);
       m.ping_p50_us = (ping_before + b.ping_p50_us(row / 8)) / 2;
       std::sort(m.s.begin(), m.s.end());
       char name[64];
@@ -145,6 +148,8 @@ int main(int argc, char** argv) {
         "usage: bench_lock [redis://127.0.0.1:6379] [seconds-per-row=2]\n"
         "  LOCKWIRE_BENCH_ROWS=throughput   only the 1/16/256-user rows on one connection\n"
         "  LOCKWIRE_BENCH_ROWS=handoff      only the hand-off rows (default, parked, one client)\n"
+        "  LOCKWIRE_BENCH_REJOIN=at-once    hand-off contenders lock again from their release's\n"
+        "                                   callback (a worker loop), not after the next grant\n"
         "  LOCKWIRE_BENCH_USERS=16,256      with ROWS=throughput: these user counts instead\n"
         "  LOCKWIRE_BENCH_FLOOR=0           with ROWS=throughput: no PING rows (profiling)\n"
         "  LOCKWIRE_BENCH_MIN_REPLICAS=N    the replica-acknowledged grant rows\n"
@@ -303,11 +308,12 @@ int main(int argc, char** argv) {
           "{%s, \"mode\": \"handoff\", \"waiters\": %d, \"ops\": %zu, "
           "\"cpu_us_per_op\": %.3f, \"requests_per_op\": %.3f, \"commands_per_op\": %.3f, "
           "\"ping_rtt_us\": %.3f, \"ping_around_p50_us\": %.3f, "
-          "\"settings\": {\"hold_ms\": 2}, \"variant\": \"%s\", \"connections\": %d, %s%s}\n",
+          "\"settings\": {\"hold_ms\": 2, \"rejoin\": \"%s\"}, \"variant\": \"%s\", "
+          "\"connections\": %d, %s%s}\n",
           kLib, m.waiters, m.s.size(), m.cpu * 1e6 / static_cast<double>(m.s.size()),
           static_cast<double>(m.sent.first) / static_cast<double>(m.s.size()),
           static_cast<double>(m.sent.second) / static_cast<double>(m.s.size()), rtt_us,
-          m.ping_p50_us,
+          m.ping_p50_us, m.rejoin_at_once ? "at-once" : "after-next-grant",
           m.one_client ? "one-client" : (m.parked ? "parked" : "default"),
           m.one_client ? 1 : m.waiters + 1,
           server_json(m.server, static_cast<double>(m.s.size())).c_str(),

@@ -517,10 +517,13 @@ class Bench {
   // grant each with no arrival behind it, and those grants are no hand-offs of the row.
   // one_client: all contenders share one lock::Client (one connection), the way node-redlock's
   // waiters share one ioredis connection; otherwise one client each, as separate processes.
+  // rejoin_at_once: a contender locks again from its release's callback, as a worker loop
+  // does, instead of after the next grant (LOCKWIRE_BENCH_REJOIN=at-once; not the peers' way,
+  // so not in the summary: with pushes, a release's own client would barge in first).
   std::vector<double> handoff_many(int waiters, int handoffs, loop::Nanos hold, double* cpu,
                                    std::pair<std::uint64_t, std::uint64_t>* sent,
                                    bool one_client = false, ServerCost* server = nullptr,
-                                   bool parked = false) {
+                                   bool parked = false, bool rejoin_at_once = false) {
     auto metrics = std::make_shared<lock::CountingMetrics>();
     lock::ClientOptions co;
     co.prefix = "bench:";
@@ -579,6 +582,7 @@ class Bench {
               --active;
               return;
             }
+            if (rejoin_at_once) return contend(i);
             // Rejoin only after the next grant (no barging), as the peers do.
             pending.push_back(i);
           });

@@ -12,6 +12,14 @@ namespace lockwire::lock {
 void Client::Core::wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hdel) {
   q->state = Queue::State::in_flight;
   q->stop_timers();
+  if (std::exchange(w->taken, false) && regressions.park_taken_unread) {
+    // The bug: the hint trusted, no block at all — as if read held, far back in the queue.
+    MachineEvent e = event(MachineEvent::Kind::wait_read);
+    e.rank = 2;
+    e.holders = detail::AcquireMachine::Holders::held;
+    e.doorbell_pttl = std::chrono::ceil<std::chrono::milliseconds>(w->deadline - loop.now()).count();
+    return drive(q, w, e);
+  }
   // Tracked reads only where the server accepted tracking; otherwise we poll (wait()).
   const bool track = caps.push_wakeups;
   loop::Request r;
@@ -581,6 +589,11 @@ void Client::Core::lock(LockRequest req, AcquireHandler handler,
   MachineEvent e;  // start
   e.wait = w->req.wait;
   e.behind = !first;
+  if (first && mo.park && c.take_taken(w->keys.holders)) {
+    e.taken = w->taken = true;
+    // No attempt burns a token for our place in P{R}:q: the server's clock as we reckon it.
+    w->ticket = c.queue_ticket();
+  }
   c.drive(std::move(q), std::move(w), std::move(e));
 }
 

@@ -49,6 +49,12 @@ AcquireMachine::Actions AcquireMachine::resume(const E& e) {
       }
       if (e.behind) {
         state_ = State::behind;  // Event::wake when the waiter ahead is done
+      } else if (e.taken && opts_.park && !one_shot_ && !opts_.fair && !opts_.shared &&
+                 !opts_.upgrade) {
+        // An attempt could only lose (and move the holder set, waking its trackers): read and
+        // queue instead. Wrong (the parked block lost, or its lease is over already), the read
+        // finds the lock free and we attempt then: one read more.
+        read(out, false);
       } else {
         attempt(out);
       }

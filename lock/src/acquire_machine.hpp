@@ -115,6 +115,10 @@ class AcquireMachine {
     Errc error = Errc::ok;
     Kind kind = Kind::start;
     bool behind = false;  // start: another waiter of this client goes first
+    // start: our own release has just woken a parked waiter (its COPY made a wake token), whose
+    // acquire block ran in the server right behind it: the lock is taken, so an exclusive
+    // waiter in arrival order joins the wait with its first block instead of losing an attempt.
+    bool taken = false;
     bool may_claim = true;  // refused
     bool maybe_applied = false;  // transport
     bool retryable = true;       // transport: the connection may come back

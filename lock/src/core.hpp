@@ -141,6 +141,9 @@ struct Waiter {
   bool waited = false;  // had to wait for a wake-up at least once
   // Exclusive: the token our first losing attempt burnt; our score in the wait queue P{R}:q.
   std::uint64_t ticket = 0;
+  // Started on the hint that our release had just handed the lock to a parked waiter
+  // (MachineEvent::taken): its first block is the wait block.
+  bool taken = false;
   // The exclusive acquire block in flight: the probe (connection) it was sent after
   // (Core::probes), and, when it left the raise (ZADD GT) out, when this connection's raising
   // block for the key was sent (reset by floor_for for every other grant block, which raise).
@@ -338,6 +341,19 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   std::string park_refused;  // the server's words: the pop was refused, nobody parks any more
   bool park_checked = false;  // protocol::park_check answered: unblocking and killing allowed
   [[nodiscard]] bool parks() const noexcept;  // this Core's elected waiters park
+  // Resources whose release of ours has just woken a parked waiter (protocol::
+  // release_woke_parked): the lock is that waiter's now, so our next lock() of one within
+  // kTakenFor joins the wait without an attempt (MachineEvent::taken). A worker loop re-locks
+  // at once; later, the new holder may be gone, and the hint would cost a read.
+  struct Taken {
+    std::string holders;
+    loop::MonoTime at;
+  };
+  std::vector<Taken> taken;  // at most kMaxTaken, the oldest dropped
+  static constexpr std::size_t kMaxTaken = 16;
+  static constexpr Nanos kTakenFor = std::chrono::milliseconds(1);
+  void note_taken(const std::string& holders);
+  [[nodiscard]] bool take_taken(const std::string& holders);
   // One-shot acquires (not in `queues`), so that shutdown() answers them too.
   std::vector<std::weak_ptr<Waiter>> one_shots;
   std::string notice_key;        // force_release notices (protocol::notice_key), tracked

@@ -333,6 +333,10 @@ void Client::Core::release(const Lease& lease, DoneHandler handler) {
     if (is_transport(ec) || r.size() == 0) return finish(self, d, t0, self->map(ec), h);
     switch (protocol::parse_release(d->kind, r)) {
       case protocol::ReleaseResult::released:
+        // Before the handler: a worker loop locks again from inside it.
+        if (d->kind == Kind::exclusive && protocol::release_woke_parked(r)) {
+          self->note_taken(d->keys.holders);
+        }
         return finish(self, d, t0,
                       d->state.load() == LeaseState::held ? Ec{} : Ec(Errc::not_held), h);
       case protocol::ReleaseResult::not_held:

@@ -19,6 +19,23 @@ bool Client::Core::parks() const noexcept {
   return opts.parked_handoff && !link && opts.min_replicas.is_none() && park_refused.empty();
 }
 
+void Client::Core::note_taken(const std::string& holders) {
+  const loop::MonoTime now = loop.now();
+  std::erase_if(taken, [&](const Taken& t) { return t.holders == holders || now - t.at > kTakenFor; });
+  if (taken.size() >= kMaxTaken) taken.erase(taken.begin());
+  taken.push_back({holders, now});
+}
+
+bool Client::Core::take_taken(const std::string& holders) {
+  if (taken.empty()) return false;
+  const auto it = std::find_if(taken.begin(), taken.end(),
+                               [&](const Taken& t) { return t.holders == holders; });
+  if (it == taken.end()) return false;
+  const bool fresh = loop.now() - it->at <= kTakenFor;
+  taken.erase(it);
+  return fresh;
+}
+
 // A parking connection that is not in use: an idle one, or a new one (started; it is used once
 // it is ready on the Core's own server). nullptr when kMaxParkers are all busy.
 Client::Core::Parker* Client::Core::take_parker() {

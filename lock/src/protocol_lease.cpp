@@ -120,6 +120,12 @@ ReleaseResult parse_release(Kind kind, const loop::Replies& r) {
   return (*a == 1 && *b == 1) ? ReleaseResult::released : ReleaseResult::not_held;
 }
 
+bool release_woke_parked(const loop::Replies& r) {
+  if (r.size() != 2) return false;
+  const auto released = single_int(r[0]), copied = single_int(r[1]);
+  return released == 1 && copied == 1;
+}
+
 // The reads that say whether a lease is on the server: HEXISTS P{R} <field> [EXISTS P{R}:s:O].
 
 loop::Request renew_watch(Kind kind, const Keys& k, std::string_view owner) {

@@ -1151,5 +1151,59 @@ TEST(AcquireMachine, AParkedBlockSilentPastTheSettleBoundIsWithdrawnWhenItAnswer
   EXPECT_EQ(kinds(m.resume(granted(8))), (std::vector<K>{K::send_withdraw}));
 }
 
+// Our own release just woke a parked waiter (Event::taken: its acquire block ran in the server
+// right behind the release): a new waiter of ours joins the wait with its first block, with no
+// attempt to lose and no claim to withdraw.
+TEST(AcquireMachine, StartingOnALockJustHandedToAParkedWaiterWaitsWithoutAnAttempt) {
+  M m(parking());
+  E s = start(2s);
+  s.taken = true;
+  auto a = m.resume(s);
+  EXPECT_EQ(kinds(a), (std::vector<K>{K::arm, K::send_wait_read}));
+  EXPECT_EQ(a[0].timer, T::deadline);
+  EXPECT_FALSE(a[1].with_hdel);
+  EXPECT_TRUE(m.queued());
+  // Held, as expected: it waits in its place (here second, the backup).
+  EXPECT_EQ(kinds(m.resume(read(1, 800))), (std::vector<K>{K::arm}));
+  EXPECT_EQ(m.state(), M::State::waiting);
+}
+
+TEST(AcquireMachine, AStaleTakenHintCostsARead) {
+  // The parked waiter lost, or has released already: the read finds the lock free, and the
+  // waiter attempts then; granted, it leaves the queue its read joined.
+  M m(parking());
+  E s = start(2s);
+  s.taken = true;
+  (void)m.resume(s);
+  EXPECT_EQ(kinds(m.resume(read(0, -2, 5000, true, M::Holders::free))),
+            (std::vector<K>{K::send_attempt}));
+  auto a = m.resume(granted(5));
+  EXPECT_EQ(find(a, K::answer)->token, 5u);
+  EXPECT_NE(find(a, K::leave_queue), nullptr);
+}
+
+TEST(AcquireMachine, TheTakenHintIsForAnExclusiveWaitInArrivalOrderOnly) {
+  // One attempt (wait 0) must attempt; a fair, shared or upgrading waiter starts as it always
+  // does; a waiter behind another of ours waits for its turn.
+  auto first = [](M::Options o, M::Nanos wait, bool behind = false) {
+    M m(o);
+    E s = start(wait);
+    s.taken = true;
+    s.behind = behind;
+    return kinds(m.resume(s));
+  };
+  EXPECT_EQ(first(parking(), 0s), (std::vector<K>{K::arm, K::send_attempt}));
+  M::Options fair = parking();
+  fair.fair = true;
+  EXPECT_NE(first(fair, 2s), (std::vector<K>{K::arm, K::send_wait_read}));
+  M::Options shared;
+  shared.shared = true;
+  EXPECT_NE(first(shared, 2s), (std::vector<K>{K::arm, K::send_wait_read}));
+  M::Options upgrade;
+  upgrade.upgrade = true;
+  EXPECT_NE(first(upgrade, 2s), (std::vector<K>{K::arm, K::send_wait_read}));
+  EXPECT_EQ(first(parking(), 2s, true), (std::vector<K>{K::arm}));
+}
+
 }  // namespace
 }  // namespace lockwire::lock::detail

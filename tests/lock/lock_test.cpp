@@ -252,6 +252,48 @@ TEST_F(LockTest, AParkedWaiterIsGrantedByTheReleaseAlone) {
   }
 }
 
+// A holder that takes the lock again right after its release woke a parked waiter (a worker
+// loop): that waiter's acquire block ran in the server right behind the release, so an attempt
+// could only lose. The new lock() joins the wait at once, with no attempt (no claim in the
+// holder set, no on_contended), and is granted at the next release like any waiter.
+TEST_F(LockTest, ARelockRightAfterWakingAParkedWaiterLosesNoAttempt) {
+  ClientOptions co;
+  co.parked_handoff = true;
+  auto ma = std::make_shared<CountingMetrics>();
+  co.metrics = ma;
+  auto a = make_client(co, conn_options());
+  co.metrics = nullptr;
+  auto b = make_client(co, conn_options());
+  auto la = acquire(*a, req("r", "a", 10s));
+  ASSERT_FALSE(la.ec);
+  auto wb = start_lock(*b, req("r", "b", 10s, 10s));
+  sleep_loop(300ms);
+  ASSERT_NE(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
+  const auto contended_before = ma->contended.load();
+  auto again = std::make_shared<Pending>();
+  bool released = false;
+  a->release(la.lease, [&](std::error_code ec) {
+    EXPECT_FALSE(ec) << ec.message();
+    released = true;
+    a->lock(req("r", "a", 10s, 10s), [again](std::error_code e, Lease l) {
+      again->acq = {e, std::move(l)};
+      again->done = true;
+    });
+  });
+  run_until([&] { return wb->done && released; });
+  ASSERT_FALSE(wb->acq.ec) << wb->acq.ec.message();
+  sleep_loop(100ms);
+  EXPECT_FALSE(again->done);
+  EXPECT_EQ(ma->contended.load(), contended_before);  // no attempt lost to b
+  EXPECT_EQ(server_.cli({"HKEYS", "lockwire:{r}"}), "x:b\n");
+  EXPECT_FALSE(release(*b, wb->acq.lease));
+  run_until([&] { return again->done; });
+  ASSERT_FALSE(again->acq.ec) << again->acq.ec.message();
+  EXPECT_GT(again->acq.lease.token(), wb->acq.lease.token());
+  EXPECT_EQ(ma->contended.load(), contended_before);
+  EXPECT_FALSE(release(*a, again->acq.lease));
+}
+
 // A parked waiter whose wait ends: CLIENT UNBLOCK runs its block now, which loses (the lock is
 // held) and is withdrawn; the answer is timed_out and nothing of it stays blocked or claimed.
 TEST_F(LockTest, AParkedWaiterThatGivesUpLeavesNothing) {

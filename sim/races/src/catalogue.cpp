@@ -597,6 +597,18 @@ const std::vector<Scenario>& all() {
        {},
        {},
        parked::configure},
+      {"parked-relock-at-once",
+       "a worker loop: the holder's release wakes a parked waiter and it locks again from the "
+       "release's answer; knowing the lock taken, it joins the wait without an attempt, and must "
+       "still be granted when the new holder releases",
+       "park-taken-unread",
+       "relock-after-waking-a-parked-waiter",
+       {},
+       parked::relock_at_once,
+       2,
+       {},
+       {},
+       parked::configure},
   };
   return v;
 }

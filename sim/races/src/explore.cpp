@@ -124,6 +124,15 @@ ExploreResult explore_one(std::uint64_t seed, std::string_view strategy, const P
           if (sr.chance(500000)) std::reverse(j.resources.begin(), j.resources.end());
         }
       }
+      if (p.semantics && !j.shared && !j.fair && j.resources.empty() &&
+          j.release_after >= Nanos{0} && sr.chance(300000)) {
+        // A worker loop: the same job again from the release's answer, once or twice (with the
+        // parked hand-off, a re-lock that finds the lock just handed on waits without an
+        // attempt: MachineEvent::taken).
+        Job again = j;
+        if (sr.chance(500000)) again.then.push_back(j);
+        j.then.push_back(std::move(again));
+      }
       run.job(i, ms(r.between(0, 2200)), std::move(j));
     }
   }

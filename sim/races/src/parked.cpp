@@ -238,6 +238,33 @@ void grant_reply_held_by_pause(Run& r) {
   }
 }
 
+// A worker loop. c0 holds r from 5 ms and releases it at ~105 ms; c1 parks at 10 ms, is granted
+// by that release (its COPY made the token) and holds r for 50 ms. c0 locks again from its
+// release's answer (Job::then, its attempt c1.2): told that the lock is taken, it sends its wait
+// block instead of an attempt, parks in its turn and is granted by c1's release at ~155 ms.
+// park-taken-unread waits for a push without the block: in no queue and tracking nothing, it is
+// never woken, and its 1 s wait runs out while r is free.
+void relock_at_once(Run& r) {
+  const std::string c0 = r.job(
+      0, 5ms,
+      Job{.ttl = 2s,
+          .writes = {10ms},
+          .release_after = 100ms,
+          .then = {Job{.ttl = 2s, .wait = 1s, .writes = {0ms}, .release_after = 20ms}}});
+  const std::string c1 =
+      r.job(1, 10ms, Job{.ttl = 2s, .wait = 2s, .writes = {0ms}, .release_after = 50ms});
+  r.run_until(2s);
+  r.finish();
+  const std::string again = "c1.2";  // c0's second attempt: the re-lock
+  const Run::Span a = r.acquire_span(again);
+  const Nanos g1 = r.granted_at(c1);
+  if (a.start >= Nanos{0} && g1 >= Nanos{0} && a.start >= g1 &&
+      a.start < r.release_span(c1).start) {
+    r.mark("relock-after-waking-a-parked-waiter");
+  }
+  if (r.granted_at(again) < Nanos{0}) r.violate(Check::liveness, again + " was never granted r");
+}
+
 void configure(RunConfig& c) { c.strategy_options.parked_handoff = true; }
 
 }  // namespace lockwire::races::parked

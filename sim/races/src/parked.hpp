@@ -17,6 +17,7 @@ void connection_dropped(Run& r);
 void connection_half_open(Run& r);
 void connection_stalled(Run& r);
 void grant_reply_held_by_pause(Run& r);
+void relock_at_once(Run& r);
 // Every client of these scenarios with ClientOptions::parked_handoff (StrategyOptions).
 void configure(RunConfig& c);
 

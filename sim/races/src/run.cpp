@@ -332,6 +332,7 @@ std::string Run::job(int c, Nanos t, Job j, std::function<void(const AcquireResu
       report_attempt(ai, r);
       if (!r.ec) {
         const int li = record_grant(c, ai, r);
+        impl_->leases[static_cast<std::size_t>(li)].then = j.then;
         after_grant(c, li, j.writes, j.renew_after, j.release_after);
         if (j.shared && j.upgrade_after >= Nanos{0}) {
           sim::Node* n = impl_->clients[static_cast<std::size_t>(c)].node;

@@ -73,6 +73,7 @@ struct Run::Impl {
     Nanos release_start = kNever, release_end = kNever;
     Nanos renew_start = kNever, renew_end = kNever;  // the latest renew
     bool release_ok = false;                         // the release reported success
+    std::vector<Job> then;  // Job::then: started when the release is answered
   };
   struct Push {
     int client;
@@ -283,6 +284,12 @@ struct Run::Impl {
                                       fmt_t(l2.release_end) + " but the lease is still held");
         }
         pending_release_checks.push_back(li);
+      }
+      if (!l2.then.empty()) {  // a worker loop locks again from the release's answer
+        const int c = a2.client;
+        Job next = std::move(l2.then.front());
+        l2.then.clear();
+        run.job(c, run.world().now(), std::move(next));
       }
     });
   }

@@ -219,6 +219,13 @@ const std::vector<Entry>& entries() {
        true,
        {},
        parked(&lock::testing::Regressions::park_lease_from_reply)},
+      {{"park-taken-unread",
+        "lockwire-parked trusting the hint that its release has just handed the lock to a parked "
+        "waiter: a re-lock waits for a push without its wait block, in no queue and tracking "
+        "nothing, and sleeps to its deadline while the lock is free (#30)"},
+       true,
+       {},
+       parked(&lock::testing::Regressions::park_taken_unread)},
       {{"single-node",
         "lockwire's lock::Client without sentinel discovery: connects to the service address "
         "(re-pointed at +switch-master) and stays on the old primary while it answers"},

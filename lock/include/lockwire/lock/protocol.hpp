@@ -254,6 +254,9 @@ struct FairRead {
                                     bool wake = false);
 enum class ReleaseResult : std::uint8_t { released, not_held, bad_reply };
 [[nodiscard]] ReleaseResult parse_release(Kind kind, const loop::Replies& r);
+// A release with `wake` whose HDEL released and whose COPY made a wake token: a parked waiter's
+// acquire block ran in the server right behind it (or a stale token waits for the next parker).
+[[nodiscard]] bool release_woke_parked(const loop::Replies& r);
 
 // --- parked hand-off (docs/handoff-one-rtt.md) ----------------------------------------------------
 // What the elected waiter sends on its parking connection ahead of its acquire block (an

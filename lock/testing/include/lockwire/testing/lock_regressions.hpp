@@ -50,6 +50,10 @@ struct Regressions {
   bool park_drop_late_reply = false;
   // a parked grant's lease counted from its reply's arrival, not from when the park was sent.
   bool park_lease_from_reply = false;
+  // a re-lock right after our release woke a parked waiter trusts that hint (the lock is
+  // taken) and waits for a push without its wait block: in no queue, tracking nothing, it sleeps
+  // to its deadline while the lock is free (honoured in Core::wait_read).
+  bool park_taken_unread = false;
 };
 
 // A lock::Client (not started) with the safeguards `broken` names switched off, on every Core it

@@ -217,6 +217,9 @@ struct Job {
   // attempt of its own ("<label>/<resource>"), with the writes and release above.
   std::vector<std::string> resources{};
   bool fair = false;  // exclusive: lock::LockRequest::fair
+  // Granted and released (release_after): the client starts then[0] from the release's answer,
+  // at once, as a worker loop locks again; then[0].then chains on.
+  std::vector<Job> then{};
 };
 
 class Run {
