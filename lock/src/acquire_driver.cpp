@@ -248,42 +248,54 @@ void Client::Core::on_grace(const QueuePtr& q) {
 // - Where keys may vanish on this live connection (allow_eviction), TIME before every attempt.
 // - When the floor is a third of fence_ttl old, TIME first, so that the grant's floor is young
 //   when its reply is read (else it is withdrawn: stale_grant).
+Client::Core::Gate Client::Core::gate(const Waiter& w, loop::MonoTime now) const {
+  if (w.machine->leaving() ||  // nothing more is sent
+      !caps.probed || conn->state() != loop::ConnectionState::ready || !vouched(now)) {
+    return Gate::hold;  // until probed and vouched (above)
+  }
+  if (!refusal().empty()) return Gate::refused;
+  if (floor_read_every_attempt()) return Gate::floor_every_time;
+  if (floor_aging(now)) return Gate::floor_aging;
+  return Gate::open;
+}
+
 bool Client::Core::try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next) {
   if (closed || w->done) return false;
   // One reading for the checks and the send: taken before it, it is no later than the send,
   // which is all the lease's start needs; no caller's code runs in between.
   const loop::MonoTime now = loop.now();
-  if (w->machine->leaving() ||  // nothing more is sent
-      !caps.probed || conn->state() != loop::ConnectionState::ready || !vouched(now)) {
-    next = event(Event::Kind::not_sent);  // held until probed and vouched (above)
-    return true;
-  }
-  if (std::string why = refusal(); !why.empty()) {
-    last_error = w->req.resource + ": " + why;
-    next = event(Event::Kind::refused);
-    next.error = caps.unsupported.empty() ? Errc::unsafe_server : Errc::unsupported_server;
-    w->told_words = last_error;
-    next.may_claim = false;
-    return true;
+  switch (gate(*w, now)) {
+    case Gate::hold:
+      next = event(Event::Kind::not_sent);
+      return true;
+    case Gate::refused:
+      last_error = w->req.resource + ": " + refusal();
+      next = event(Event::Kind::refused);
+      next.error = caps.unsupported.empty() ? Errc::unsafe_server : Errc::unsupported_server;
+      w->told_words = last_error;
+      next.may_claim = false;
+      return true;
+    case Gate::floor_every_time:
+      // Keys may vanish on this connection: TIME before every attempt (above).
+      q->state = Queue::State::in_flight;
+      read_floor_now([q, w](Core* self, Ec ec) {
+        if (ec) return self->drive(q, w, self->transport_event(ec, false));
+        if (w->machine->leaving()) return self->drive(q, w, event(Event::Kind::not_sent));
+        self->send_attempt(q, w, self->loop.now());
+      });
+      return false;
+    case Gate::floor_aging:
+      // TIME first (above); the checks run again once it is answered.
+      q->state = Queue::State::in_flight;
+      refresh_floor([self = this, q, w] {
+        MachineEvent e;
+        if (self->try_attempt(q, w, e)) self->drive(q, w, e);
+      });
+      return false;
+    case Gate::open:
+      break;
   }
   q->state = Queue::State::in_flight;
-  if (floor_read_every_attempt()) {
-    // Keys may vanish on this connection: TIME before every attempt (above).
-    read_floor_now([q, w](Core* self, Ec ec) {
-      if (ec) return self->drive(q, w, self->transport_event(ec, false));
-      if (w->machine->leaving()) return self->drive(q, w, event(Event::Kind::not_sent));
-      self->send_attempt(q, w, self->loop.now());
-    });
-    return false;
-  }
-  if (floor_aging(now)) {
-    // TIME first (above); the checks run again once it is answered.
-    refresh_floor([self = this, q, w] {
-      MachineEvent e;
-      if (self->try_attempt(q, w, e)) self->drive(q, w, e);
-    });
-    return false;
-  }
   send_attempt(q, w, now);
   return false;
 }

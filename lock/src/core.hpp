@@ -762,6 +762,16 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // (and used) in acquire_driver.cpp only, in drive()'s loop.
   inline bool carry_out(const QueuePtr& q, const WaiterPtr& w, const MachineAction& a,
                         MachineEvent& next);
+  // What stands between w and sending a grant block at `now`: try_attempt acts on each; a park
+  // sends only when nothing does, and leaves the rest to the attempt it falls back to.
+  enum class Gate : std::uint8_t {
+    open,
+    hold,               // leaving, not probed, not ready or not vouched: not sent (held)
+    refused,            // the server is unsafe or unsupported (refusal())
+    floor_every_time,   // floor_read_every_attempt(): TIME before every attempt
+    floor_aging,        // floor_aging(now): TIME first
+  };
+  [[nodiscard]] Gate gate(const Waiter& w, loop::MonoTime now) const;
   // The attempt itself: sent, held (no usable connection: not_sent) or refused before sending;
   // true (with `next`) when it was not sent.
   bool try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);

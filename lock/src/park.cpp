@@ -72,11 +72,10 @@ Client::Core::Parker* Client::Core::take_parker() {
 // floor wants a fresh TIME first, the waiter waits for its push as it would without parking.
 bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next) {
   next = event(Event::Kind::not_sent);
-  if (closed || w->done || !parks() || !caps.probed ||
-      conn->state() != loop::ConnectionState::ready || !vouched() || !refusal().empty() ||
-      floor_read_every_attempt() || floor_aging(loop.now())) {
-    return true;
-  }
+  // One reading for the checks, the pop's timeout and the send (as in try_attempt). Whatever
+  // stands in the way of an attempt is left to the attempt this falls back to (not_sent).
+  const loop::MonoTime now = loop.now();
+  if (closed || w->done || !parks() || gate(*w, now) != Gate::open) return true;
   Parker* p = take_parker();
   if (p == nullptr || !park_checked || p->conn->state() != loop::ConnectionState::ready ||
       p->conn->client_id() <= 0 || p->conn->server_address() != conn->server_address()) {
@@ -84,7 +83,7 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
   }
   // The pop ends by the wait's end at the latest, and within half the lease: a grant counts
   // from when the park was sent (the block runs later), so a long park would shorten it.
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(w->deadline - loop.now());
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(w->deadline - now);
   const std::int64_t timeout_ms =
       std::clamp<std::int64_t>(std::min<std::int64_t>(left.count(), w->ttl_ms / 2), 1, 10'000);
   p->busy = true;
@@ -97,7 +96,7 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
   w->sent_probe = probes;
   // With a token, always raised: this is not the Core's stream.
   const std::uint64_t floor = opts.fencing_tokens ? floor_for(*w) : no_floor(*w);
-  const loop::MonoTime t_send = loop.now();
+  const loop::MonoTime t_send = now;
   loop::Request block = opts.fencing_tokens
                             ? protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, true,
                                                           w->sent_fence_ttl_ms)
