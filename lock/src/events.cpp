@@ -307,6 +307,17 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p, loop::MonoTime sent
       m->on_degraded("lock keys may be evicted (allowed by allow_eviction)",
                      "maxmemory-policy " + caps.maxmemory_policy);
     }
+    // Asked for, and not there: told rather than gone without (no server words: the
+    // combination is the reason).
+    if (opts.parked_handoff && link) {
+      m->on_degraded("parked hand-off off on a Cluster (not built for one yet): waiters wait "
+                     "for pushes",
+                     "");
+    } else if (opts.parked_handoff && !opts.min_replicas.is_none()) {
+      m->on_degraded("parked hand-off off with min_replicas (WAIT on this connection would not "
+                     "cover a grant made on a parking connection): waiters wait for pushes",
+                     "");
+    }
   }
   // Parked blocks were sent beside the old connection: they count for nothing now (their
   // replies are withdrawn, on_parked_reply), so parking connections elsewhere go.

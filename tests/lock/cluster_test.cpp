@@ -520,6 +520,31 @@ TEST_F(ClusterTest, ConfigRefusedTurnsTheVouchOffAndSaysSo) {
   EXPECT_FALSE(release(*c, a.lease)) << c->last_error();
 }
 
+// ClientOptions::parked_handoff asked for on a Cluster, which has no parked hand-off yet: the
+// client says so (Metrics::on_degraded, once per shard connection) instead of going without it
+// silently, and locks as without the option.
+TEST_F(ClusterTest, ParkedHandOffAskedForOnAClusterSaysItIsOff) {
+  struct Degraded : Metrics {
+    std::vector<std::string> said;
+    void on_degraded(std::string_view what, std::string_view words) noexcept override {
+      said.push_back(std::string(what).append(" / ").append(words));
+    }
+  };
+  auto m = std::make_shared<Degraded>();
+  ClientOptions co;
+  co.metrics = m;
+  co.parked_handoff = true;
+  auto c = make_client(false, co);
+  const std::string r = resource_on(primaries().front(), "parked");
+  Acq a = acquire(*c, testing::request(r, "o", 10s));
+  ASSERT_FALSE(a.ec) << a.ec.message() << " " << c->last_error();
+  int told = 0;
+  for (const auto& s : m->said) told += s.find("parked hand-off off on a Cluster") != std::string::npos;
+  EXPECT_GE(told, 1);
+  EXPECT_LE(told, static_cast<int>(cluster_.size()));  // once per shard connection at most
+  EXPECT_FALSE(release(*c, a.lease)) << c->last_error();
+}
+
 // lock_all over resources of every primary: all or nothing across shards (issue #20), the
 // part taken released on another shard when one is held.
 TEST_F(ClusterTest, LockAllAcrossShardsAllOrNothing) {

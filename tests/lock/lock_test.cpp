@@ -294,6 +294,39 @@ TEST_F(LockTest, ARelockRightAfterWakingAParkedWaiterLosesNoAttempt) {
   EXPECT_FALSE(release(*a, again->acq.lease));
 }
 
+// ClientOptions::parked_handoff with min_replicas: WAIT on the main connection would not cover a
+// grant made on a parking connection, so nobody parks; the client says so
+// (Metrics::on_degraded) instead of going without it silently. majority() on a single node
+// waits for no replica, so the locks themselves work as without the option.
+TEST_F(LockTest, ParkedHandOffWithMinReplicasSaysItIsOff) {
+  struct Degraded final : Metrics {
+    void on_degraded(std::string_view what, std::string_view words) noexcept override {
+      said.push_back(std::string(what) + " | " + std::string(words));
+    }
+    std::vector<std::string> said;
+  };
+  auto m = std::make_shared<Degraded>();
+  ClientOptions co;
+  co.parked_handoff = true;
+  co.min_replicas = ReplicaAcks::majority();
+  co.metrics = m;
+  auto a = make_client(co, conn_options());
+  co.metrics = nullptr;
+  auto b = make_client(co, conn_options());
+  auto la = acquire(*a, req("r", "a", 10s));
+  ASSERT_FALSE(la.ec) << la.ec.message();
+  int told = 0;
+  for (const auto& s : m->said) told += s.find("parked hand-off off with min_replicas") != std::string::npos;
+  EXPECT_EQ(told, 1);
+  auto wb = start_lock(*b, req("r", "b", 10s, 10s));
+  sleep_loop(300ms);
+  EXPECT_EQ(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
+  EXPECT_FALSE(release(*a, la.lease));
+  run_until([&] { return wb->done; });
+  ASSERT_FALSE(wb->acq.ec) << wb->acq.ec.message();
+  EXPECT_FALSE(release(*b, wb->acq.lease));
+}
+
 // A parked waiter whose wait ends: CLIENT UNBLOCK runs its block now, which loses (the lock is
 // held) and is withdrawn; the answer is timed_out and nothing of it stays blocked or claimed.
 TEST_F(LockTest, AParkedWaiterThatGivesUpLeavesNothing) {

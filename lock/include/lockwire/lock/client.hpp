@@ -195,7 +195,8 @@ struct ClientOptions {
   // server runs the block as the release lands: a hand-off in one round trip instead of two.
   // Costs a connection per resource this client is first in line for (pooled, at most 16 per
   // server) and one command (COPY) in every exclusive release. Not on a Cluster, nor with
-  // min_replicas (WAIT would not cover a grant made on another connection); where the server
+  // min_replicas (WAIT would not cover a grant made on another connection): asked for there,
+  // Metrics::on_degraded says it is off at each connect. Where the server
   // refuses the pop, waiters fall back to push wake-ups (Metrics::on_degraded). Every client of
   // a prefix should agree: a release without the COPY wakes a parked waiter through its push
   // instead (a few milliseconds later). Off by default while it is proven (issue #30).
