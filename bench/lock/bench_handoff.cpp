@@ -3,6 +3,7 @@
 //   bench_handoff [redis://127.0.0.1:6379] [hand-offs=400]
 //   LOCKWIRE_BENCH_JSON=1 bench_handoff ...   (a JSON line per row too, for bench/report)
 //   LOCKWIRE_BENCH_WAITERS=W bench_handoff ... (only the row with W waiters; for profiling)
+//   LOCKWIRE_BENCH_PARKED=1 bench_handoff ...  (the parked hand-off instead: see below)
 //
 // One holder (client A) and W waiters, each its own lock::Client and connection, on one resource
 // (W = 1, 8, 64). The holder holds 2 ms and releases; every hand-off is timed at five points:
@@ -25,6 +26,12 @@
 // The floor is 2 round trips: release → push is one, attempt → holds another. Anything the
 // waiters do besides the winner's attempt (herd attempts, queue reads) shows as "requests per
 // hand-off" and as time in the first and last segments, where it queues in front of the winner.
+//
+// With LOCKWIRE_BENCH_PARKED=1 every client has ClientOptions::parked_handoff (issue #30,
+// docs/handoff-one-rtt.md): the winner's block is parked in the server and the release runs it,
+// so there is no push or attempt to time; only release → holds (t3 - t0), the release's own
+// round trip and the requests, against the same mid-hold PING: one round trip after the same
+// idle is the floor (mode "handoff-breakdown-parked" in the JSON; run by hand, not by run.sh).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -83,8 +90,9 @@ double p50(std::vector<double> v) {
 
 class Run {
  public:
-  Run(const loop::ConnectionOptions& conn, int waiters)
+  Run(const loop::ConnectionOptions& conn, int waiters, bool parked)
       : conn_(conn),
+        parked_(parked),
         // A resource of its own per row: a row's last grant is left to expire, not released.
         resource_("handoff-breakdown:" + std::to_string(waiters) + ":" +
                   std::to_string(std::chrono::steady_clock::now().time_since_epoch().count())) {
@@ -95,6 +103,7 @@ class Run {
       lock::ClientOptions co;
       co.prefix = "bench:";
       co.metrics = w.probe;
+      co.parked_handoff = parked;
       w.client = std::make_unique<lock::Client>(loop_, conn_, co);
       ws_.push_back(std::move(w));
     }
@@ -181,7 +190,12 @@ class Run {
       // The lock client's push handler was registered first and may hand its attempt to the
       // connection before ours runs: then the push arrived at the attempt (t1 = t2).
       const std::optional<loop::MonoTime> t2 = wb.probe->first_request_from(t0);
-      if (k >= 5 && wb.first_push && t2 && *t2 <= got_) {
+      if (k >= 5 && parked_) {
+        // No push, no attempt: the release ran the parked block.
+        out->push_back(Sample{0, 0, 0, us(got_ - t0), us(t4 - t0), 0,
+                              static_cast<double>(req1 - req0),
+                              static_cast<double>(pushes_ - push0), 0});
+      } else if (k >= 5 && wb.first_push && t2 && *t2 <= got_) {
         const loop::MonoTime t1 = std::min(*wb.first_push, *t2);
         out->push_back(Sample{us(t1 - t0), us(*t2 - t1), us(got_ - *t2), us(got_ - t0),
                               us(t4 - t0), us(t1 - t4), static_cast<double>(req1 - req0),
@@ -238,6 +252,7 @@ class Run {
 
   loop::UvLoop loop_;
   loop::ConnectionOptions conn_;
+  bool parked_ = false;
   std::string resource_;
   std::vector<Waiter> ws_;
   loop::MonoTime got_{};
@@ -267,8 +282,14 @@ int main(int argc, char** argv) {
               "rep->push", "reqs", "push", "ahead", "untimed");
   std::vector<int> rows{1, 8, 64};
   if (const char* only = std::getenv("LOCKWIRE_BENCH_WAITERS")) rows = {std::max(1, std::atoi(only))};
+  const char* parked_env = std::getenv("LOCKWIRE_BENCH_PARKED");
+  const bool parked = parked_env != nullptr && std::string_view(parked_env) == "1";
+  if (parked) {
+    std::printf("parked hand-off (ClientOptions::parked_handoff): release->holds only; PING is\n"
+                "the mid-hold PING, after the same idle as the release\n\n");
+  }
   for (int waiters : rows) {
-    Run run(conn, waiters);
+    Run run(conn, waiters, parked);
     std::vector<Run::Sample> s;
     std::vector<double> pings;
     run.go(n, &s, &pings);
@@ -298,13 +319,14 @@ int main(int argc, char** argv) {
                 mean(&Run::Sample::pushes), mean(&Run::Sample::ahead), run.unexplained());
     if (std::getenv("LOCKWIRE_BENCH_JSON") != nullptr) {
       std::printf(
-          "{\"lib\": \"lockwire\", \"mode\": \"handoff-breakdown\", \"waiters\": %d, "
+          "{\"lib\": \"lockwire\", \"mode\": \"%s\", \"waiters\": %d, "
           "\"handoffs\": %zu, \"untimed\": %d, \"ping_p50_us\": %.3f, "
           "\"release_to_push_us\": %.3f, \"push_to_attempt_us\": %.3f, "
           "\"attempt_to_holds_us\": %.3f, \"release_to_holds_us\": %.3f, "
           "\"release_rtt_us\": %.3f, \"reply_to_push_us\": %.3f, \"requests_per_op\": %.3f, "
           "\"pushes_per_op\": %.3f, \"pushes_ahead_per_op\": %.3f}\n",
-          waiters, s.size(), run.unexplained(), rtt, col(&Run::Sample::release_to_push),
+          parked ? "handoff-breakdown-parked" : "handoff-breakdown", waiters, s.size(),
+          run.unexplained(), rtt, col(&Run::Sample::release_to_push),
           col(&Run::Sample::push_to_attempt), col(&Run::Sample::attempt_to_holds),
           col(&Run::Sample::total), col(&Run::Sample::release_rtt),
           col(&Run::Sample::reply_to_push), mean(&Run::Sample::requests),
