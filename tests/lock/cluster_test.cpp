@@ -486,13 +486,7 @@ TEST_F(ClusterTest, ConfigRefusedTurnsTheVouchOffAndSaysSo) {
         cluster_.node(i).cli({"ACL", "SETUSER", "lw", "on", ">pw", "~*", "&*", "+@all", "-config"}),
         "OK\n");
   }
-  struct Degraded : Metrics {
-    std::vector<std::string> said;
-    void on_degraded(std::string_view what, std::string_view words) noexcept override {
-      said.push_back(std::string(what).append(" / ").append(words));
-    }
-  };
-  auto m = std::make_shared<Degraded>();
+  auto m = std::make_shared<DegradedNotices>();
   ClientOptions co;
   co.metrics = m;
   auto c = std::make_unique<Client>(
@@ -524,13 +518,7 @@ TEST_F(ClusterTest, ConfigRefusedTurnsTheVouchOffAndSaysSo) {
 // client says so (Metrics::on_degraded, once per shard connection) instead of going without it
 // silently, and locks as without the option.
 TEST_F(ClusterTest, ParkedHandOffAskedForOnAClusterSaysItIsOff) {
-  struct Degraded : Metrics {
-    std::vector<std::string> said;
-    void on_degraded(std::string_view what, std::string_view words) noexcept override {
-      said.push_back(std::string(what).append(" / ").append(words));
-    }
-  };
-  auto m = std::make_shared<Degraded>();
+  auto m = std::make_shared<DegradedNotices>();
   ClientOptions co;
   co.metrics = m;
   co.parked_handoff = true;
@@ -538,8 +526,7 @@ TEST_F(ClusterTest, ParkedHandOffAskedForOnAClusterSaysItIsOff) {
   const std::string r = resource_on(primaries().front(), "parked");
   Acq a = acquire(*c, testing::request(r, "o", 10s));
   ASSERT_FALSE(a.ec) << a.ec.message() << " " << c->last_error();
-  int told = 0;
-  for (const auto& s : m->said) told += s.find("parked hand-off off on a Cluster") != std::string::npos;
+  const int told = m->told({"parked hand-off off on a Cluster"});
   EXPECT_GE(told, 1);
   EXPECT_LE(told, static_cast<int>(cluster_.size()));  // once per shard connection at most
   EXPECT_FALSE(release(*c, a.lease)) << c->last_error();

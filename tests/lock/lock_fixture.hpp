@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockwire/lock/client.hpp"
@@ -40,6 +42,25 @@ inline std::vector<std::string> no_scripting() {
   }();
   return args;
 }
+
+// Records the client's degraded-mode notices (Metrics::on_degraded) as "what | server words".
+class DegradedNotices final : public Metrics {
+ public:
+  void on_degraded(std::string_view what, std::string_view words) noexcept override {
+    said.push_back(std::string(what) + " | " + std::string(words));
+  }
+  // How many notices contain every one of `parts`.
+  [[nodiscard]] int told(std::initializer_list<std::string_view> parts) const {
+    int n = 0;
+    for (const std::string& s : said) {
+      bool all = true;
+      for (std::string_view p : parts) all = all && s.find(p) != std::string::npos;
+      n += all ? 1 : 0;
+    }
+    return n;
+  }
+  std::vector<std::string> said;
+};
 
 // The loop half of every real-server lock fixture (one server, sentinels, a cluster): a UvLoop
 // that must be empty when the test ends, bounded waits on it, a blocking acquire.
@@ -116,6 +137,19 @@ class LockTest : public LoopTest {
     o.reconnect.initial = 5ms;
     o.reconnect.max = 50ms;
     return o;
+  }
+
+  // `waiter` asks for r while `holder` holds it (lease `held`) where nobody may park (the
+  // parked hand-off refused or off): no BZPOPMIN reaches the server, and the holder's release
+  // wakes the waiter through its push.
+  void expect_woken_without_parking(Client& holder, const Lease& held, Client& waiter) {
+    auto w = start_lock(waiter, req("r", "b", 10s, 10s));
+    sleep_loop(300ms);
+    EXPECT_EQ(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
+    EXPECT_FALSE(release(holder, held));
+    run_until([&] { return w->done; });
+    ASSERT_FALSE(w->acq.ec) << w->acq.ec.message();
+    EXPECT_FALSE(release(waiter, w->acq.lease));
   }
 
   std::unique_ptr<Client> make_client(std::shared_ptr<Metrics> m = nullptr) {

@@ -299,13 +299,7 @@ TEST_F(LockTest, ARelockRightAfterWakingAParkedWaiterLosesNoAttempt) {
 // (Metrics::on_degraded) instead of going without it silently. majority() on a single node
 // waits for no replica, so the locks themselves work as without the option.
 TEST_F(LockTest, ParkedHandOffWithMinReplicasSaysItIsOff) {
-  struct Degraded final : Metrics {
-    void on_degraded(std::string_view what, std::string_view words) noexcept override {
-      said.push_back(std::string(what) + " | " + std::string(words));
-    }
-    std::vector<std::string> said;
-  };
-  auto m = std::make_shared<Degraded>();
+  auto m = std::make_shared<DegradedNotices>();
   ClientOptions co;
   co.parked_handoff = true;
   co.min_replicas = ReplicaAcks::majority();
@@ -315,16 +309,8 @@ TEST_F(LockTest, ParkedHandOffWithMinReplicasSaysItIsOff) {
   auto b = make_client(co, conn_options());
   auto la = acquire(*a, req("r", "a", 10s));
   ASSERT_FALSE(la.ec) << la.ec.message();
-  int told = 0;
-  for (const auto& s : m->said) told += s.find("parked hand-off off with min_replicas") != std::string::npos;
-  EXPECT_EQ(told, 1);
-  auto wb = start_lock(*b, req("r", "b", 10s, 10s));
-  sleep_loop(300ms);
-  EXPECT_EQ(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
-  EXPECT_FALSE(release(*a, la.lease));
-  run_until([&] { return wb->done; });
-  ASSERT_FALSE(wb->acq.ec) << wb->acq.ec.message();
-  EXPECT_FALSE(release(*b, wb->acq.lease));
+  EXPECT_EQ(m->told({"parked hand-off off with min_replicas"}), 1);
+  expect_woken_without_parking(*a, la.lease, *b);
 }
 
 // A parked waiter whose wait ends: CLIENT UNBLOCK runs its block now, which loses (the lock is
@@ -358,13 +344,7 @@ TEST_F(LockTest, AParkedWaiterThatGivesUpLeavesNothing) {
 // so with the server's words, and waiters are woken by their push as without the option.
 TEST_F(LockTest, ParkingRefusedByTheAclFallsBackToPushes) {
   server_.cli({"ACL", "SETUSER", "locker", "on", ">pw", "~lockwire:*", "+@all", "-@dangerous"});
-  struct Degraded final : Metrics {
-    void on_degraded(std::string_view what, std::string_view words) noexcept override {
-      said.push_back(std::string(what) + " | " + std::string(words));
-    }
-    std::vector<std::string> said;
-  };
-  auto m = std::make_shared<Degraded>();
+  auto m = std::make_shared<DegradedNotices>();
   ClientOptions co;
   co.parked_handoff = true;
   co.metrics = m;
@@ -372,17 +352,8 @@ TEST_F(LockTest, ParkingRefusedByTheAclFallsBackToPushes) {
   auto b = make_user_client("locker", co);
   auto la = acquire(*a, req("r", "a", 10s));
   ASSERT_FALSE(la.ec);
-  auto wb = start_lock(*b, req("r", "b", 10s, 10s));
-  sleep_loop(300ms);
-  EXPECT_EQ(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
-  EXPECT_FALSE(release(*a, la.lease));
-  run_until([&] { return wb->done; });
-  ASSERT_FALSE(wb->acq.ec) << wb->acq.ec.message();
-  bool told = false;
-  for (const auto& s : m->said) told |= s.find("parked hand-off refused") != std::string::npos &&
-                                        s.find("NOPERM") != std::string::npos;
-  EXPECT_TRUE(told);
-  EXPECT_FALSE(release(*b, wb->acq.lease));
+  expect_woken_without_parking(*a, la.lease, *b);
+  EXPECT_GE(m->told({"parked hand-off refused", "NOPERM"}), 1);
 }
 
 TEST_F(LockTest, ManyWaitersShareOneInterest) {
