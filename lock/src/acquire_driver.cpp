@@ -264,38 +264,37 @@ bool Client::Core::try_attempt(const QueuePtr& q, const WaiterPtr& w, MachineEve
   // One reading for the checks and the send: taken before it, it is no later than the send,
   // which is all the lease's start needs; no caller's code runs in between.
   const loop::MonoTime now = loop.now();
-  switch (gate(*w, now)) {
-    case Gate::hold:
-      next = event(Event::Kind::not_sent);
-      return true;
-    case Gate::refused:
-      last_error = w->req.resource + ": " + refusal();
-      next = event(Event::Kind::refused);
-      next.error = caps.unsupported.empty() ? Errc::unsafe_server : Errc::unsupported_server;
-      w->told_words = last_error;
-      next.may_claim = false;
-      return true;
-    case Gate::floor_every_time:
-      // Keys may vanish on this connection: TIME before every attempt (above).
-      q->state = Queue::State::in_flight;
-      read_floor_now([q, w](Core* self, Ec ec) {
-        if (ec) return self->drive(q, w, self->transport_event(ec, false));
-        if (w->machine->leaving()) return self->drive(q, w, event(Event::Kind::not_sent));
-        self->send_attempt(q, w, self->loop.now());
-      });
-      return false;
-    case Gate::floor_aging:
-      // TIME first (above); the checks run again once it is answered.
-      q->state = Queue::State::in_flight;
-      refresh_floor([self = this, q, w] {
-        MachineEvent e;
-        if (self->try_attempt(q, w, e)) self->drive(q, w, e);
-      });
-      return false;
-    case Gate::open:
-      break;
+  const Gate g = gate(*w, now);
+  if (g == Gate::hold) {
+    next = event(Event::Kind::not_sent);
+    return true;
+  }
+  if (g == Gate::refused) {
+    last_error = w->req.resource + ": " + refusal();
+    next = event(Event::Kind::refused);
+    next.error = caps.unsupported.empty() ? Errc::unsafe_server : Errc::unsupported_server;
+    w->told_words = last_error;
+    next.may_claim = false;
+    return true;
   }
   q->state = Queue::State::in_flight;
+  if (g == Gate::floor_every_time) {
+    // Keys may vanish on this connection: TIME before every attempt (above).
+    read_floor_now([q, w](Core* self, Ec ec) {
+      if (ec) return self->drive(q, w, self->transport_event(ec, false));
+      if (w->machine->leaving()) return self->drive(q, w, event(Event::Kind::not_sent));
+      self->send_attempt(q, w, self->loop.now());
+    });
+    return false;
+  }
+  if (g == Gate::floor_aging) {
+    // TIME first (above); the checks run again once it is answered.
+    refresh_floor([self = this, q, w] {
+      MachineEvent e;
+      if (self->try_attempt(q, w, e)) self->drive(q, w, e);
+    });
+    return false;
+  }
   send_attempt(q, w, now);
   return false;
 }

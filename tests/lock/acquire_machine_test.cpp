@@ -2,10 +2,10 @@
 // no server. One test per transition of docs/protocol.md, *Waiting*, *Wait 0*, *Deadline during
 // an in-flight command*, *No claim outlives a failed block*, *Lost reply*, of a grant that is
 // withdrawn instead of handed over (the vouch, the replicas, the floor), of *Fair order*, of
-// shared leases and semaphores and of *Upgrade*. One file of about 1,000 lines because the
-// families share their event helpers (ev, start, read, watched_read, kinds, find, backstop) and
-// fair, shared and upgrade waiters are the same machine with an option set: a test of one
-// family reads best beside the exclusive transition it varies.
+// shared leases and semaphores, of *Upgrade* and of the parked hand-off. One file of about 1,200
+// lines because the families share their event helpers (ev, start, read, watched_read, kinds,
+// find, backstop) and fair, shared, upgrade and parking waiters are the same machine with an
+// option set: a test of one family reads best beside the exclusive transition it varies.
 #include <gtest/gtest.h>
 
 #include <string>
