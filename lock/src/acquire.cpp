@@ -327,7 +327,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w, loop::Mon
     // No token (ClientOptions::fencing_tokens): no floor, nothing bound to this stream.
     no_floor(*w);
     send(protocol::exclusive_acquire_untokened(w->keys, w->field, w->ttl_ms),
-         guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
+         inline_reply([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
          }));
   } else if (w->req.kind == Kind::exclusive) {
@@ -338,7 +338,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w, loop::Mon
     if (raised_when != nullptr) w->sent_raised_at = *raised_when;
     send(protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, w->raises_floor(),
                                      w->sent_fence_ttl_ms),
-         guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
+         inline_reply([q, w, t_send](Core* self, Ec ec, const loop::Replies& r) {
            self->on_exclusive_reply(q, w, t_send, ec, r);
          }),
          this_stream_only());

@@ -315,12 +315,13 @@ void Client::Core::release(const Lease& lease, DoneHandler handler) {
     if (h) h(ec);
   };
   c.send(c.release_request(d->kind, d->keys, d->owner),
-         c.guard([d, t0, h = std::move(handler)](Core* self, Ec ec,
-                                                 const loop::Replies& r) mutable {
+         c.inline_reply([d, t0, h = std::move(handler)](Core* self, Ec ec,
+                                                        const loop::Replies& r) mutable {
     if (ec == loop::Errc::outcome_unknown) {
       // HDEL/DEL of our own names is idempotent: send it again once.
       self->send(self->release_request(d->kind, d->keys, d->owner),
-                 self->guard([d, t0, h = std::move(h)](Core* s, Ec ec2, const loop::Replies& r2) {
+                 self->inline_reply([d, t0, h = std::move(h)](Core* s, Ec ec2,
+                                                              const loop::Replies& r2) {
         if (is_transport(ec2) || r2.size() == 0) return finish(s, d, t0, s->map(ec2), h);
         const auto res = protocol::parse_release(d->kind, r2);
         if (res == protocol::ReleaseResult::bad_reply)

@@ -545,7 +545,7 @@ void Connection::Impl::await_reply(std::uint32_t replies, ReplyHandler& handler,
                                    RequestOptions& options) {
   InFlight& f = inflight.emplace_back();
   f.replies = replies;
-  f.handler.swap(handler);  // f's is empty: a swap is a cheaper move
+  f.handler = std::move(handler);
   if (options.on_late_reply) f.more().late = std::move(options.on_late_reply);
   if (options.timeout.count() > 0) {
     f.has_deadline = true;

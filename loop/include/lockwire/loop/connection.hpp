@@ -65,6 +65,7 @@
 #include <system_error>
 #include <vector>
 
+#include "lockwire/loop/inline_function.hpp"
 #include "lockwire/loop/request.hpp"
 #include "lockwire/loop/seam.hpp"
 #include "lockwire/resp/node.hpp"
@@ -192,7 +193,9 @@ struct ConnectionOptions {
 
 // ec is empty on success. Errc::server_error when any reply is an error frame (replies still
 // given). On not_sent / outcome_unknown / closed, `replies` is empty.
-using ReplyHandler = std::function<void(std::error_code ec, const Replies& replies)>;
+// Inline room for 80 bytes: the lock layer's reply handlers (a weak_ptr to the client, shared_ptrs
+// to a waiter or a lease, a time, a user's handler) fit, so a request allocates no callback.
+using ReplyHandler = InlineFunction<void(std::error_code ec, const Replies& replies), 80>;
 using PushHandler = std::function<void(resp::Frame push)>;
 
 struct RequestOptions {
