@@ -315,12 +315,14 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w, loop::Mon
   if (fair(*w) && !(regressions.fair_fresh_jumps && !w->waited && w->ticket == 0)) {
     const std::uint64_t ticket_floor = floor_for(*w);
     watch(protocol::fair_read(w->keys, ticket_floor, w->sent_fence_ttl_ms),
-          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+          inline_watch([q, w, t_send](Core* self, Ec ec, const loop::Replies& r,
+                                      loop::WatchTxn txn) {
             self->driven_fair_read(q, w, t_send, ec, r, std::move(txn));
           }));
   } else if (w->upgrade) {
     watch(protocol::upgrade_watch(w->keys, w->req.owner),
-          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+          inline_watch([q, w, t_send](Core* self, Ec ec, const loop::Replies& r,
+                                      loop::WatchTxn txn) {
             self->driven_upgrade_read(q, w, t_send, ec, r, std::move(txn));
           }));
   } else if (w->req.kind == Kind::exclusive && !opts.fencing_tokens) {
@@ -353,7 +355,8 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w, loop::Mon
          }));
   } else {
     watch(protocol::shared_watch(w->keys, w->req.owner),
-          guard([q, w, t_send](Core* self, Ec ec, const loop::Replies& r, loop::WatchTxn txn) {
+          inline_watch([q, w, t_send](Core* self, Ec ec, const loop::Replies& r,
+                                      loop::WatchTxn txn) {
             self->driven_shared_read(q, w, t_send, ec, r, std::move(txn));
           }));
   }

@@ -510,14 +510,19 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
       f(self.get(), std::forward<decltype(args)>(args)...);
     };
   }
-  // guard() for a reply handler of the common path (an exclusive attempt, a release), checked at
-  // compile time to fit ReplyHandler's inline room: a request allocates no callback (#30).
-  template <class F>
-  loop::ReplyHandler inline_reply(F f) {
+  // guard() for the reply handler of an attempt or a release (a loop::ReplyHandler, or a
+  // loop::WatchHandler for a WATCH step), checked at compile time to fit the handler's inline
+  // room: a request allocates no callback (#30).
+  template <class Handler = loop::ReplyHandler, class F>
+  Handler inline_reply(F f) {
     auto g = guard(std::move(f));
-    static_assert(loop::ReplyHandler::stores_inline<decltype(g)>,
-                  "this reply handler's captures outgrew ReplyHandler's inline room");
-    return loop::ReplyHandler(std::move(g));
+    static_assert(Handler::template stores_inline<decltype(g)>,
+                  "this reply handler's captures outgrew its inline room");
+    return Handler(std::move(g));
+  }
+  template <class F>
+  loop::WatchHandler inline_watch(F f) {
+    return inline_reply<loop::WatchHandler>(std::move(f));
   }
   // A timer for the wait of `w` on `q`: when it fires, `f(Core*, waiter, queue)` runs only while
   // this client lives and is open, the waiter is unanswered and the queue still exists.

@@ -237,7 +237,10 @@ class WatchTxn {
   bool asking_ = false;  // the WATCH was sent with RequestOptions::asking: so is the block
 };
 
-using WatchHandler = std::function<void(std::error_code ec, const Replies& replies, WatchTxn txn)>;
+// Inline room as ReplyHandler's: a WATCH step of a fair, shared or upgrade attempt allocates no
+// callback either.
+using WatchHandler =
+    InlineFunction<void(std::error_code ec, const Replies& replies, WatchTxn txn), 80>;
 
 enum class ConnectionState : std::uint8_t { connecting, ready, disconnected, closed };
 
