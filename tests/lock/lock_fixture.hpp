@@ -44,7 +44,7 @@ inline std::vector<std::string> no_scripting() {
 }
 
 // Records the client's degraded-mode notices (Metrics::on_degraded) as "what | server words".
-class DegradedNotices final : public Metrics {
+class DegradedNotices : public Metrics {
  public:
   void on_degraded(std::string_view what, std::string_view words) noexcept override {
     said.push_back(std::string(what) + " | " + std::string(words));

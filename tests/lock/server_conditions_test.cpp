@@ -19,15 +19,11 @@ namespace {
 using namespace std::chrono_literals;
 using test::RedisServer;
 
-// Counts requests and records degraded-mode notices.
-class RecordingMetrics final : public Metrics {
+// Counts requests, and records degraded-mode notices as DegradedNotices does.
+class RecordingMetrics final : public DegradedNotices {
  public:
   void on_request(std::uint32_t) noexcept override { ++requests; }
-  void on_degraded(std::string_view what, std::string_view words) noexcept override {
-    degraded.push_back(std::string(what) + " | " + std::string(words));
-  }
   std::uint64_t requests = 0;
-  std::vector<std::string> degraded;
 };
 
 class ServerConditionsTest : public LockTest {
@@ -130,8 +126,8 @@ TEST_P(TrackingRefusedTest, WaiterPollsBoundedAndReportsDegradedMode) {
   EXPECT_FALSE(a->capabilities().push_wakeups);
   EXPECT_NE(a->capabilities().tracking_error.find("NOPERM"), std::string::npos)
       << a->capabilities().tracking_error;
-  ASSERT_EQ(m->degraded.size(), 1u);
-  EXPECT_NE(m->degraded[0].find("waiters poll"), std::string::npos) << m->degraded[0];
+  ASSERT_EQ(m->said.size(), 1u);
+  EXPECT_NE(m->said[0].find("waiters poll"), std::string::npos) << m->said[0];
   const auto before = m->requests;
   std::optional<std::error_code> got;
   Lease la;
@@ -220,8 +216,8 @@ TEST_F(EvictingServerTest, IsRefusedUnlessAllowed) {
   auto b = make_client(co, conn_options());
   const Acq ok = acquire(*b, req("ev", "b", 10s));
   ASSERT_FALSE(ok.ec) << b->last_error();
-  ASSERT_FALSE(m->degraded.empty());
-  EXPECT_NE(m->degraded[0].find("evicted"), std::string::npos) << m->degraded[0];
+  ASSERT_FALSE(m->said.empty());
+  EXPECT_NE(m->said[0].find("evicted"), std::string::npos) << m->said[0];
 }
 
 TEST_F(EvictingServerTest, AllowedEvictionOfTheHolderSetIsReportedAtOnce) {
