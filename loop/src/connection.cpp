@@ -106,9 +106,9 @@ void Connection::Impl::fail_later(WatchHandler h, std::error_code ec) {
 bool Connection::Impl::notify(ConnectionState s, std::error_code ec) {
   state = s;
   Guard g(this);
-  auto handlers = state_handlers;  // handlers may add/remove handlers
-  for (auto& [id, h] : handlers) {
-    h(s, ec);
+  const auto handlers = state_handlers.snapshot();  // handlers may add/remove handlers
+  for (std::size_t i = 0; i < handlers.size(); ++i) {
+    handlers.call(i, s, ec);
     if (g.dead) return false;
   }
   return true;
@@ -614,25 +614,23 @@ void Connection::watch(Request watch_and_reads, WatchHandler handler, RequestOpt
 
 std::uint64_t Connection::add_push_handler(PushHandler handler) {
   const std::uint64_t id = ++impl_->next_handler_id;
-  impl_->push_handlers.emplace_back(id, std::move(handler));
+  impl_->push_handlers.add(id, std::move(handler));
   return id;
 }
 
 void Connection::remove_push_handler(std::uint64_t id) noexcept {
-  auto& v = impl_->push_handlers;
-  v.erase(std::remove_if(v.begin(), v.end(), [id](auto& e) { return e.first == id; }), v.end());
+  impl_->push_handlers.remove(id);
 }
 
 std::uint64_t Connection::add_state_handler(
     std::function<void(ConnectionState, std::error_code)> handler) {
   const std::uint64_t id = ++impl_->next_handler_id;
-  impl_->state_handlers.emplace_back(id, std::move(handler));
+  impl_->state_handlers.add(id, std::move(handler));
   return id;
 }
 
 void Connection::remove_state_handler(std::uint64_t id) noexcept {
-  auto& v = impl_->state_handlers;
-  v.erase(std::remove_if(v.begin(), v.end(), [id](auto& e) { return e.first == id; }), v.end());
+  impl_->state_handlers.remove(id);
 }
 
 Loop& Connection::loop() noexcept {

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "handler_list.hpp"
 #include "handshake.hpp"
 #include "lockwire/loop/connection.hpp"
 #include "lockwire/resp/parser.hpp"
@@ -139,9 +140,8 @@ struct Connection::Impl final : StreamHandler {
     acc_error = false;
   }
 
-  std::vector<std::pair<std::uint64_t, PushHandler>> push_handlers;
-  std::vector<std::pair<std::uint64_t, std::function<void(ConnectionState, std::error_code)>>>
-      state_handlers;
+  detail::HandlerList<void(resp::Frame)> push_handlers;
+  detail::HandlerList<void(ConnectionState, std::error_code)> state_handlers;
   std::uint64_t next_handler_id = 0;
 
   std::unique_ptr<Timer> deadline_timer;

@@ -105,10 +105,10 @@ void Connection::Impl::on_frame(resp::Frame frame, std::string_view input) {
         as_reply = true;
       }
     }
-    auto handlers = push_handlers;
+    const auto handlers = push_handlers.snapshot();  // handlers may add/remove handlers
     Guard g(this);
-    for (auto& [id, h] : handlers) {
-      h(frame.subspan(v));
+    for (std::size_t i = 0; i < handlers.size(); ++i) {
+      handlers.call(i, frame.subspan(v));
       if (g.dead) return;
     }
     // A handler may have closed the connection (nothing awaits the reply any more).

@@ -4,7 +4,9 @@
 // fake loop empty (Fixture::TearDown).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fake_loop.hpp"
@@ -195,6 +197,42 @@ TEST_F(Fixture, PushesGoToPushHandlersEvenWithAttributes) {
   EXPECT_EQ(pushes[1], "ch");
   EXPECT_EQ(a.values, std::vector<std::string>{"1"});
   EXPECT_EQ(b.values, std::vector<std::string>{"2"});
+}
+
+TEST_F(Fixture, PushHandlersMayAddRemoveOthersOrDestroyTheConnection) {
+  up();
+  const std::string push = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nx\r\n";
+  std::vector<std::string> calls;
+  std::uint64_t second = 0, added = 0;
+  c->add_push_handler([&](resp::Frame) {
+    calls.emplace_back("first");
+    if (second != 0) c->remove_push_handler(std::exchange(second, 0));  // removed before its turn
+    if (added == 0) {
+      added = c->add_push_handler([&](resp::Frame) { calls.emplace_back("added"); });
+    }
+  });
+  second = c->add_push_handler([&](resp::Frame) { calls.emplace_back("second"); });
+  L.feed(push);
+  // The second handler is not called after its removal, and one added during the dispatch
+  // waits for the next push.
+  EXPECT_EQ(calls, (std::vector<std::string>{"first"}));
+  L.feed(push);
+  EXPECT_EQ(calls, (std::vector<std::string>{"first", "first", "added"}));
+
+  // More handlers than the dispatch keeps on its stack, one of which destroys the connection
+  // (and the list it is called from): nothing is called after it, and nothing is touched.
+  c.reset();
+  up();
+  calls.clear();
+  for (int i = 0; i < 6; ++i) {
+    c->add_push_handler([&, i](resp::Frame) {
+      calls.push_back(std::to_string(i));
+      if (i == 3) c.reset();
+    });
+  }
+  L.feed(push);
+  EXPECT_FALSE(c);
+  EXPECT_EQ(calls, (std::vector<std::string>{"0", "1", "2", "3"}));
 }
 
 TEST_F(Fixture, SubscribeIsAnsweredByItsFirstAcknowledgement) {
