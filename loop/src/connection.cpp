@@ -106,12 +106,8 @@ void Connection::Impl::fail_later(WatchHandler h, std::error_code ec) {
 bool Connection::Impl::notify(ConnectionState s, std::error_code ec) {
   state = s;
   Guard g(this);
-  const auto handlers = state_handlers.snapshot();  // handlers may add/remove handlers
-  for (std::size_t i = 0; i < handlers.size(); ++i) {
-    handlers.call(i, s, ec);
-    if (g.dead) return false;
-  }
-  return true;
+  // Handlers may add/remove handlers, or destroy the connection.
+  return state_handlers.snapshot().call_each(g.dead, s, ec);
 }
 
 // --- deadlines ----------------------------------------------------------------------------------

@@ -49,10 +49,8 @@ class HandlerList {
     entries_.clear();
   }
 
-  [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
-
-  // The entries as they are now, to call one by one. It must live on the caller's stack: the
-  // list may be gone before the last call returns.
+  // The entries as they are now. It must live on the caller's stack: the list may be gone
+  // before the last call returns.
   class Snapshot {
    public:
     explicit Snapshot(const std::vector<std::shared_ptr<Entry>>& from) : n_(from.size()) {
@@ -62,12 +60,16 @@ class HandlerList {
         many_ = from;
       }
     }
-    [[nodiscard]] std::size_t size() const noexcept { return n_; }
-    // Calls handler i unless it was removed meanwhile; `args` are passed on as they are.
+    // Calls each handler not removed meanwhile, in order, until `dead` turns true (a handler
+    // destroyed the owner of the list); false if it did.
     template <class... Args>
-    void call(std::size_t i, Args&&... args) const {
-      const Entry& e = n_ <= kOnStack ? *few_[i] : *many_[i];
-      if (!e.removed) e.fn(std::forward<Args>(args)...);
+    bool call_each(const bool& dead, const Args&... args) const {
+      for (std::size_t i = 0; i < n_; ++i) {
+        const Entry& e = n_ <= kOnStack ? *few_[i] : *many_[i];
+        if (!e.removed) e.fn(args...);
+        if (dead) return false;
+      }
+      return true;
     }
 
    private:

@@ -107,10 +107,7 @@ void Connection::Impl::on_frame(resp::Frame frame, std::string_view input) {
     }
     const auto handlers = push_handlers.snapshot();  // handlers may add/remove handlers
     Guard g(this);
-    for (std::size_t i = 0; i < handlers.size(); ++i) {
-      handlers.call(i, frame.subspan(v));
-      if (g.dead) return;
-    }
+    if (!handlers.call_each(g.dead, frame.subspan(v))) return;
     // A handler may have closed the connection (nothing awaits the reply any more).
     if (!as_reply || awaited_sub_ack() == 0) return;
   }
