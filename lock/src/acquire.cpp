@@ -296,18 +296,23 @@ void Client::Core::read_floor_now(std::function<void(Core*, Ec)> then) {
        this_stream_only());
 }
 
-const loop::MonoTime* Client::Core::raised_at(const protocol::Keys& k,
+const loop::MonoTime* Client::Core::raised_at(const detail::RaisedFences& on,
+                                              const protocol::Keys& k,
                                               loop::MonoTime now) const {
   // Where keys may vanish on a live connection the floor is read before every attempt; where
   // the block may be sent on to another node (ASK) that node's counter is not ours to know.
   if ((opts.allow_eviction && caps.may_evict()) || link) return nullptr;
-  const auto it = raised.find(std::string_view(k.fence));
-  if (it == raised.end()) return nullptr;
-  // Raised again (with the key's PEXPIRE) a quarter of fence_ttl on: the reply of a block that
-  // leaves both out must come within a third of it (stale_grant), and seldom fails to.
-  const std::int64_t ms = fence_ttl_ms();
-  if (ms > 0 && now - it->second >= std::chrono::milliseconds(ms) / 4) return nullptr;
-  return &it->second;
+  return on.raised_at(k.fence, now, fence_ttl_ms());
+}
+
+void Client::Core::forget_raises() noexcept {
+  raised.clear();
+  for (auto& p : parkers) p->raised.clear();
+}
+
+void Client::Core::forget_raise(std::string_view fence) {
+  raised.forget(fence);
+  for (auto& p : parkers) p->raised.forget(fence);
 }
 
 void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send) {
@@ -334,7 +339,7 @@ void Client::Core::send_attempt(const QueuePtr& q, const WaiterPtr& w, loop::Mon
          }));
   } else if (w->req.kind == Kind::exclusive) {
     // Bound to this stream: its floor is this server's clock (RequestOptions::this_stream_only).
-    const loop::MonoTime* raised_when = raised_at(w->keys, t_send);
+    const loop::MonoTime* raised_when = raised_at(raised, w->keys, t_send);
     w->sent_probe = probes;
     const std::uint64_t floor = floor_for(*w);
     if (raised_when != nullptr) w->sent_raised_at = *raised_when;
@@ -383,8 +388,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
       !regressions.counter_tokens) {
     // The block ran on this connection, its ZADD GT and PEXPIRE included: the fence is at the
     // floor now, and lives fence_expiry_ms from then.
-    if (raised.size() >= kMaxRaised) raised.clear();
-    raised.insert_or_assign(w->keys.fence, t_send);
+    raised.record(w->keys.fence, t_send);
   }
   // Every sender of this block is driven by the machine (an exclusive lock, fair or not, that
   // is not an upgrade).

@@ -611,7 +611,7 @@ void Client::Core::driven_reply(const QueuePtr& q, const WaiterPtr& w, loop::Mon
 void Client::Core::driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token) {
   if (!w->leaving()) {
     if (const Staleness why = stale_grant(*w, token); why != Staleness::fresh) {
-      raised.erase(w->keys.fence);  // the next block raises the fence again (ZADD GT)
+      forget_raise(w->keys.fence);  // the next block raises the fence again (ZADD GT)
       if (++w->stale_retries > kMaxStaleRetries) {
         // A fresh floor could not be had (TIME refused on this connection?): never loop.
         last_error = w->req.resource + ": the fencing floor (the server's TIME) could not be "

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "acquire_machine.hpp"
+#include "raised_fences.hpp"
 #include "lockwire/lock/client.hpp"
 #include "lockwire/lock/protocol.hpp"
 #include "lockwire/loop/cluster_map.hpp"
@@ -329,7 +330,12 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // on which an elected waiter's acquire block waits behind a blocking pop, one per waiter
   // parked at a time, kept for the next one. Made with the Core's own connection options
   // (park_options: no health check, which a blocked request would trip).
+  static constexpr std::size_t kMaxParkerRaised = 256;
   struct Parker {
+    // The fence keys this parking connection's own parked blocks raised (as `raised` for the
+    // main connection), cleared with it and whenever this connection's stream changes.
+    // Declared before conn so that it outlives conn's state handlers.
+    detail::RaisedFences raised{kMaxParkerRaised};
     std::unique_ptr<loop::Connection> conn;
     bool busy = false;  // a parked block is on it
     std::uint64_t seq = 0;  // which park (Core::park_seq), while busy
@@ -446,25 +452,28 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void register_lease(const LeasePtr& d);
   std::vector<std::string> scratch_keys;
   std::string scratch_key;  // registry look-ups without a temporary string
-  // Fence keys this connection has raised to fence_floor(), and when that block was sent: an
-  // exclusive acquire block with the ZADD GT (and the key's PEXPIRE) was answered (it ran) since
-  // the last probe. The floor is fixed per connection and nothing lowers a score on a dataset
-  // that lost nothing, and a dataset that lost writes means a new connection (docs/protocol.md,
-  // Fencing tokens): so later acquires of the resource on this connection, for a quarter of
-  // fence_ttl, leave the ZADD GT and the PEXPIRE out. Cleared at every probe and floor reading;
+  // Fence keys this connection has raised to fence_floor() (raised_fences.hpp): acquires of the
+  // resource on it leave the ZADD GT and the PEXPIRE out for a quarter of fence_ttl. Cleared
+  // with every parking connection's (forget_raises) at every probe, floor reading and flush;
   // never used where lock keys may vanish on a live connection (allow_eviction) or a request
   // may go to another node (ASK).
-  std::unordered_map<std::string, loop::MonoTime, KeyHash, std::equal_to<>> raised;
+  static constexpr std::size_t kMaxRaised = 4096;
+  detail::RaisedFences raised{kMaxRaised};
   std::uint64_t probes = 0;  // connect probes answered: the connection the floor belongs to
   // ReplicaAcks::majority() without a sentinel's count: the replicas ROLE listed on the
   // connection of probe `role_probe` (read once per connection).
   int role_replicas = -1;
   std::uint64_t role_probe = ~std::uint64_t{0};
-  static constexpr std::size_t kMaxRaised = 4096;
-  // When this connection's raising block for `k`'s fence was sent, if that is recent enough
-  // for a block to leave the raise out (nullptr: raise).
-  [[nodiscard]] const loop::MonoTime* raised_at(const protocol::Keys& k,
+  // When `on`'s raising block for `k`'s fence was sent (the main connection's `raised` or a
+  // parking connection's), if that is recent enough for a block to leave the raise out
+  // (nullptr: raise).
+  [[nodiscard]] const loop::MonoTime* raised_at(const detail::RaisedFences& on,
+                                                const protocol::Keys& k,
                                                 loop::MonoTime now) const;
+  // The floor changed or the data may have: every connection's blocks raise again.
+  void forget_raises() noexcept;
+  // A token of `fence` failed its check: the next block for it raises, whatever connection.
+  void forget_raise(std::string_view fence);
   std::size_t one_shots_sweep_at = 64;  // one_shots is swept of finished waiters at this size
 
   static constexpr loop::MonoTime kNever{Nanos::max()};
@@ -848,7 +857,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   // The parked hand-off (park.cpp): the park, its reply, unblocking, the push grace.
   bool driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEvent& next);
   void on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
-                       Parker* p, Ec ec, const loop::Replies& r);
+                       bool raised_floor, Parker* p, Ec ec, const loop::Replies& r);
   void driven_unpark(const QueuePtr& q, const WaiterPtr& w);
   void on_unpark_timer(const QueuePtr& q);
   void on_park_watch(const QueuePtr& q);

@@ -14,7 +14,7 @@ void Client::Core::on_push(resp::Frame push) {
   bool all = false;
   if (!protocol::parse_invalidate(push, scratch_keys, all)) return;
   if (all) {  // FLUSHALL/FLUSHDB: everything may be gone
-    raised.clear();  // the fence counters too: the next blocks raise them to the floor again
+    forget_raises();  // the fence counters too: the next blocks raise them to the floor again
     wake_all();
     read_notice();
     return;
@@ -290,7 +290,7 @@ void Client::Core::on_probe(const protocol::ConnectProbe& p, loop::MonoTime sent
   floor_read_at = sent;
   floor_asked_at = sent;
   ++probes;  // a new connection: a new floor, and counters it has not raised yet
-  raised.clear();
+  forget_raises();
   if (auto* m = metrics()) {
     if (!caps.push_wakeups && had_wakeups) {
       m->on_degraded("push wake-ups refused: waiters poll, force-release is seen at renewal",
@@ -430,7 +430,7 @@ void Client::Core::refresh_floor(std::function<void()> then) {
              self->floor_read_at = sent;
              // The counters were raised to the old floor: the next blocks raise them to this one
              // (a block without the ZADD GT would get a token below it and be taken again).
-             self->raised.clear();
+             self->forget_raises();
            }
          }
          if (then) then();

@@ -63,6 +63,9 @@ Client::Core::Parker* Client::Core::take_parker() {
   }
   auto& p = parkers.emplace_back(std::make_unique<Parker>());
   p->conn = std::make_unique<loop::Connection>(loop, park_options);
+  // Its raises hold for this stream only: a reconnect may reach a dataset that lost them.
+  p->conn->add_state_handler(
+      [raw = p.get()](loop::ConnectionState, std::error_code) { raw->raised.clear(); });
   p->conn->start();
   return p.get();
 }
@@ -94,17 +97,25 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
   w->park_server = conn->server_address();
   q->state = Queue::State::in_flight;
   w->sent_probe = probes;
-  // With a token, always raised: this is not the Core's stream.
+  // The floor is the Core's (the parking connection is on its server, and a reply counts only
+  // while the Core's connection stays there: parked_here); the raise is left out only where
+  // this parking connection's own block raised the key (its `raised`, as the Core's for its own
+  // connection).
   const std::uint64_t floor = opts.fencing_tokens ? floor_for(*w) : no_floor(*w);
   const loop::MonoTime t_send = now;
+  if (opts.fencing_tokens && !regressions.counter_tokens) {
+    if (const loop::MonoTime* at = raised_at(p->raised, w->keys, now)) w->sent_raised_at = *at;
+  }
+  const bool raise = w->raises_floor();
   loop::Request block = opts.fencing_tokens
-                            ? protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor, true,
-                                                          w->sent_fence_ttl_ms)
+                            ? protocol::exclusive_acquire(w->keys, w->field, w->ttl_ms, floor,
+                                                          raise, w->sent_fence_ttl_ms)
                             : protocol::exclusive_acquire_untokened(w->keys, w->field, w->ttl_ms);
   // One request: the pop and the block behind it are written together and answered together.
   loop::Request parked = protocol::park(w->keys, timeout_ms + 1000, timeout_ms, block);
   if (auto* m = metrics()) m->on_request(parked.commands);
-  p->conn->send(std::move(parked), [wk = weak(), q, w, t_send, p](Ec ec, const loop::Replies& r) {
+  p->conn->send(std::move(parked), [wk = weak(), q, w, t_send, p, raise](Ec ec,
+                                                                        const loop::Replies& r) {
     auto self = wk.lock();
     if (!self || self->closed) return;
     if (ec == loop::Errc::server_error) {
@@ -114,13 +125,13 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
       if (std::string why = protocol::park_refusal(pop); !why.empty()) self->refuse_parking(why);
     }
     // The connection hands over every reply of the request, or none (a failed stream).
-    self->on_parked_reply(q, w, t_send, p, ec, r.from(protocol::kParkPopReplies));
+    self->on_parked_reply(q, w, t_send, raise, p, ec, r.from(protocol::kParkPopReplies));
   });
   return false;
 }
 
 void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send,
-                                   Parker* p, Ec ec, const loop::Replies& r) {
+                                   bool raised_floor, Parker* p, Ec ec, const loop::Replies& r) {
   p->busy = false;
   const std::int64_t id = w->park_id;
   const bool here = parked_here(*w);
@@ -162,8 +173,15 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
     e.retryable = false;
     return drive(q, w, std::move(e));
   }
-  driven_reply(q, w, regressions.park_lease_from_reply ? loop.now() : t_send,
-               acquire_reply(*w, true, r), r);
+  const protocol::AcquireReply a = acquire_reply(*w, raised_floor, r);
+  if (opts.fencing_tokens && raised_floor && !regressions.counter_tokens &&
+      (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
+       a.outcome == protocol::Outcome::already_held)) {
+    // The block ran on this parking connection, on the Core's server and floor (parked_here),
+    // its ZADD GT and PEXPIRE included.
+    p->raised.record(w->keys.fence, t_send);
+  }
+  driven_reply(q, w, regressions.park_lease_from_reply ? loop.now() : t_send, a, r);
 }
 
 // The server refused what parking needs (its words): nobody parks from now on, and the

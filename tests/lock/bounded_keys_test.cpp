@@ -3,6 +3,7 @@
 // fence key expired (docs/protocol.md, "Fencing tokens").
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -133,6 +134,73 @@ TEST_F(BoundedKeysTest, OnlyARaisingBlockSetsTheFenceTtlAndALateTokenIsTakenAgai
   EXPECT_GT(l3.lease.token(), l2.lease.token() + 1);
   EXPECT_GT(pttl(fence), 3000);  // and set the key's TTL again
   ASSERT_FALSE(release(*a, l3.lease));
+}
+
+// Issue #30: the parked hand-off's block leaves the raise out too, once its own parking
+// connection has raised the resource's counter (the hand-off path runs two commands fewer in
+// the server); that memory is the parking connection's stream's, so a parking connection that
+// reconnects raises again. Seen in the fence key's TTL, which only a raising block sets.
+TEST_F(BoundedKeysTest, AParkingConnectionRaisesOnceAndAgainAfterItReconnects) {
+  ClientOptions co;
+  co.fence_ttl = 20s;  // its quarter (5 s) outlasts the test: no raise falls due by time
+  co.parked_handoff = true;
+  auto a = lock::testing::make_client(loop_, conn_options(), co, {});
+  auto b = lock::testing::make_client(loop_, conn_options(), co, {});
+  a->start();
+  b->start();
+  const std::string fence = "lockwire:{p}:fence";
+  std::uint64_t last_token = 0;
+  struct Reading {
+    std::int64_t pttl;
+    std::chrono::steady_clock::time_point at;
+    // The TTL it would show at `later` if no block set it in between, in ms.
+    std::int64_t unset_at(const Reading& later) const {
+      return pttl - std::chrono::duration_cast<std::chrono::milliseconds>(later.at - at).count();
+    }
+  };
+  // a holds; b waits, parks, and is granted by a's release alone: the fence key's TTL right
+  // after b's grant.
+  const auto hand_over = [&]() -> Reading {
+    auto la = acquire(*a, req("p", "a", 10s));
+    EXPECT_FALSE(la.ec) << la.ec.message();
+    EXPECT_GT(la.lease.token(), last_token);
+    auto wb = start_lock(*b, req("p", "b", 10s, 10s));
+    sleep_loop(300ms);
+    EXPECT_NE(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
+    EXPECT_FALSE(release(*a, la.lease));
+    run_until([&] { return wb->done; });
+    EXPECT_FALSE(wb->acq.ec) << wb->acq.ec.message();
+    EXPECT_GT(wb->acq.lease.token(), la.lease.token());
+    last_token = wb->acq.lease.token();
+    const Reading r{pttl(fence), std::chrono::steady_clock::now()};
+    EXPECT_FALSE(release(*b, wb->acq.lease));
+    return r;
+  };
+  const Reading first = hand_over();  // the parking connection's first block raises
+  EXPECT_GT(first.pttl, 26'000);      // just set: fence_ttl and a third (26.7 s)
+  // The block that was granted at the release left the raise out: the TTL ran down since.
+  const Reading second = hand_over();
+  EXPECT_LT(second.pttl, first.pttl - 250) << "the second parked block set the TTL again";
+  // The parking connection's stream ends (killed on the server while idle: the one client whose
+  // last command was the parked block's EXEC; the releases' last is COPY) and comes back.
+  std::string id;
+  {
+    std::istringstream in(server_.cli({"CLIENT", "LIST"}));
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("cmd=exec") == std::string::npos) continue;
+      ASSERT_TRUE(id.empty()) << "two clients last ran EXEC";
+      const auto at = line.find("id=") + 3;
+      id = line.substr(at, line.find(' ', at) - at);
+    }
+  }
+  ASSERT_FALSE(id.empty());
+  server_.cli({"CLIENT", "KILL", "ID", id});
+  sleep_loop(500ms);  // it reconnects
+  // Its first block on the new stream raised again (after the 500 ms above), whether that is
+  // the one granted or an earlier one of this wait.
+  const Reading third = hand_over();
+  EXPECT_GT(third.pttl, second.unset_at(third) + 300)
+      << "a parking connection that reconnected did not raise again";
 }
 
 // The real-server twin of the race catalogue's fence-expired-during-pause: a client whose loop
