@@ -22,6 +22,7 @@ void Client::Core::wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hd
   }
   // Tracked reads only where the server accepted tracking; otherwise we poll (wait()).
   const bool track = caps.push_wakeups;
+  bool clear_wake = false;
   loop::Request r;
   if (w->req.kind == Kind::exclusive) {
     // The doorbell lives for our remaining wait, at most kDoorbellMaxMs (then we re-arm it):
@@ -29,16 +30,21 @@ void Client::Core::wait_read(const QueuePtr& q, const WaiterPtr& w, bool with_hd
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(w->deadline - loop.now());
     const std::int64_t door_ms = std::clamp<std::int64_t>(
         left.count(), 1, fair(*w) ? kFairDoorbellMs : protocol::kDoorbellMaxMs);
+    // A parking client clears a stale wake token in the block that follows its losing attempt:
+    // the lock is held (or was, a moment ago), so a token now would only run the next park's
+    // block to lose. Later reads of the same wait leave tokens alone (one command less each).
+    clear_wake = with_hdel && parks() && !fair(*w);
     r = protocol::exclusive_wait_read(w->keys, with_hdel ? std::string_view(w->field) : "",
                                       w->req.owner, w->ticket != 0 ? w->ticket : kLastTicket,
-                                      door_ms, track);
+                                      door_ms, track, clear_wake);
     // From now on we may be in the queue (whatever becomes of the reply): leave it when done.
     q->queued = w->req.owner;
   } else {
     r = protocol::wait_read(w->keys, with_hdel ? std::string_view(w->field) : "", track);
   }
-  send(std::move(r), guard([q, w, with_hdel, track](Core* self, Ec ec, const loop::Replies& rr) {
-         self->driven_wait_read(q, w, ec, rr, with_hdel, track);
+  send(std::move(r),
+       guard([q, w, with_hdel, track, clear_wake](Core* self, Ec ec, const loop::Replies& rr) {
+         self->driven_wait_read(q, w, ec, rr, with_hdel, track, clear_wake);
        }));
 }
 

@@ -338,7 +338,8 @@ void Client::Core::note_shared_holders(Waiter& w, const protocol::WaitRead& wr) 
 // A wait block's reply as the machine's event; the rank, the first
 // waiter and a refusal of tracking are Core's to note.
 void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec,
-                                    const loop::Replies& r, bool with_hdel, bool track) {
+                                    const loop::Replies& r, bool with_hdel, bool track,
+                                    bool clear_wake) {
   if (is_transport(ec) || r.size() == 0) {
     // Our HDEL may or may not have run: resolved like any unknown acquire.
     return drive(q, w,
@@ -347,7 +348,8 @@ void Client::Core::driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec
   }
   const bool exclusive = w->req.kind == Kind::exclusive;
   protocol::WaitRead wr =
-      exclusive ? protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner, track)
+      exclusive ? protocol::parse_exclusive_wait_read(r.back(), with_hdel, w->req.owner, track,
+                                                      clear_wake)
                 : protocol::parse_wait_read(r.back(), with_hdel, track);
   if (!wr.ok) {
     // Refused or malformed (EXECABORT for a NOPERM, an OOM...): the block's HDEL did not run,

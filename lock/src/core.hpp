@@ -814,7 +814,7 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   void driven_grant(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token);
   void driven_vouch_check(const QueuePtr& q, const WaiterPtr& w, std::uint64_t token);
   void driven_wait_read(const QueuePtr& q, const WaiterPtr& w, Ec ec, const loop::Replies& r,
-                        bool with_hdel, bool track);
+                        bool with_hdel, bool track, bool clear_wake);
   void driven_check_stale(const QueuePtr& q, const WaiterPtr& w);
   // Fair order for a driven waiter: the WATCHed read, the grant under it, the head's doorbell.
   void driven_fair_read(const QueuePtr& q, const WaiterPtr& w, loop::MonoTime t_send, Ec ec,

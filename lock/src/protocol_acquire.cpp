@@ -124,10 +124,12 @@ WaitRead parse_wait_read(resp::Frame exec, bool with_hdel, bool track) {
 }
 
 loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field, std::string_view owner,
-                                  std::uint64_t ticket, std::int64_t doorbell_ttl_ms, bool track) {
+                                  std::uint64_t ticket, std::int64_t doorbell_ttl_ms, bool track,
+                                  bool clear_wake) {
   Builder b;
   b.add("MULTI");
   if (!own_field.empty()) b.add("HDEL", k.holders, own_field);
+  if (clear_wake) b.add("DEL", k.wake());
   const std::string doorbell = k.doorbell(owner);
   b.add("ZADD", k.queue, "NX", ticket, owner)
       .add("PEXPIRE", k.queue, kQueueTtlMs)
@@ -140,11 +142,12 @@ loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field, std
 }
 
 WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel, std::string_view owner,
-                                   bool track) {
+                                   bool track, bool clear_wake) {
   WaitRead out;
   std::vector<std::size_t> el;
-  if (!wait_elements(exec, with_hdel, track ? 9 : 7, el)) return out;
-  std::size_t i = (with_hdel ? 1 : 0) + 3;  // ZADD, PEXPIRE, SET NX: nothing we need
+  const std::size_t del = clear_wake ? 1 : 0;
+  if (!wait_elements(exec, with_hdel, (track ? 9 : 7) + del, el)) return out;
+  std::size_t i = (with_hdel ? 1 : 0) + del + 3;  // [DEL], ZADD, PEXPIRE, SET NX: nothing we need
   std::vector<std::string> first;
   if (!strings_at(exec, el[i++], first) || first.size() > 3) return out;
   // Both CLIENT CACHING replies are stepped over whatever the first said (a short-circuit

@@ -252,6 +252,43 @@ TEST_F(LockTest, AParkedWaiterIsGrantedByTheReleaseAlone) {
   }
 }
 
+// A wake token nobody popped (b, once woken by a's release, releases with nobody parked: its
+// COPY copies its own arm, still alive) is stale once a holds again: the next parker would pop it
+// at once, run its block only to lose, and park a second time. A parking waiter's wait block
+// deletes it, so b's next wait parks once (one BZPOPMIN call) and is granted at a's release.
+TEST_F(LockTest, AWaiterClearsAStaleWakeTokenAndParksOnce) {
+  ClientOptions co;
+  co.parked_handoff = true;
+  auto a = make_client(co, conn_options());
+  auto b = make_client(co, conn_options());
+  const auto pops = [&] {
+    const std::string stats = server_.cli({"INFO", "commandstats"});
+    const auto at = stats.find("cmdstat_bzpopmin:calls=");
+    return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 23));
+  };
+  auto la = acquire(*a, req("r", "a", 10s));
+  ASSERT_FALSE(la.ec);
+  auto wb = start_lock(*b, req("r", "b", 10s, 10s));
+  sleep_loop(300ms);
+  EXPECT_FALSE(release(*a, la.lease));
+  run_until([&] { return wb->done; });
+  ASSERT_FALSE(wb->acq.ec) << wb->acq.ec.message();
+  EXPECT_FALSE(release(*b, wb->acq.lease));
+  ASSERT_EQ(server_.cli({"EXISTS", "lockwire:{r}:wake"}), "1\n");  // the stale token
+  auto la2 = acquire(*a, req("r", "a", 10s));
+  ASSERT_FALSE(la2.ec);
+  const auto before = pops();
+  auto wb2 = start_lock(*b, req("r", "b", 10s, 10s));
+  sleep_loop(300ms);
+  EXPECT_EQ(pops() - before, 1) << "b parked more than once";
+  EXPECT_NE(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
+  EXPECT_FALSE(release(*a, la2.lease));
+  run_until([&] { return wb2->done; });
+  ASSERT_FALSE(wb2->acq.ec) << wb2->acq.ec.message();
+  EXPECT_GT(wb2->acq.lease.token(), la2.lease.token());
+  EXPECT_FALSE(release(*b, wb2->acq.lease));
+}
+
 // A holder that takes the lock again right after its release woke a parked waiter (a worker
 // loop): that waiter's acquire block ran in the server right behind the release, so an attempt
 // could only lose. The new lock() joins the wait at once, with no attempt (no claim in the

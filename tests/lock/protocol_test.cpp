@@ -283,6 +283,23 @@ TEST(ExclusiveWaitRead, ParsesPlaceInTheQueue) {
   EXPECT_TRUE(tb.behind.empty());
   EXPECT_EQ(p::parse_exclusive_wait_read(three.frame(), false, "c").rank, 2);
   EXPECT_TRUE(f.behind.empty());  // alone in the queue
+  // With clear_wake (a parking client): DEL P{R}:wake right after the HDEL, one more reply.
+  const p::Keys k = p::make_keys("t", "r");
+  const auto cw = p::exclusive_wait_read(k, "x:me", "me", 7, 2000, true, true);
+  EXPECT_EQ(cw.commands, 13u);
+  EXPECT_NE(cw.bytes.find("$4\r\nx:me\r\n*2\r\n$3\r\nDEL\r\n$9\r\nt{r}:wake\r\n"),
+            std::string::npos)
+      << cw.bytes;
+  Parsed cleared(
+      "*11\r\n:0\r\n:1\r\n:1\r\n:1\r\n+OK\r\n*2\r\n$5\r\nother\r\n$2\r\nme\r\n+OK\r\n:"
+      "2000\r\n+OK\r\n:4799\r\n%1\r\n$8\r\nx:holder\r\n$3\r\n100\r\n");
+  const auto c = p::parse_exclusive_wait_read(cleared.frame(), true, "me", true, true);
+  ASSERT_TRUE(c.ok);
+  EXPECT_EQ(c.rank, 1);
+  EXPECT_EQ(c.doorbell_pttl, 2000);
+  EXPECT_EQ(c.pttl, 4799);
+  EXPECT_FALSE(p::parse_exclusive_wait_read(cleared.frame(), true, "me").ok);  // one too many
+  EXPECT_FALSE(p::parse_exclusive_wait_read(second.frame(), true, "me", true, true).ok);
   Parsed nil("_\r\n");
   EXPECT_FALSE(p::parse_exclusive_wait_read(nil.frame(), false, "me").ok);
 }

@@ -509,8 +509,8 @@ const std::vector<Scenario>& all() {
       // for every client, so `lockwire` here is `lockwire-parked`. Each names the park-*
       // regression it defeats.
       {"parked-stale-wake-token",
-       "a withdrawal leaves a wake token nobody pops; the next parker pops it at once, loses "
-       "(the holder holds), re-parks, and must be woken at the holder's expiry (no token)",
+       "a withdrawal leaves a wake token nobody pops; the next waiter's wait block deletes it "
+       "(the holder holds), and it must be woken at the holder's expiry (no token)",
        "park-token-only",
        "stale-wake-token-at-park",
        {},

@@ -48,9 +48,10 @@ bool parked(Run& r, const std::string& label) {
 
 // A stale wake token. c0 holds r from 5 ms (600 ms, never released: it expires at ~605 ms).
 // c1 parks at 10 ms and its wait ends at 110 ms: the unblocked block loses, and its withdrawal's
-// COPY leaves a token nobody pops. c2 parks at 200 ms: its pop takes that token at once, its
-// block loses (c0 holds), and it must re-park, to be woken at c0's expiry — by its push, since
-// an expiry brings no token. park-token-only (no unblock on a push) sleeps until its pop's
+// COPY leaves a token nobody pops. c2 joins the wait at 200 ms: its wait block deletes that token
+// (r is held), so it parks once, to be woken at c0's expiry — by its push, since an expiry
+// brings no token. (Before wait blocks deleted it, c2's pop took the token at once, its block
+// lost, and it parked again.) park-token-only (no unblock on a push) sleeps until its pop's
 // timeout, ~1.2 s, while r is free.
 void stale_wake_token(Run& r) {
   r.job(0, 5ms, Job{.ttl = 600ms, .writes = {10ms}});

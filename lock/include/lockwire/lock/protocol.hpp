@@ -108,18 +108,23 @@ struct WaitRead {
 };
 [[nodiscard]] WaitRead parse_wait_read(resp::Frame exec, bool with_hdel, bool track = true);
 
-// --- exclusive wait read: MULTI [HDEL own] ZADD queue NX ticket owner; PEXPIRE queue; SET
-// doorbell NX PX; ZRANGE queue 0 2; CACHING YES; PTTL doorbell; CACHING YES; PTTL holders;
+// --- exclusive wait read: MULTI [HDEL own] [DEL wake] ZADD queue NX ticket owner; PEXPIRE queue;
+// SET doorbell NX PX; ZRANGE queue 0 2; CACHING YES; PTTL doorbell; CACHING YES; PTTL holders;
 // HGETALL holders EXEC -------------------------------------------------------------------------
 // Joins the wait queue P{R}:q (score = `ticket`, the token our first losing attempt burnt, so
 // the queue is in order of arrival at the server) and tracks our own doorbell P{R}:w:<owner>,
 // which a waiter leaving the queue rings for the two now first. Only the first in the queue
 // acts on holder-set pushes, so a release wakes one waiter. See docs/protocol.md, "Waiting".
+// `clear_wake` (the parked hand-off): DEL P{R}:wake first. A wake token that exists while the
+// lock is held is stale — a release with nobody parked copied an old arm — and the next parker
+// would pop it at once only to lose (docs/handoff-one-rtt.md, section 6).
 [[nodiscard]] loop::Request exclusive_wait_read(const Keys& k, std::string_view own_field,
                                                 std::string_view owner, std::uint64_t ticket,
-                                                std::int64_t doorbell_ttl_ms, bool track = true);
+                                                std::int64_t doorbell_ttl_ms, bool track = true,
+                                                bool clear_wake = false);
 [[nodiscard]] WaitRead parse_exclusive_wait_read(resp::Frame exec, bool with_hdel,
-                                                 std::string_view owner, bool track = true);
+                                                 std::string_view owner, bool track = true,
+                                                 bool clear_wake = false);
 // Leaving the queue: MULTI ZREM queue <owners>; ZRANGE queue 0 1 EXEC -> the two now first;
 // then, in the same request, ring(ring_too): the doorbells of the two expected to be first
 // (WaitRead::behind), so that a hand-on usually takes one request. Their replies follow the
