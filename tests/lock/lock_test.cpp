@@ -280,11 +280,13 @@ TEST_F(LockTest, AWaiterClearsAStaleWakeTokenAndParksOnce) {
   const auto before = pops();
   auto wb2 = start_lock(*b, req("r", "b", 10s, 10s));
   sleep_loop(300ms);
-  EXPECT_EQ(pops() - before, 1) << "b parked more than once";
   EXPECT_NE(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
   EXPECT_FALSE(release(*a, la2.lease));
   run_until([&] { return wb2->done; });
   ASSERT_FALSE(wb2->acq.ec) << wb2->acq.ec.message();
+  // Each pop is counted once by the time it is done (7.0 counts it when called, 7.2 when it
+  // completes): the pop that a's release served, and no earlier one that returned at once.
+  EXPECT_EQ(pops() - before, 1) << "b parked more than once";
   EXPECT_GT(wb2->acq.lease.token(), la2.lease.token());
   EXPECT_FALSE(release(*b, wb2->acq.lease));
 }
