@@ -311,6 +311,20 @@ const loop::MonoTime* Client::Core::raised_at(const detail::RaisedFences& on,
   return on.raised_at(k.fence, now, fence_ttl_ms());
 }
 
+void Client::Core::note_raise(detail::RaisedFences& on, const Waiter& w, bool raised_floor,
+                              const protocol::AcquireReply& a, loop::MonoTime t_send) {
+  if (!opts.fencing_tokens || !raised_floor || w.sent_probe != probes ||
+      regressions.counter_tokens) {
+    return;
+  }
+  if (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
+      a.outcome == protocol::Outcome::already_held) {
+    // The block ran on that connection, its ZADD GT and PEXPIRE included: the fence is at the
+    // floor now, and lives fence_expiry_ms from then.
+    on.record(w.keys.fence, t_send);
+  }
+}
+
 void Client::Core::forget_raises() noexcept {
   raised.clear();
   for (auto& p : parkers) p->raised.clear();
@@ -388,14 +402,7 @@ void Client::Core::on_exclusive_reply(const QueuePtr& q, const WaiterPtr& w, loo
     return drive(q, w, transport_event(why, ec == loop::Errc::outcome_unknown));
   }
   const protocol::AcquireReply a = acquire_reply(*w, w->raises_floor(), r);
-  if (opts.fencing_tokens && w->raises_floor() && w->sent_probe == probes &&
-      (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
-       a.outcome == protocol::Outcome::already_held) &&
-      !regressions.counter_tokens) {
-    // The block ran on this connection, its ZADD GT and PEXPIRE included: the fence is at the
-    // floor now, and lives fence_expiry_ms from then.
-    raised.record(w->keys.fence, t_send);
-  }
+  note_raise(raised, *w, w->raises_floor(), a, t_send);
   // Every sender of this block is driven by the machine (an exclusive lock, fair or not, that
   // is not an upgrade).
   driven_reply(q, w, t_send, a, r);

@@ -470,6 +470,10 @@ struct Client::Core : std::enable_shared_from_this<Client::Core> {
   [[nodiscard]] const loop::MonoTime* raised_at(const detail::RaisedFences& on,
                                                 const protocol::Keys& k,
                                                 loop::MonoTime now) const;
+  // An exclusive acquire block's reply, read as `a`: if the block raised the fence and ran (on
+  // the connection `on` belongs to, under the current probe), `on` remembers the raise.
+  void note_raise(detail::RaisedFences& on, const Waiter& w, bool raised_floor,
+                  const protocol::AcquireReply& a, loop::MonoTime t_send);
   // The floor changed or the data may have: every connection's blocks raise again.
   void forget_raises() noexcept;
   // A token of `fence` failed its check: the next block for it raises, whatever connection.

@@ -103,7 +103,7 @@ bool Client::Core::driven_park(const QueuePtr& q, const WaiterPtr& w, MachineEve
   // connection).
   const std::uint64_t floor = opts.fencing_tokens ? floor_for(*w) : no_floor(*w);
   const loop::MonoTime t_send = now;
-  if (opts.fencing_tokens && !regressions.counter_tokens) {
+  if (opts.fencing_tokens) {
     if (const loop::MonoTime* at = raised_at(p->raised, w->keys, now)) w->sent_raised_at = *at;
   }
   const bool raise = w->raises_floor();
@@ -174,13 +174,7 @@ void Client::Core::on_parked_reply(const QueuePtr& q, const WaiterPtr& w, loop::
     return drive(q, w, std::move(e));
   }
   const protocol::AcquireReply a = acquire_reply(*w, raised_floor, r);
-  if (opts.fencing_tokens && raised_floor && !regressions.counter_tokens &&
-      (a.outcome == protocol::Outcome::granted || a.outcome == protocol::Outcome::contended ||
-       a.outcome == protocol::Outcome::already_held)) {
-    // The block ran on this parking connection, on the Core's server and floor (parked_here),
-    // its ZADD GT and PEXPIRE included.
-    p->raised.record(w->keys.fence, t_send);
-  }
+  note_raise(p->raised, *w, raised_floor, a, t_send);  // on the Core's server and floor (here)
   driven_reply(q, w, regressions.park_lease_from_reply ? loop.now() : t_send, a, r);
 }
 

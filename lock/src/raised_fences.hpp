@@ -48,7 +48,6 @@ class RaisedFences {
     if (const auto it = at_.find(fence); it != at_.end()) at_.erase(it);
   }
   void clear() noexcept { at_.clear(); }
-  [[nodiscard]] std::size_t size() const noexcept { return at_.size(); }
 
  private:
   struct Hash {

@@ -160,15 +160,11 @@ TEST_F(BoundedKeysTest, AParkingConnectionRaisesOnceAndAgainAfterItReconnects) {
   };
   // a holds; b waits, parks, and is granted by a's release alone: the fence key's TTL right
   // after b's grant.
-  const auto hand_over = [&]() -> Reading {
+  const auto b_parks_and_takes_over = [&]() -> Reading {
     auto la = acquire(*a, req("p", "a", 10s));
     EXPECT_FALSE(la.ec) << la.ec.message();
     EXPECT_GT(la.lease.token(), last_token);
-    auto wb = start_lock(*b, req("p", "b", 10s, 10s));
-    sleep_loop(300ms);
-    EXPECT_NE(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
-    EXPECT_FALSE(release(*a, la.lease));
-    run_until([&] { return wb->done; });
+    auto wb = hand_over(*a, la.lease, *b, "p", true);
     EXPECT_FALSE(wb->acq.ec) << wb->acq.ec.message();
     EXPECT_GT(wb->acq.lease.token(), la.lease.token());
     last_token = wb->acq.lease.token();
@@ -176,10 +172,11 @@ TEST_F(BoundedKeysTest, AParkingConnectionRaisesOnceAndAgainAfterItReconnects) {
     EXPECT_FALSE(release(*b, wb->acq.lease));
     return r;
   };
-  const Reading first = hand_over();  // the parking connection's first block raises
-  EXPECT_GT(first.pttl, 26'000);      // just set: fence_ttl and a third (26.7 s)
+  // The parking connection's first block raises: the TTL just set, fence_ttl and a third (26.7 s).
+  const Reading first = b_parks_and_takes_over();
+  EXPECT_GT(first.pttl, 26'000);
   // The block that was granted at the release left the raise out: the TTL ran down since.
-  const Reading second = hand_over();
+  const Reading second = b_parks_and_takes_over();
   EXPECT_LT(second.pttl, first.pttl - 250) << "the second parked block set the TTL again";
   // The parking connection's stream ends (killed on the server while idle: the one client whose
   // last command was the parked block's EXEC; the releases' last is COPY) and comes back.
@@ -198,7 +195,7 @@ TEST_F(BoundedKeysTest, AParkingConnectionRaisesOnceAndAgainAfterItReconnects) {
   sleep_loop(500ms);  // it reconnects
   // Its first block on the new stream raised again (after the 500 ms above), whether that is
   // the one granted or an earlier one of this wait.
-  const Reading third = hand_over();
+  const Reading third = b_parks_and_takes_over();
   EXPECT_GT(third.pttl, second.unset_at(third) + 300)
       << "a parking connection that reconnected did not raise again";
 }

@@ -139,15 +139,24 @@ class LockTest : public LoopTest {
     return o;
   }
 
+  // `waiter` asks for `resource` (as owner "b", 10 s each) while `holder` holds it (lease
+  // `held`); after 300 ms a BZPOPMIN is on the server exactly when `parked` (the waiter parked),
+  // then the holder releases and the waiter's answer comes: returned, its lease still held.
+  std::shared_ptr<Pending> hand_over(Client& holder, const Lease& held, Client& waiter,
+                                     const std::string& resource, bool parked) {
+    auto w = start_lock(waiter, req(resource, "b", 10s, 10s));
+    sleep_loop(300ms);
+    EXPECT_EQ(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin") != std::string::npos, parked);
+    EXPECT_FALSE(release(holder, held));
+    run_until([&] { return w->done; });
+    return w;
+  }
+
   // `waiter` asks for r while `holder` holds it (lease `held`) where nobody may park (the
   // parked hand-off refused or off): no BZPOPMIN reaches the server, and the holder's release
   // wakes the waiter through its push.
   void expect_woken_without_parking(Client& holder, const Lease& held, Client& waiter) {
-    auto w = start_lock(waiter, req("r", "b", 10s, 10s));
-    sleep_loop(300ms);
-    EXPECT_EQ(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
-    EXPECT_FALSE(release(holder, held));
-    run_until([&] { return w->done; });
+    auto w = hand_over(holder, held, waiter, "r", false);
     ASSERT_FALSE(w->acq.ec) << w->acq.ec.message();
     EXPECT_FALSE(release(waiter, w->acq.lease));
   }

@@ -268,21 +268,14 @@ TEST_F(LockTest, AWaiterClearsAStaleWakeTokenAndParksOnce) {
   };
   auto la = acquire(*a, req("r", "a", 10s));
   ASSERT_FALSE(la.ec);
-  auto wb = start_lock(*b, req("r", "b", 10s, 10s));
-  sleep_loop(300ms);
-  EXPECT_FALSE(release(*a, la.lease));
-  run_until([&] { return wb->done; });
+  auto wb = hand_over(*a, la.lease, *b, "r", true);
   ASSERT_FALSE(wb->acq.ec) << wb->acq.ec.message();
   EXPECT_FALSE(release(*b, wb->acq.lease));
   ASSERT_EQ(server_.cli({"EXISTS", "lockwire:{r}:wake"}), "1\n");  // the stale token
   auto la2 = acquire(*a, req("r", "a", 10s));
   ASSERT_FALSE(la2.ec);
   const auto before = pops();
-  auto wb2 = start_lock(*b, req("r", "b", 10s, 10s));
-  sleep_loop(300ms);
-  EXPECT_NE(server_.cli({"CLIENT", "LIST"}).find("cmd=bzpopmin"), std::string::npos);
-  EXPECT_FALSE(release(*a, la2.lease));
-  run_until([&] { return wb2->done; });
+  auto wb2 = hand_over(*a, la2.lease, *b, "r", true);
   ASSERT_FALSE(wb2->acq.ec) << wb2->acq.ec.message();
   // Each pop is counted once by the time it is done (7.0 counts it when called, 7.2 when it
   // completes): the pop that a's release served, and no earlier one that returned at once.
